@@ -1,0 +1,81 @@
+"""Download public wheels from PyPI once and unpack the parts a test or benchmark needs.
+
+Used by the tests, the benchmarks and the SM90 preparation script. Nothing fetched here
+is committed: wheels and trees live in a cache outside the repository
+(``$ZEROLINT_WHEEL_CACHE``, default ``~/.cache/zerolint/wheels``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("ZEROLINT_WHEEL_CACHE")
+    path = Path(root) if root else Path.home() / ".cache" / "zerolint" / "wheels"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def download(requirement: str, *, extra_pip_args: tuple[str, ...] = ()) -> Path:
+    """Return the path of the wheel for ``requirement`` (``name==version``), downloading it once."""
+    name, _, version = requirement.partition("==")
+    if not version:
+        raise ValueError(f"pin an exact version: {requirement!r}")
+    stem = name.replace("-", "_").lower()
+    target = cache_dir() / "dl" / f"{stem}-{version}"
+    found = sorted(target.glob("*.whl")) if target.is_dir() else []
+    if found:
+        return found[0]
+    target.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+        "--disable-pip-version-check", "-q", "-d", str(target), requirement, *extra_pip_args,
+    ]
+    subprocess.run(cmd, check=True)
+    found = sorted(target.glob("*.whl"))
+    if not found:
+        raise RuntimeError(f"pip download {requirement} produced no wheel")
+    return found[0]
+
+
+def unpack(requirement: str, patterns: tuple[str, ...] = ("*.py",), *, tag: str = "py") -> Path:
+    """Unpack the members of the wheel matching any of ``patterns``; return the folder.
+
+    The folder is the root of the wheel (holding e.g. ``vllm/``), created atomically so a
+    crashed run never leaves half a tree behind.
+    """
+    wheel = download(requirement)
+    name, _, version = requirement.partition("==")
+    dest = cache_dir() / "trees" / f"{name.replace('-', '_').lower()}-{version}-{tag}"
+    if (dest / ".complete").exists():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".unpack-"))
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            members = [
+                m for m in zf.namelist()
+                if any(fnmatch.fnmatch(m, p) for p in patterns)
+            ]
+            zf.extractall(tmp, members)
+        (tmp / ".complete").write_text(requirement + "\n")
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(tmp, dest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def vllm_tree(version: str) -> Path:
+    """The ``.py`` files of a vLLM wheel; ``vllm/`` lies inside the returned folder."""
+    return unpack(f"vllm=={version}", ("*.py",))

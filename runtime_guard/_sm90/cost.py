@@ -1,0 +1,89 @@
+"""Cost of the guard: the real metadata kernel with and without the clamp in front.
+
+Eager: host wall time per call (the clamp is one more op dispatch and one more kernel).
+Graph: GPU time per call inside ``CUDAGraph.replay()``, measured with CUDA events around a
+graph of ``calls`` back-to-back metadata calls. Medians over ``reps`` samples, microseconds.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from runtime_guard._sm90 import cases as C
+
+CALLS_PER_SAMPLE = 20
+SAMPLES = 300
+WARMUP = 20
+
+Row = dict[str, Any]
+
+
+def cost_batches() -> list[Row]:
+    return [{"id": f"B={batch}", "batch": batch} for batch in (32, 256, 1024)]
+
+
+def eager_us(fn: Callable[[], Any], sync: Callable[[], None]) -> float:
+    for _ in range(WARMUP):
+        fn()
+    sync()
+    samples = []
+    for _ in range(SAMPLES):
+        started = time.perf_counter()
+        for _ in range(CALLS_PER_SAMPLE):
+            fn()
+        sync()
+        samples.append((time.perf_counter() - started) / CALLS_PER_SAMPLE * 1e6)
+    return statistics.median(samples)
+
+
+def graph_us(torch: Any, fn: Callable[[], Any]) -> float:
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm up off the capture, as torch's docs advise
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(CALLS_PER_SAMPLE):
+            fn()
+    for _ in range(WARMUP):
+        graph.replay()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    samples = []
+    for _ in range(SAMPLES):
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1e3 / CALLS_PER_SAMPLE)
+    return statistics.median(samples)
+
+
+def measure(ctx: Any, case: Row, _options: Row) -> Row:
+    """Medians for one batch size, non-zero lengths (so the raw kernel runs too)."""
+    torch = ctx.torch
+    generator = torch.Generator().manual_seed(case["batch"])
+    lens = torch.randint(1, 8192, (case["batch"], 1), generator=generator, dtype=torch.int32).cuda()
+    raw, guarded = ctx.metadata(False), ctx.metadata(True)
+
+    def call(fn: Callable[..., Any]) -> Callable[[], Any]:
+        return lambda: fn(lens, C.BLOCK_KV, ctx.num_sms)
+
+    row: Row = {"status": "ok", "calls_per_sample": CALLS_PER_SAMPLE, "samples": SAMPLES}
+    for mode, timer in (
+        ("eager", lambda f: eager_us(call(f), torch.cuda.synchronize)),
+        ("graph", lambda f: graph_us(torch, call(f))),
+    ):
+        raw_us, guarded_us = timer(raw), timer(guarded)
+        row[mode] = {
+            "unguarded_us": round(raw_us, 3),
+            "guarded_us": round(guarded_us, 3),
+            "added_us": round(guarded_us - raw_us, 3),
+            "ratio": round(guarded_us / raw_us, 3),
+        }
+    return row

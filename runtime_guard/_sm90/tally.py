@@ -1,0 +1,153 @@
+"""Counts and verdicts of each report section, computed from its raw rows only.
+
+The harness writes these next to the rows; the CPU test recomputes them from the committed
+rows, so a count can never drift from the evidence it summarises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+Row = dict[str, Any]
+
+DIFF_COLUMNS = (
+    "index",
+    "batch",
+    "next_n",
+    "pattern",
+    "input_digest",
+    "model_fault",
+    "predicate_fault",
+    "unguarded",
+    "schedule_match",
+    "kernel_digest",
+    "guarded_match",
+)
+"""One differential row is a list in this order. ``unguarded`` is the raw kernel's outcome:
+``ok``, ``fault``, ``not_run`` (a predicted fault whose (batch, next_n) was sampled by
+another case), or another runner status."""
+
+
+def seed_counts(rows: Sequence[Row]) -> Row:
+    unguarded = [r for r in rows if not r["guarded"]]
+    guarded = [r for r in rows if r["guarded"]]
+    return {
+        "cases": len(rows),
+        "as_expected": sum(seed_as_expected(r) for r in rows),
+        "unguarded_faults": sum(r["status"] == "fault" for r in unguarded),
+        "unguarded_expected_faults": sum(r["expect_fault"] for r in unguarded),
+        "guarded_cases": len(guarded),
+        "guarded_ok": sum(r["status"] == "ok" for r in guarded),
+        "schedule_matches": sum(bool(r.get("schedule_match")) for r in rows),
+    }
+
+
+def seed_as_expected(row: Row) -> bool:
+    """A predicted fault faulted; anything else ran and wrote the model's schedule."""
+    if row["expect_fault"]:
+        return row["status"] == "fault"
+    return row["status"] == "ok" and bool(row.get("schedule_match"))
+
+
+def sanitizer_counts(rows: Sequence[Row]) -> Row:
+    return {
+        "runs": len(rows),
+        "unguarded_reports_invalid_shared_read": any(
+            not r["guarded"] and (r["errors"] or 0) >= 1 and r["invalid_shared_reads"] >= 1
+            for r in rows
+        ),
+        "guarded_errors": sum(r["errors"] or 0 for r in rows if r["guarded"]),
+        "guarded_runs_clean": sum(
+            r["guarded"] and r["errors"] == 0 and r["worker_status"] == "ok" for r in rows
+        ),
+    }
+
+
+def capture_counts(rows: Sequence[Row]) -> Row:
+    unguarded = [r for r in rows if not r["guarded"]]
+    guarded = [r for r in rows if r["guarded"]]
+    return {
+        "sizes": len(unguarded),
+        "multiples_of_32": sum(r["size"] % 32 == 0 for r in unguarded),
+        "unguarded_faults": sum(r["status"] == "fault" for r in unguarded),
+        "unguarded_captured_and_replayed": sum(r["status"] == "ok" for r in unguarded),
+        "unguarded_faults_exactly_multiples_of_32": {
+            r["size"] for r in unguarded if r["status"] == "fault"
+        }
+        == {r["size"] for r in unguarded if r["size"] % 32 == 0},
+        "guarded_captured_and_replayed": sum(r["status"] == "ok" for r in guarded),
+        "guarded_schedule_matches": sum(bool(r.get("schedule_match")) for r in guarded),
+        "unguarded_schedule_matches": sum(bool(r.get("schedule_match")) for r in unguarded),
+    }
+
+
+def diff_counts(rows: Sequence[Sequence[Any]]) -> Row:
+    cols = [dict(zip(DIFF_COLUMNS, row)) for row in rows]
+    predicted = [c for c in cols if c["model_fault"]]
+    others = [c for c in cols if not c["model_fault"]]
+    sampled = [c for c in predicted if c["unguarded"] != "not_run"]
+    return {
+        "cases": len(cols),
+        "next_n_1": sum(c["next_n"] == 1 for c in cols),
+        "next_n_2": sum(c["next_n"] == 2 for c in cols),
+        "zero_lengths_everywhere": sum(c["pattern"] in ("all_zero", "last_col_zero") for c in cols),
+        "model_faults": len(predicted),
+        "predicate_faults": sum(bool(c["predicate_fault"]) for c in cols),
+        "model_agrees_with_predicate": sum(c["model_fault"] == c["predicate_fault"] for c in cols),
+        "non_faulting_cases": len(others),
+        "non_faulting_ran_ok": sum(c["unguarded"] == "ok" for c in others),
+        "schedule_matches": sum(
+            c["unguarded"] == "ok" and c["schedule_match"] is True for c in others
+        ),
+        "unexpected_faults": sum(c["unguarded"] == "fault" for c in others),
+        "predicted_faults_run": len(sampled),
+        "predicted_faults_faulted": sum(c["unguarded"] == "fault" for c in sampled),
+        "predicted_faults_not_run": len(predicted) - len(sampled),
+        "predicted_fault_classes": len({(c["batch"], c["next_n"]) for c in predicted}),
+        "guarded_matches": sum(c["guarded_match"] is True for c in cols),
+    }
+
+
+def diff_passed(counts: Row) -> bool:
+    return (
+        counts["cases"] > 0
+        and counts["model_agrees_with_predicate"] == counts["cases"]
+        and counts["schedule_matches"] == counts["non_faulting_cases"]
+        and counts["unexpected_faults"] == 0
+        and counts["predicted_faults_faulted"] == counts["predicted_faults_run"] > 0
+        and counts["guarded_matches"] == counts["cases"]
+    )
+
+
+def semantics_counts(rows: Sequence[Row], sanitizer: Sequence[Row]) -> Row:
+    ran = [r for r in rows if r["status"] == "ok"]
+    return {
+        "batches": len(rows),
+        "ran": len(ran),
+        "logits_identical": sum(bool(r.get("logits_identical")) for r in ran),
+        "schedules_differ": sum(bool(r.get("schedules_differ")) for r in ran),
+        "valid_elements": sum(r.get("valid_elements", 0) for r in ran),
+        "install_gives_clamped_schedule": sum(
+            bool(r.get("install_gives_clamped_schedule")) for r in ran
+        ),
+        "max_gap_vs_fp32_reference": max(
+            (r.get("gap_vs_fp32_reference", 1.0) for r in ran), default=None
+        ),
+        "sanitizer_runs": len(sanitizer),
+        "sanitizer_errors": sum(r["errors"] or 0 for r in sanitizer),
+        "sanitizer_clean": sum(r["errors"] == 0 and r["worker_status"] == "ok" for r in sanitizer),
+    }
+
+
+def cost_counts(rows: Sequence[Row], target_us: float) -> Row:
+    ran = [r for r in rows if r["status"] == "ok"]
+    added = [r["graph"]["added_us"] for r in ran]
+    return {
+        "batches": len(rows),
+        "ran": len(ran),
+        "max_graph_added_us": max(added, default=None),
+        "max_eager_added_us": max((r["eager"]["added_us"] for r in ran), default=None),
+        "graph_target_us": target_us,
+        "graph_target_met": bool(ran) and len(ran) == len(rows) and max(added) < target_us,
+    }

@@ -1,0 +1,145 @@
+"""The clamp itself: raise every context length to at least 1 before DeepGEMM schedules it.
+
+The metadata kernel only distributes work; the logits kernel reads the true lengths, so
+scheduling a 0-length row as 1 changes no logits. torch is imported inside the functions,
+never at module import.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+# Not typing.TYPE_CHECKING: importing typing would be most of the import budget.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    import torch
+
+    F = TypeVar("F", bound=Callable[..., Any])
+
+FUNCTION_NAME = "get_paged_mqa_logits_metadata"
+
+DEEP_GEMM_MODULES = ("deep_gemm", "vllm.third_party.deep_gemm")
+"""Where DeepGEMM lives, in the order vLLM tries them: a pip install first, then the copy
+vendored in the vLLM wheel."""
+
+_ORIGINAL_ATTR = "__zerolint_unguarded__"
+
+
+def clamp_context_lens(lens: torch.Tensor, *, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Return ``lens`` with every element raised to at least 1.
+
+    Same shape and dtype, always contiguous, computed on ``lens``'s device by one
+    elementwise kernel: no host synchronisation, so it is safe inside CUDA-graph capture.
+    ``out``, when given, must be a contiguous tensor of the same shape, dtype and device; the
+    result is written there (a fixed address for graph replay) and ``out`` is returned.
+    ``lens`` must be a 1-D or 2-D integer tensor, on any device.
+    """
+    import torch
+
+    _check_lens(lens)
+    if out is None:
+        return torch.clamp(lens, min=1).contiguous()
+    _check_out(out, lens)
+    return torch.clamp(lens, min=1, out=out)
+
+
+def guard(fn: F) -> F:
+    """Wrap a ``get_paged_mqa_logits_metadata``-like callable so it clamps its lengths.
+
+    The wrapper clamps the first positional argument, or ``context_lens=`` when passed by
+    keyword, and forwards every argument unchanged. Guarding a guarded callable returns it
+    as it is. ``unguarded(wrapper)`` gives back ``fn``.
+    """
+    if is_guarded(fn):
+        return fn
+
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            args = (clamp_context_lens(args[0]), *args[1:])
+        elif "context_lens" in kwargs:
+            kwargs["context_lens"] = clamp_context_lens(kwargs["context_lens"])
+        return fn(*args, **kwargs)
+
+    setattr(guarded, _ORIGINAL_ATTR, fn)
+    return guarded  # type: ignore[return-value]
+
+
+def is_guarded(fn: object) -> bool:
+    """Whether ``fn`` is a wrapper made by ``guard``."""
+    return hasattr(fn, _ORIGINAL_ATTR)
+
+
+def unguarded(fn: F) -> F:
+    """The callable ``guard`` wrapped, or ``fn`` itself if it is not a guard."""
+    return getattr(fn, _ORIGINAL_ATTR, fn)
+
+
+def get_paged_mqa_logits_metadata(
+    context_lens: torch.Tensor, block_kv: int, num_sms: int, **kwargs: Any
+) -> torch.Tensor:
+    """DeepGEMM's ``get_paged_mqa_logits_metadata`` on clamped lengths.
+
+    Resolves DeepGEMM as vLLM does (``deep_gemm``, then ``vllm.third_party.deep_gemm``),
+    clamps ``context_lens`` once (also when ``install()`` has patched DeepGEMM) and forwards
+    ``block_kv``, ``num_sms`` and every keyword. ``context_lens`` must be a CUDA tensor, as
+    DeepGEMM requires; RuntimeError when no DeepGEMM can be imported.
+    """
+    _check_lens(context_lens)
+    kernel = unguarded(resolve_deep_gemm_function())
+    if context_lens.device.type != "cuda":
+        raise ValueError(
+            f"context_lens must be a CUDA tensor for DeepGEMM, got a tensor on "
+            f"{context_lens.device}"
+        )
+    return kernel(clamp_context_lens(context_lens), block_kv, num_sms, **kwargs)
+
+
+def resolve_deep_gemm_function() -> Callable[..., Any]:
+    """DeepGEMM's ``get_paged_mqa_logits_metadata`` from the first importable DeepGEMM."""
+    for name in DEEP_GEMM_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        function = getattr(module, FUNCTION_NAME, None)
+        if function is None:
+            raise RuntimeError(f"{name} has no {FUNCTION_NAME}; DeepGEMM is too old or too new")
+        return function
+    raise RuntimeError(
+        f"DeepGEMM not found: none of {', '.join(DEEP_GEMM_MODULES)} can be imported"
+    )
+
+
+def _check_lens(lens: object) -> None:
+    import torch
+
+    if not isinstance(lens, torch.Tensor):
+        raise TypeError(f"context_lens must be a torch.Tensor, got {type(lens).__name__}")
+    if lens.dtype == torch.bool or lens.dtype.is_floating_point or lens.dtype.is_complex:
+        raise TypeError(f"context_lens must have an integer dtype, got {lens.dtype}")
+    if lens.dim() not in (1, 2):
+        raise ValueError(
+            f"context_lens must be 1-D (batch,) or 2-D (batch, next_n), got shape "
+            f"{tuple(lens.shape)}"
+        )
+
+
+def _check_out(out: object, lens: torch.Tensor) -> None:
+    import torch
+
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"out must be a torch.Tensor, got {type(out).__name__}")
+    for what, got, want in (
+        ("shape", tuple(out.shape), tuple(lens.shape)),
+        ("dtype", out.dtype, lens.dtype),
+        ("device", out.device, lens.device),
+    ):
+        if got != want:
+            raise ValueError(f"out has {what} {got}, context_lens has {want}")
+    if not out.is_contiguous():
+        raise ValueError("out must be contiguous")

@@ -1,0 +1,203 @@
+"""install() / uninstall(): put the clamp in front of DeepGEMM in a running process.
+
+What gets replaced is DeepGEMM's own ``get_paged_mqa_logits_metadata`` object, wherever a
+module global holds it: the ``deep_gemm`` and ``vllm.third_party.deep_gemm`` packages, their
+``_C`` extension, and vLLM's lazily resolved
+``vllm.utils.deep_gemm._get_paged_mqa_logits_metadata_impl``. vLLM's own wrapper ``vllm.utils.deep_gemm.get_paged_mqa_logits_metadata`` is left alone: it
+calls that impl, so the indexer, which imported the wrapper by name, is clamped exactly once
+without being touched. A DeepGEMM package imported after install() is patched as soon as it
+finishes executing, by a finder on ``sys.meta_path`` that watches only those two names.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import types
+
+from runtime_guard.clamp import DEEP_GEMM_MODULES, FUNCTION_NAME, guard, is_guarded
+
+TYPE_CHECKING = False  # not typing's: see clamp.py
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
+
+ENV_VAR = "ZEROLINT_GUARD"
+_OFF_VALUES = frozenset({"0", "false", "no", "off"})
+
+_lock = threading.RLock()
+_finder: _DeepGemmFinder | None = None
+# id(original) -> (original, its guard); the tuple keeps both alive while installed.
+_guards: dict[int, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+
+
+def guard_enabled() -> bool:
+    """False when ``ZEROLINT_GUARD`` is ``0``, ``false``, ``no`` or ``off``."""
+    return os.environ.get(ENV_VAR, "").strip().lower() not in _OFF_VALUES
+
+
+def is_installed() -> bool:
+    """Whether install() is in effect in this process."""
+    return _finder is not None
+
+
+def install() -> bool:
+    """Clamp DeepGEMM's ``get_paged_mqa_logits_metadata`` inputs in this process.
+
+    Patches every module global that holds a loaded DeepGEMM's function and every DeepGEMM
+    imported later. Idempotent and thread-safe; logs one line (logger ``runtime_guard``)
+    when it acts. Returns False, doing nothing, when ``ZEROLINT_GUARD=0``.
+    """
+    global _finder
+    if not guard_enabled():
+        _log("debug", "runtime_guard: turned off by %s, DeepGEMM left unguarded", ENV_VAR)
+        return False
+    with _lock:
+        if _finder is not None:
+            return True
+        _finder = _DeepGemmFinder()
+        sys.meta_path.insert(0, _finder)
+        guarded = _guard_loaded_providers()
+        replaced = _replace_everywhere(_by_id(_guards.values()))
+    _log(
+        "info",
+        "runtime_guard: clamping DeepGEMM %s context_lens to >= 1 "
+        "(guarded now: %s; %d module globals replaced; later imports of %s are guarded too)",
+        FUNCTION_NAME,
+        ", ".join(guarded) or "none loaded yet",
+        replaced,
+        " and ".join(DEEP_GEMM_MODULES),
+    )
+    return True
+
+
+def uninstall() -> bool:
+    """Undo install(): every global the guard replaced holds the original again.
+
+    Returns False when the guard was not installed.
+    """
+    global _finder
+    with _lock:
+        if _finder is None:
+            return False
+        sys.meta_path[:] = [f for f in sys.meta_path if f is not _finder]
+        _finder = None
+        restored = _replace_everywhere(_by_id((g, o) for o, g in _guards.values()))
+        _guards.clear()
+    _log("info", "runtime_guard: DeepGEMM guard removed (%d module globals restored)", restored)
+    return True
+
+
+def _guard_loaded_providers() -> list[str]:
+    """Make a guard for the function of each DeepGEMM already imported; return their names."""
+    return [name for name in DEEP_GEMM_MODULES if _guard_provider(sys.modules.get(name))]
+
+
+def _guard_provider(module: types.ModuleType | None) -> bool:
+    function = getattr(module, FUNCTION_NAME, None) if module is not None else None
+    if function is None or is_guarded(function):
+        return False
+    if id(function) not in _guards:
+        _guards[id(function)] = (function, guard(function))
+    return True
+
+
+def _on_provider_imported(module: types.ModuleType) -> None:
+    """Called by the finder's loader once a DeepGEMM package has executed."""
+    with _lock:
+        if _finder is None or not _guard_provider(module):
+            return
+        original = getattr(module, FUNCTION_NAME)
+        replaced = _replace_everywhere(_by_id([_guards[id(original)]]))
+    _log(
+        "info",
+        "runtime_guard: guarded %s.%s on import (%d module globals replaced)",
+        module.__name__,
+        FUNCTION_NAME,
+        replaced,
+    )
+
+
+def _by_id(pairs: Iterable[tuple[object, object]]) -> dict[int, tuple[object, object]]:
+    return {id(old): (old, new) for old, new in pairs}
+
+
+def _replace_everywhere(replacements: dict[int, tuple[object, object]]) -> int:
+    """In every loaded module, swap each global that *is* an ``old`` for its ``new``."""
+    count = 0
+    for namespace in _module_namespaces():
+        for key, value in list(namespace.items()):
+            pair = replacements.get(id(value))
+            if pair is not None and pair[0] is value:
+                namespace[key] = pair[1]
+                count += 1
+    return count
+
+
+def _module_namespaces() -> Iterator[dict[str, Any]]:
+    for module in list(sys.modules.values()):
+        if isinstance(module, types.ModuleType):
+            # object.__getattribute__ so that lazily loaded modules are not forced to load.
+            namespace = object.__getattribute__(module, "__dict__")
+            if isinstance(namespace, dict):
+                yield namespace
+
+
+def _log(level: str, message: str, *args: object) -> None:
+    import logging  # lazily: it is a third of the import budget
+
+    getattr(logging.getLogger("runtime_guard"), level)(message, *args)
+
+
+class _DeepGemmFinder:
+    """A meta-path finder that hands the DeepGEMM packages a loader that guards them."""
+
+    def __init__(self) -> None:
+        self._searching = threading.local()
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in DEEP_GEMM_MODULES or getattr(self._searching, "active", False):
+            return None
+        self._searching.active = True  # another finder may call find_spec on the path again
+        try:
+            spec = self._spec_from_other_finders(fullname, path, target)
+        finally:
+            self._searching.active = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return None
+        spec.loader = _GuardingLoader(spec.loader)
+        return spec
+
+    def _spec_from_other_finders(self, fullname: str, path: Any, target: Any) -> Any:
+        for finder in list(sys.meta_path):
+            find_spec = getattr(finder, "find_spec", None)
+            if finder is self or find_spec is None:
+                continue
+            spec = find_spec(fullname, path, target)
+            if spec is not None:
+                return spec
+        return None
+
+
+class _GuardingLoader:
+    """Delegates to the real loader; guards the module once it has executed."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        # Code that inspects module.__loader__ after import sees the real loader.
+        spec = getattr(module, "__spec__", None)
+        if spec is not None and spec.loader is self:
+            spec.loader = self._loader
+        if getattr(module, "__loader__", None) is self:
+            module.__loader__ = self._loader
+        self._loader.exec_module(module)
+        _on_provider_imported(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)

@@ -1,0 +1,542 @@
+"""Verify the guard against the real DeepGEMM kernels on an SM90 GPU (H100, H200).
+
+On a machine with network, first: ``python devtools/prepare_sm90.py`` (writes ``.sm90/``).
+Then, on the SM90 machine, from the repository root::
+
+    python -m runtime_guard.verify_sm90 --out report.json
+
+It builds DeepGEMM 2.6.1's SM90 metadata scheduler (the header of the vLLM 0.27.1 wheel) into
+a torch extension, launched as DeepGEMM launches it, and checks, each case in a process of
+its own where a fault could poison the CUDA context:
+
+1. the seed's table, unguarded and with ``runtime_guard`` in front;
+2. compute-sanitizer memcheck on the B=32 all-zero case, unguarded and guarded;
+3. vLLM's FULL decode capture sizes, captured in a CUDA graph and replayed;
+4. ``runtime_guard.reference`` against the kernel on random inputs;
+5. DeepGEMM 2.5.0's logits with raw and clamped schedules (and memcheck on the clamped one);
+6. the cost of the guard, eager and in graph replay.
+
+The JSON report holds the environment, the provenance of every piece, the sha256 of
+runtime_guard's sources, each section's raw rows, counts and verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from runtime_guard._sm90 import cases as C
+from runtime_guard._sm90 import tally
+from runtime_guard._sm90.runner import Runner, Task, worker_env
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+SECTIONS = ("seed_table", "sanitizer", "capture", "differential", "semantics", "cost")
+GRAPH_TARGET_US = 1.0
+MEMCHECK_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}  # let memcheck see every allocation
+REPORT_SCHEMA = 1
+
+Row = dict[str, Any]
+
+
+class Harness:
+    """Shared state of one run: the built extension, the runner, the work folder."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        manifest: Row,
+        ext_path: Path,
+        num_sms: int,
+        sanitizer: str | None,
+    ) -> None:
+        self.args = args
+        self.manifest = manifest
+        self.num_sms = num_sms
+        self.sanitizer = sanitizer
+        self.work: Path = args.work
+        env = worker_env(REPO_ROOT, DG_JIT_CACHE_DIR=str(self.work / "deep_gemm_jit"))
+        self.runner = Runner(REPO_ROOT, ext_path, env)
+
+    def run(self, tasks: list[Task]) -> list[Row]:
+        return self.runner.run_all(tasks, self.args.parallel)
+
+    def memcheck(self, task: Task, name: str) -> tuple[Row, Row]:
+        """Run ``task`` (one case) under memcheck; return the worker's row and the log's facts."""
+        from runtime_guard._sm90 import sanitizer
+
+        assert self.sanitizer is not None
+        log = self.work / f"memcheck-{name}.log"
+        task.wrapper = sanitizer.memcheck_wrapper(self.sanitizer, log)
+        [row] = self.runner.run_task(task)
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return row, sanitizer.parse_log(text)
+
+
+# -- sections ---------------------------------------------------------------------------------
+
+
+def seed_table(h: Harness) -> Row:
+    seeds = C.seed_cases()
+    tasks = [
+        Task("seed", [{"id": s.name, "batch": s.batch, "fill": s.fill, "guarded": s.guarded}])
+        for s in seeds
+    ]
+    results = h.run(tasks)
+    rows = [
+        {
+            "case": s.name,
+            "batch": s.batch,
+            "fill": s.fill,
+            "guarded": s.guarded,
+            "expect_fault": s.expect_fault,
+            **_outcome(r),
+        }
+        for s, r in zip(seeds, results)
+    ]
+    counts = tally.seed_counts(rows)
+    return {"rows": rows, "counts": counts, "passed": counts["as_expected"] == counts["cases"]}
+
+
+def sanitizer_section(h: Harness) -> Row:
+    if h.sanitizer is None:
+        return {"rows": [], "counts": {}, "passed": False, "error": "compute-sanitizer not found"}
+
+    def check(guarded: bool) -> Row:
+        seed = C.SeedCase(32, 0, guarded)
+        case = {"id": seed.name, "batch": 32, "fill": 0, "guarded": guarded}
+        task = Task("seed", [case], seconds_per_case=300, env=MEMCHECK_ENV)
+        row, log = h.memcheck(task, "guarded" if guarded else "unguarded")
+        return {
+            "case": seed.name,
+            "guarded": guarded,
+            "worker_status": row["status"],
+            "worker_error": row.get("error"),
+            **log,
+        }
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        rows = list(pool.map(check, (False, True)))
+    counts = tally.sanitizer_counts(rows)
+    passed = counts["unguarded_reports_invalid_shared_read"] and counts["guarded_runs_clean"] == 1
+    return {"rows": rows, "counts": counts, "passed": passed}
+
+
+def capture(h: Harness) -> Row:
+    config = C.ServeConfig()
+    sizes = sorted(C.capture_sizes(config), reverse=True)  # vLLM captures largest first
+    predicted = {size: C.fault_predicate(C.dummy_decode_lens(size)) for size in sizes}
+    options = {"max_size": max(sizes)}
+
+    def case(size: int, guarded: bool) -> Row:
+        return {
+            "id": f"{size} {'guarded' if guarded else 'unguarded'}",
+            "size": size,
+            "guarded": guarded,
+        }
+
+    tasks = [Task("capture", [case(s, False)], options) for s in sizes if predicted[s]]
+    tasks.append(Task("capture", [case(s, False) for s in sizes if not predicted[s]], options))
+    tasks.append(Task("capture", [case(s, True) for s in sizes], options))
+    by_id = {r["id"]: r for r in h.run(tasks)}
+    rows = [
+        {
+            "size": s,
+            "guarded": g,
+            "predicted_fault": predicted[s] and not g,
+            **_outcome(by_id[case(s, g)["id"]]),
+        }
+        for g in (False, True)
+        for s in sizes
+    ]
+    counts = tally.capture_counts(rows)
+    passed = (
+        counts["unguarded_faults_exactly_multiples_of_32"]
+        and counts["unguarded_captured_and_replayed"] == counts["sizes"] - counts["multiples_of_32"]
+        and counts["guarded_captured_and_replayed"] == counts["sizes"]
+        and counts["guarded_schedule_matches"] == counts["sizes"]
+    )
+    return {"config": vars(config), "rows": rows, "counts": counts, "passed": passed}
+
+
+def differential(h: Harness) -> Row:
+    from runtime_guard import reference
+
+    seed, total = h.args.seed, h.args.diff_cases
+    inputs = [C.diff_case(seed, i) for i in range(total)]
+    model_fault = [reference.schedule(c.lens, h.num_sms).faults for c in inputs]
+    samples = _fault_samples(inputs, model_fault, h.args.fault_samples)
+
+    plain = [
+        {"id": c.index, "guarded": True, "unguarded": not model_fault[c.index]} for c in inputs
+    ]
+    chunk = -(-len(plain) // max(1, h.args.parallel))
+    tasks = [
+        Task("diff", plain[i : i + chunk], {"seed": seed}, seconds_per_case=2)
+        for i in range(0, len(plain), chunk)
+    ]
+    tasks += [
+        Task("diff", [{"id": i, "guarded": False, "unguarded": True}], {"seed": seed})
+        for i in samples
+    ]
+    results = h.run(tasks)
+    guarded = {r["id"]: r for r in results[: len(plain)]}
+    raw = {r["id"]: r for r in results[len(plain) :]}
+    raw.update({i: r for i, r in guarded.items() if not model_fault[i]})
+
+    rows = []
+    for c in inputs:
+        r = raw.get(c.index)
+        rows.append(
+            [
+                c.index,
+                c.batch,
+                c.next_n,
+                c.pattern,
+                C.lens_digest(c.lens),
+                model_fault[c.index],
+                C.fault_predicate(c.lens),
+                r["status"] if r else "not_run",
+                r.get("schedule_match") if r else None,
+                r.get("digest") if r else None,
+                guarded[c.index].get("guarded_match"),
+            ]
+        )
+    counts = tally.diff_counts(rows)
+    return {
+        "seed": seed,
+        "generator": "runtime_guard._sm90.cases.diff_case(seed, index)",
+        "num_sms": h.num_sms,
+        "fault_samples": "one process per (batch, next_n) class of predicted faults",
+        "columns": list(tally.DIFF_COLUMNS),
+        "rows": rows,
+        "counts": counts,
+        "errors": [r for r in results if r["status"] not in ("ok", "fault")][:20],
+        "passed": tally.diff_passed(counts),
+    }
+
+
+def _fault_samples(inputs: list[C.DiffCase], model_fault: list[bool], limit: int) -> list[int]:
+    """The first predicted-fault case of each (batch, next_n) class, at most ``limit``."""
+    chosen: dict[tuple[int, int], int] = {}
+    for c in inputs:
+        if model_fault[c.index]:
+            chosen.setdefault((c.batch, c.next_n), c.index)
+    return sorted(chosen.values())[:limit]
+
+
+def semantics(h: Harness) -> Row:
+    from runtime_guard._sm90.semantics import semantics_batches
+
+    root = str(h.args.pieces / h.manifest["semantics"]["path"])
+    batches = semantics_batches()
+    rows = h.run([Task("semantics", batches, {"deep_gemm_root": root}, seconds_per_case=600)])
+    sanitized = []
+    if h.sanitizer is not None:
+        task = Task(
+            "semantics",
+            batches,
+            {"deep_gemm_root": root, "clamped_only": True},
+            seconds_per_case=600,
+            env=MEMCHECK_ENV,
+        )
+        row, log = h.memcheck(task, "semantics-clamped")
+        sanitized.append(
+            {
+                "case": "every batch, clamped schedule",
+                "guarded": True,
+                "worker_status": row["status"],
+                "worker_error": row.get("error"),
+                **log,
+            }
+        )
+    counts = tally.semantics_counts(rows, sanitized)
+    mixed = sum(b["mix"] == "mixed" for b in batches)
+    passed = (
+        counts["ran"] == counts["batches"]
+        and counts["logits_identical"] == counts["batches"]
+        and counts["schedules_differ"] >= mixed
+        and counts["install_gives_clamped_schedule"] == counts["batches"]
+        and counts["max_gap_vs_fp32_reference"] is not None
+        and counts["max_gap_vs_fp32_reference"] < 1e-3
+        and counts["sanitizer_clean"] == counts["sanitizer_runs"] == 1
+    )
+    return {
+        "batches": batches,
+        "rows": rows,
+        "sanitizer": sanitized,
+        "counts": counts,
+        "passed": passed,
+    }
+
+
+def cost(h: Harness) -> Row:
+    from runtime_guard._sm90.cost import cost_batches
+
+    rows = h.run([Task("cost", cost_batches(), seconds_per_case=300)])
+    counts = tally.cost_counts(rows, GRAPH_TARGET_US)
+    return {"rows": rows, "counts": counts, "passed": counts["graph_target_met"]}
+
+
+SECTION_RUNNERS: dict[str, Callable[[Harness], Row]] = {
+    "seed_table": seed_table,
+    "sanitizer": sanitizer_section,
+    "capture": capture,
+    "differential": differential,
+    "semantics": semantics,
+    "cost": cost,
+}
+
+
+def _outcome(row: Row) -> Row:
+    keep = ("status", "error", "schedule_match", "model_fault", "digest", "stage", "process")
+    return {k: row[k] for k in keep if k in row}
+
+
+# -- environment and provenance -------------------------------------------------------------
+
+
+def source_hashes() -> dict[str, str]:
+    """sha256 of every runtime_guard source file, keyed by its path in the repository."""
+    files = sorted(
+        p
+        for p in PACKAGE_DIR.rglob("*")
+        if p.suffix in (".py", ".cu", ".cpp", ".h") and "__pycache__" not in p.parts
+    )
+    return {
+        p.relative_to(REPO_ROOT).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in files
+    }
+
+
+def environment(sanitizer: str | None) -> Row:
+    import torch
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    from runtime_guard._sm90 import sanitizer as sanitizer_tools
+
+    props = torch.cuda.get_device_properties(0)
+    return {
+        "gpu": props.name,
+        "compute_capability": f"{props.major}.{props.minor}",
+        "num_sms": props.multi_processor_count,
+        "driver": _command_line(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+        ),
+        "cuda_runtime_torch": torch.version.cuda,
+        "nvcc": _command_line(
+            [str(Path(CUDA_HOME or "/usr/local/cuda") / "bin" / "nvcc"), "--version"], last=True
+        ),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "compute_sanitizer": sanitizer_tools.version(sanitizer) if sanitizer else None,
+    }
+
+
+def _command_line(command: list[str], *, last: bool = False) -> str | None:
+    try:
+        out = subprocess.run(
+            command, capture_output=True, text=True, timeout=60, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = [line.strip() for line in out.splitlines() if line.strip()]
+    return (lines[-1] if last else lines[0]) if lines else None
+
+
+def missing_api() -> list[str]:
+    """The parts of the agreed runtime_guard API this checkout lacks."""
+    missing = []
+    try:
+        import runtime_guard
+    except ImportError as error:
+        return [f"runtime_guard: {error}"]
+    for name in (
+        "clamp_context_lens",
+        "guard",
+        "get_paged_mqa_logits_metadata",
+        "install",
+        "uninstall",
+        "is_installed",
+    ):
+        if not hasattr(runtime_guard, name):
+            missing.append(f"runtime_guard.{name}")
+    try:
+        from runtime_guard import reference
+    except ImportError:
+        return [*missing, "runtime_guard.reference"]
+    if not hasattr(reference, "schedule"):
+        missing.append("runtime_guard.reference.schedule")
+    return missing
+
+
+def load_manifest(pieces: Path) -> Row:
+    path = pieces / "manifest.json"
+    if not path.exists():
+        raise SystemExit(
+            f"error: {path} not found: run `python devtools/prepare_sm90.py` "
+            "on a machine with network first"
+        )
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise SystemExit(f"error: {path}: not valid JSON ({error})") from None
+
+
+def dump_report(report: Row) -> str:
+    """Indented JSON, except that a list of scalars (a row, a schedule) stays on one line."""
+
+    def render(value: Any, depth: int) -> str:
+        pad, inner = " " * depth, " " * (depth + 1)
+        if isinstance(value, dict) and value:
+            items = [f"{inner}{json.dumps(k)}: {render(v, depth + 1)}" for k, v in value.items()]
+            return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+        if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+            items = [f"{inner}{render(v, depth + 1)}" for v in value]
+            return "[\n" + ",\n".join(items) + f"\n{pad}]"
+        return json.dumps(value)
+
+    return render(report, 0) + "\n"
+
+
+# -- main ------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m runtime_guard.verify_sm90", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--out", type=Path, required=True, help="where to write the JSON report")
+    parser.add_argument(
+        "--pieces",
+        type=Path,
+        default=Path(".sm90"),
+        help="what devtools/prepare_sm90.py wrote (default: .sm90)",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="build and scratch folder (default: a new temporary folder)",
+    )
+    parser.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"comma-separated subset of {','.join(SECTIONS)}",
+    )
+    parser.add_argument("--parallel", type=int, default=8, help="worker processes at once")
+    parser.add_argument("--diff-cases", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the differential inputs")
+    parser.add_argument(
+        "--fault-samples",
+        type=int,
+        default=64,
+        help="predicted-fault inputs run on the raw kernel, one process each",
+    )
+    parser.add_argument("--verbose", action="store_true", help="show the extension build")
+    args = parser.parse_args(argv)
+    unknown = set(args.sections.split(",")) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.pieces = args.pieces.resolve()
+    args.work = (args.work or Path(tempfile.mkdtemp(prefix="rg-sm90-"))).resolve()
+    manifest = load_manifest(args.pieces)
+    started = time.time()
+
+    import torch
+
+    from runtime_guard._sm90 import build
+    from runtime_guard._sm90 import sanitizer as sanitizer_tools
+
+    if not torch.cuda.is_available():
+        raise SystemExit("error: no CUDA device visible to torch")
+    major, _ = torch.cuda.get_device_capability(0)
+    if major != 9:
+        raise SystemExit(f"error: this checks the SM90 kernel; the GPU is sm_{major}x")
+    num_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    from torch.utils.cpp_extension import CUDA_HOME
+
+    sanitizer = sanitizer_tools.find_sanitizer(CUDA_HOME)
+    report: Row = {
+        "schema": REPORT_SCHEMA,
+        "command": "python -m runtime_guard.verify_sm90 " + " ".join(sys.argv[1:]),
+        "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "environment": environment(sanitizer),
+        "pieces": manifest,
+        "runtime_guard_sources": source_hashes(),
+        "missing_api": missing_api(),
+    }
+    include = args.pieces / manifest["scheduler"]["path"] / "include"
+    build_started = time.time()
+    ext_path = build.build(include, args.work / "build", num_sms, verbose=args.verbose)
+    report["extension"] = {
+        "sources": [p.relative_to(REPO_ROOT).as_posix() for p in build.SOURCES],
+        "header": manifest["scheduler"]["header"],
+        "header_sha256": manifest["scheduler"]["header_sha256"],
+        "flags": build.compile_flags(num_sms),
+        "launch": {
+            "grid": 1,
+            "block": 32,
+            "dynamic_smem_bytes": "align(B, 32) * 4",
+            "split_kv": 256,
+            "num_sms": num_sms,
+            "kIsVarlen": False,
+            "is_context_lens_2d": True,
+            "block_kv": C.BLOCK_KV,
+            "pdl": False,
+        },
+        "build_seconds": round(time.time() - build_started, 1),
+    }
+    harness = Harness(args, manifest, ext_path, num_sms, sanitizer)
+    for name in args.sections.split(","):
+        section_started = time.time()
+        print(f"[verify_sm90] {name} ...", flush=True)
+        try:
+            report[name] = SECTION_RUNNERS[name](harness)
+        except Exception:  # noqa: BLE001 - a broken section is reported, the others still run
+            report[name] = {"passed": False, "error": traceback.format_exc()[-3000:]}
+        report[name]["seconds"] = round(time.time() - section_started, 1)
+        args.out.write_text(dump_report(report))  # a run cut short keeps what it finished
+        print(
+            f"[verify_sm90] {name}: passed={report[name]['passed']} "
+            f"counts={json.dumps(report[name].get('counts'))}",
+            flush=True,
+        )
+    report["verdict"] = {name: report[name]["passed"] for name in args.sections.split(",")}
+    report["wall_seconds"] = round(time.time() - started, 1)
+    report["process_transcripts"] = [
+        t
+        for t in harness.runner.transcripts
+        if t["ended"] != "exit" or t["returncode"] not in (0, 3)
+    ]
+    args.out.write_text(dump_report(report))
+    print(
+        f"[verify_sm90] wrote {args.out} in {report['wall_seconds']} s; "
+        f"verdict {json.dumps(report['verdict'])}",
+        flush=True,
+    )
+    return 0 if all(report["verdict"].values()) else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())

@@ -1,0 +1,105 @@
+"""``python -m zerolint capture`` as a user runs it: output, exit codes, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def capture(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "zerolint", "capture", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "summary", "code"),
+    [
+        ([], "51 capture sizes, 51 FULL decode graphs, 16 hazardous", 1),
+        (["--max-cudagraph-capture-size", "1024"], "83 capture sizes, 83 FULL decode graphs, 32 hazardous", 1),
+        (["--clamp"], "51 capture sizes, 51 FULL decode graphs, 0 hazardous; runtime: safe", 0),
+        (["--num-speculative-tokens", "3"], "49 capture sizes, 49 FULL decode graphs, 0 hazardous; runtime: safe", 0),
+        (["--cudagraph-capture-sizes", "1..1024"], "1024 capture sizes, 1024 FULL decode graphs, 32 hazardous", 1),
+    ],
+)
+def test_summary_and_exit_code(args, summary, code):
+    result = capture(*args)
+    assert result.returncode == code, result.stderr
+    assert result.stdout.splitlines()[-1].startswith(summary)
+
+
+def test_the_table_shows_each_size():
+    lines = capture("--num-speculative-tokens", "1").stdout.splitlines()
+    assert lines[1].split() == ["size", "batch", "next_n", "lens", "hazard"]
+    assert lines[2].split() == ["2", "1", "2", "0", "-"]
+    assert "64 32 2 0 FAULT" in [" ".join(line.split()) for line in lines]
+
+
+def test_runtime_cases_print_their_witness():
+    out = capture("--data-parallel-size", "2").stdout
+    assert (
+        "live decode requests shorter than the ratio: FAULT, witness "
+        "B=32, requests=32, seq_len=1, compress_ratio=4 -> every context length 0"
+    ) in out
+    assert "idle data-parallel rank padded to a FULL batch: FAULT, witness B=32, size=32" in out
+
+
+def test_json_output():
+    result = capture("--format", "json", "--max-cudagraph-capture-size", "1024")
+    document = json.loads(result.stdout)
+    assert document["summary"]["sizes"] == 83
+    assert document["summary"]["hazardous_sizes"] == list(range(32, 1025, 32))
+    size_32 = next(s for s in document["sizes"] if s["size"] == 32)
+    assert size_32 == {
+        "size": 32, "full_decode": True, "kernel_batch": 32, "next_n": 1,
+        "lens": {"4": [0]}, "hazard": True,
+    }
+    assert document["runtime"][0]["witness"] == {
+        "B": 32, "requests": 32, "seq_len": 1, "compress_ratio": 4,
+    }
+
+
+def test_vllm_args_and_explicit_flags():
+    serve = (
+        "vllm serve deepseek-ai/DeepSeek-V4-Flash --tensor-parallel-size 8 "
+        """--speculative-config '{"method": "mtp", "num_speculative_tokens": 1}' """
+        "--max-num-seqs 256"
+    )
+    result = capture("--vllm-args", serve, "--format", "json")
+    config = json.loads(result.stdout)["config"]
+    assert (config["next_n"], config["max_num_seqs"]) == (2, 256)
+    # An explicit flag wins over the same setting in --vllm-args.
+    result = capture("--vllm-args", serve, "--num-speculative-tokens", "3", "--format", "json")
+    assert json.loads(result.stdout)["config"]["next_n"] == 4
+
+
+def test_repeated_compress_ratios():
+    result = capture("--compress-ratio", "4", "--compress-ratio", "8",
+                     "--num-speculative-tokens", "3", "--gpu", "sm100")
+    assert "/4: 1; /8: 0" in result.stdout
+    assert result.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--vllm-args", "--max-num-seqs lots"],
+         "zerolint: error: capture: --max-num-seqs expects an integer, got 'lots'"),
+        (["--compress-ratio", "0"], "zerolint: error: capture: compress ratios must be >= 1"),
+        (["--cudagraph-capture-sizes", "8", "16", "--max-cudagraph-capture-size", "32"],
+         "zerolint: error: capture: max_cudagraph_capture_size (32) must equal"),
+        (["--cudagraph-capture-sizes", "1..x"],
+         "zerolint: error: capture: --cudagraph-capture-sizes expects an integer, got 'x'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    result = capture(*args)
+    assert result.returncode == 2
+    assert result.stderr.startswith(message)
+    assert len(result.stderr.strip().splitlines()) == 1

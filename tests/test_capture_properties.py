@@ -1,0 +1,124 @@
+"""Every Z3 answer of the capture analysis against brute-force enumeration.
+
+The reference builds the decode batches of DOMAIN.md section 3 concretely: a request
+with seq_len L and next_n query tokens has token lengths L - next_n + 1 .. L; native
+layouts read only the last (kernel batch = requests), flattened ones read every token
+(kernel batch = tokens). Sizes up to 300, lengths up to 600, ratios 2..8, k <= 3.
+"""
+
+from __future__ import annotations
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from zerolint.capture import CaptureConfig, CaptureConfigError, analyze, capture_sizes
+
+configs = st.builds(
+    CaptureConfig,
+    max_num_seqs=st.integers(1, 300),
+    cudagraph_capture_sizes=st.lists(st.integers(1, 300), min_size=1, max_size=40).map(tuple),
+    num_speculative_tokens=st.integers(0, 3),
+    compress_ratios=st.lists(st.integers(2, 8), min_size=1, max_size=2).map(tuple),
+    gpu=st.sampled_from(["sm90", "sm100"]),
+    clamp=st.booleans(),
+)
+
+
+def accepted(config: CaptureConfig) -> bool:
+    """vLLM rejects some configurations (the size fixtures cover those)."""
+    try:
+        capture_sizes(config)
+    except CaptureConfigError:
+        return False
+    return True
+
+
+def native(config: CaptureConfig) -> bool:
+    return config.gpu == "sm100" or config.next_n in (1, 2)
+
+
+def read_lengths(config: CaptureConfig, seq_len: int) -> list[int]:
+    q = config.next_n
+    tokens = [seq_len - q + j + 1 for j in range(q)]
+    return tokens[-1:] if native(config) else tokens
+
+
+def after_builder(config: CaptureConfig, length: int, ratio: int) -> int:
+    value = length // ratio
+    return max(value, 1) if config.clamp else value
+
+
+def all_zero(config: CaptureConfig, lengths: list[int], ratio: int) -> bool:
+    return all(after_builder(config, n, ratio) == 0 for n in lengths)
+
+
+def kernel_batch(config: CaptureConfig, requests: int) -> int:
+    return requests if native(config) else requests * config.next_n
+
+
+def faults(batch: int) -> bool:
+    return batch >= 32 and batch % 32 == 0
+
+
+def brute_capture(config: CaptureConfig) -> list[int]:
+    q, hazards = config.next_n, []
+    for size in capture_sizes(config):
+        if not q <= size <= q * config.seqs:
+            continue  # no FULL decode graph
+        dummy = read_lengths(config, q)  # every dummy request has seq_len = next_n
+        zero = any(all_zero(config, dummy, c) for c in config.compress_ratios)
+        if zero and faults(kernel_batch(config, size // q)):
+            hazards.append(size)
+    return hazards
+
+
+def brute_live(config: CaptureConfig) -> dict[str, int] | None:
+    """The smallest (B, seq_len, ratio) of live decode traffic that faults."""
+    best = None
+    for requests in range(1, min(config.seqs, 300) + 1):
+        batch = kernel_batch(config, requests)
+        if not faults(batch):
+            continue
+        for seq_len in range(config.next_n, 601):
+            for ratio in sorted(config.compress_ratios):
+                if all_zero(config, read_lengths(config, seq_len), ratio):
+                    found = {"B": batch, "requests": requests, "seq_len": seq_len,
+                             "compress_ratio": ratio}
+                    key = (batch, seq_len, ratio)
+                    if best is None or key < best[0]:
+                        best = (key, found)
+    return best[1] if best else None
+
+
+def brute_idle(config: CaptureConfig) -> dict[str, int] | None:
+    """The smallest padded FULL batch where one request of seq_len next_n faults."""
+    q = config.next_n
+    for size in capture_sizes(config):
+        if not q <= size <= q * config.seqs:
+            continue
+        batch = kernel_batch(config, size // q)
+        rows = read_lengths(config, q) + [0] * (batch - kernel_batch(config, 1))
+        for ratio in sorted(config.compress_ratios):
+            if faults(batch) and all_zero(config, rows, ratio):
+                return {"B": batch, "size": size, "seq_len": q, "compress_ratio": ratio}
+    return None
+
+
+@settings(max_examples=120, deadline=None)
+@given(configs)
+def test_capture_hazards_match_brute_force(config):
+    assume(accepted(config))
+    assert analyze(config).hazardous_sizes == brute_capture(config)
+
+
+@settings(max_examples=40, deadline=None)
+@given(configs)
+def test_runtime_witnesses_are_the_smallest_brute_force_finds(config):
+    assume(accepted(config))
+    live, idle = analyze(config).runtime
+    expected_live = brute_live(config)
+    assert live.verdict.status == ("unsafe" if expected_live else "safe")
+    assert live.verdict.witness == (expected_live or {})
+    expected_idle = brute_idle(config)
+    assert idle.verdict.status == ("unsafe" if expected_idle else "safe")
+    assert idle.verdict.witness == (expected_idle or {})

@@ -1,0 +1,167 @@
+"""Every Z3 answer of ``judge_flow`` against brute-force enumeration on small domains.
+
+The reference below evaluates concrete batches with numpy: every row of a batch of B
+rows (B a multiple of 32 up to 300), every seq_len from 1 to 600, every value of every
+configured symbol, every padding start from 0 to B. It shares no code with smt.py.
+
+For each random op chain:
+  * Z3 safe      => no batch in the brute-force domain faults;
+  * brute faults => Z3 unsafe;
+  * Z3 unsafe    => its witness, replayed row by row here, faults, and no batch with a
+                    smaller B does.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from zerolint import smt
+from zerolint.model import Flow, Op, Step
+
+LENGTHS = np.arange(1, 601, dtype=np.int64)
+BATCHES = tuple(range(32, 301, 32))
+BATCHES_WITH_PAD_SYMBOL = (32, 64)  # x (B + 1) padding starts: keep the search small
+DOMAINS = {
+    "self.compress_ratio": tuple(range(2, 9)),
+    "shift": (0, 1, 2, 3),
+    "lo": (-2, -1, 0, 1, 2),
+}
+RATIOS = {"compress_ratio": DOMAINS["self.compress_ratio"], "shift": DOMAINS["shift"],
+          "lo": DOMAINS["lo"]}
+PAD_SYMBOL = "num_decodes"
+
+operand = st.integers(-8, 8)
+ops = st.one_of(
+    st.builds(Op, st.just("floordiv"), st.integers(1, 8) | st.just("self.compress_ratio")),
+    st.builds(Op, st.just("ceildiv"), st.integers(1, 8) | st.just("self.compress_ratio")),
+    st.builds(Op, st.just("rshift"), st.integers(0, 3) | st.just("shift")),
+    st.builds(Op, st.just("add"), operand | st.just("self.compress_ratio") | st.just("lo")),
+    st.builds(Op, st.just("mul"), st.integers(-3, 3)),
+    st.just(Op("neg")),
+    st.builds(Op, st.just("clamp_min"), st.integers(-2, 2) | st.just("lo")),
+    st.builds(Op, st.just("clamp_max"), st.integers(-2, 3) | st.just("lo")),
+    st.just(Op("fill_zero")),
+    st.builds(Op, st.just("pad_zero"), st.integers(0, 40)),
+    st.just(Op("identity")),
+)
+chains = st.lists(ops, max_size=6)
+chains_with_pad_symbol = st.tuples(chains, st.integers(0, 6)).map(
+    lambda t: t[0][: t[1]] + [Op("pad_zero", PAD_SYMBOL)] + t[0][t[1]:]
+)
+
+
+def rows_after(
+    chain: list[Op], batch: int, env: dict[str, int], lengths: np.ndarray = LENGTHS
+) -> np.ndarray:
+    """The kernel's lens: one row per batch row, one column per seq_len in ``lengths``."""
+    rows = np.tile(lengths, (batch, 1))
+    for op in chain:
+        arg = env[op.arg] if isinstance(op.arg, str) else op.arg
+        if op.kind == "floordiv":
+            rows = rows // arg
+        elif op.kind == "ceildiv":
+            rows = -((-rows) // arg)
+        elif op.kind == "rshift":
+            rows = rows >> arg
+        elif op.kind == "add":
+            rows = rows + arg
+        elif op.kind == "mul":
+            rows = rows * arg
+        elif op.kind == "neg":
+            rows = -rows
+        elif op.kind == "clamp_min":
+            rows = np.maximum(rows, arg)
+        elif op.kind == "clamp_max":
+            rows = np.minimum(rows, arg)
+        elif op.kind == "fill_zero":
+            rows[:] = 0
+        elif op.kind == "pad_zero":
+            rows[arg:] = 0
+    return rows
+
+
+def environments(chain: list[Op], batch: int):
+    symbols = sorted({op.arg for op in chain if isinstance(op.arg, str)})
+    domains = [range(batch + 1) if s == PAD_SYMBOL else DOMAINS[s] for s in symbols]
+    for values in itertools.product(*domains):
+        yield dict(zip(symbols, values))
+
+
+def brute_force(chain: list[Op], batches: tuple[int, ...]) -> tuple[int, int] | None:
+    """The smallest (B, seq_len) of a faulting batch, or None."""
+    for batch in batches:
+        best = None
+        for env in environments(chain, batch):
+            faulting = np.flatnonzero((rows_after(chain, batch, env) == 0).all(axis=0))
+            if faulting.size and (best is None or LENGTHS[faulting[0]] < best):
+                best = int(LENGTHS[faulting[0]])
+        if best is not None:
+            return batch, best
+    return None
+
+
+def replays(chain: list[Op], witness: dict[str, int]) -> bool:
+    batch = witness["B"]
+    env = {name: witness[name.rsplit(".", 1)[-1]] for name in DOMAINS if
+           name.rsplit(".", 1)[-1] in witness}
+    env[PAD_SYMBOL] = witness.get(PAD_SYMBOL, batch)  # absent: no padding rows
+    seq_len = witness.get("seq_len", 1)  # absent: no real rows, any length will do
+    for op in chain:
+        if isinstance(op.arg, str) and op.arg not in env:
+            return False  # the witness must name every symbol the chain uses
+    rows = rows_after(chain, batch, env, np.array([seq_len], dtype=np.int64))
+    return batch % 32 == 0 and not rows.any()
+
+
+def judged(chain: list[Op]):
+    steps = tuple(Step("f.py", i + 1, 0, op.describe(), "flow", op) for i, op in enumerate(chain))
+    return smt.judge_flow(Flow(steps), ratios=RATIOS)
+
+
+def check_against_brute_force(chain: list[Op], batches: tuple[int, ...]) -> None:
+    verdict = judged(chain)
+    assert verdict.status != "unknown", verdict.reason
+    brute = brute_force(chain, batches)
+    if verdict.status == "safe":
+        assert brute is None, f"Z3 proved safe, brute force faults at {brute}"
+        return
+    assert replays(chain, verdict.witness), f"witness does not fault: {verdict.witness}"
+    if brute is not None:
+        assert verdict.witness["B"] == brute[0]
+    if brute is not None and not any(op.kind in ("fill_zero", "pad_zero") for op in chain):
+        # No padding rows at all: seq_len is the smallest that faults.
+        assert verdict.witness["seq_len"] == brute[1]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chains)
+def test_judge_flow_matches_brute_force(chain):
+    check_against_brute_force(chain, BATCHES)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chains_with_pad_symbol)
+def test_judge_flow_with_a_padding_symbol_matches_brute_force(chain):
+    check_against_brute_force(chain, BATCHES_WITH_PAD_SYMBOL)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(ops, max_size=4), st.integers(2, 8))
+def test_an_unconfigured_divisor_is_any_integer_from_2(chain, ratio):
+    """Without configuration a ratio is any c >= 2: a fault at some c in 2..8 is found,
+    and a proof of safety holds for every c in 2..8."""
+    chain = chain + [Op("floordiv", "self.compress_ratio")]
+    steps = tuple(Step("f.py", i + 1, 0, "", "flow", op) for i, op in enumerate(chain))
+    free = smt.judge_flow(Flow(steps), ratios={"shift": DOMAINS["shift"], "lo": DOMAINS["lo"]})
+    fixed = smt.judge_flow(Flow(steps), ratios={**RATIOS, "compress_ratio": (ratio,)})
+    if fixed.status == "unsafe":
+        assert free.status == "unsafe"
+    if free.status == "safe":
+        assert fixed.status == "safe"
+    if free.status == "unsafe":
+        assert free.witness["compress_ratio"] >= 2
+        assert replays(chain, free.witness)

@@ -1,0 +1,5 @@
+import sys
+
+from zerolint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,636 @@
+"""``zerolint audit``: is this installed serving stack exposed, and is it protected?
+
+For the operator who runs vLLM (or SGLang) and needs an answer before the next restart.
+Static: it reads package metadata and files and never imports vllm, deep_gemm or sglang.
+
+For each serving package found (vLLM, SGLang; or DeepGEMM alone when neither is there):
+
+1. which DeepGEMM it would import (``installed``), and whether that DeepGEMM's SM90
+   paged-MQA scheduler header guards the all-zero case (``headers``);
+2. the unclamped call sites ZL001 finds in the package's own code (``engine``);
+3. for vLLM, the CUDA-graph capture sizes and runtime batches that make every length 0,
+   for the given ``vllm serve`` arguments (``capture``);
+4. for vLLM, whether the runtime guard's plugin is installed and enabled;
+
+then one verdict: ``exposed``, ``protected`` (saying by what, and whether the code is still
+unclamped) or ``not affected``, with the reasons.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+
+from zerolint.headers import HeaderCheck, HeaderError, check_header, find_scheduler_header
+from zerolint.installed import (
+    DeepGemm,
+    Environment,
+    Plugin,
+    SitePackagesError,
+    default_site_packages,
+    find_environment,
+    module_on_path,
+)
+
+if TYPE_CHECKING:
+    from zerolint.capture import CaptureResult
+    from zerolint.model import Finding
+
+AuditVerdict = Literal["exposed", "protected", "not affected"]
+GPU_CHOICES = ("auto", "sm90", "sm100")
+GUARD_PACKAGE = "runtime_guard"
+GUARD_ENV = "ZEROLINT_GUARD"
+# The values runtime_guard.patch.guard_enabled() reads as "off".
+GUARD_OFF_VALUES = frozenset({"0", "false", "no", "off"})
+_SEVERITY: dict[str, int] = {"not affected": 0, "protected": 1, "exposed": 2}
+
+
+# ------------------------------------------------------------------------ results
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    """Which scheduler the GPUs run: ``sm90`` (Hopper), ``sm100`` (Blackwell) or ``other``."""
+
+    arch: str
+    source: str
+    assumed: bool = False
+
+    def describe(self) -> str:
+        return f"{self.arch} ({'assumed: ' if self.assumed else ''}{self.source})"
+
+
+@dataclass(frozen=True, slots=True)
+class GuardStatus:
+    """Whether vLLM would load the runtime guard's plugin, read from the environment."""
+
+    active: bool
+    reason: str
+    plugin: Plugin | None = None
+
+
+@dataclass(slots=True)
+class KernelCheck:
+    """A DeepGEMM and what its scheduler header says."""
+
+    deep_gemm: DeepGemm
+    header: HeaderCheck
+
+    def describe(self) -> str:
+        status = self.header.status
+        where = self.header.location()
+        return f"{self.deep_gemm.label()}: kernel {status} ({where})"
+
+
+@dataclass(slots=True)
+class EngineAudit:
+    """One serving package (or DeepGEMM alone) and its verdict."""
+
+    name: str  # vllm | sglang | deep_gemm
+    version: str | None
+    path: Path | None
+    kernel: KernelCheck | None = None
+    fallback: KernelCheck | None = None
+    findings: list[Finding] = field(default_factory=list)
+    clamped: list[Finding] = field(default_factory=list)
+    capture: CaptureResult | None = None
+    guard: GuardStatus | None = None
+    verdict: AuditVerdict = "not affected"
+    reasons: list[str] = field(default_factory=list)
+
+    def title(self) -> str:
+        names = {"vllm": "vLLM", "sglang": "SGLang", "deep_gemm": "DeepGEMM"}
+        return f"{names.get(self.name, self.name)} {self.version or ''}".strip()
+
+
+@dataclass(slots=True)
+class Audit:
+    """The whole answer: the worst verdict over the engines found, with its reasons."""
+
+    verdict: AuditVerdict
+    reasons: list[str]
+    gpu: Gpu
+    environment: Environment
+    engines: list[EngineAudit]
+    vllm_args: str = ""
+
+    @property
+    def exposed(self) -> bool:
+        return self.verdict == "exposed"
+
+
+class AuditError(Exception):
+    """Input the audit cannot use (a missing folder, bad --vllm-args): one line."""
+
+
+# ------------------------------------------------------------------------ the audit
+
+
+def audit(
+    site_packages: Sequence[Path | str] | None = None,
+    *,
+    vllm_args: str = "",
+    gpu: str = "auto",
+    compress_ratios: Sequence[int] = (4,),
+    environ: Mapping[str, str] | None = None,
+) -> Audit:
+    """Audit the serving stack installed in ``site_packages`` (default: this interpreter's).
+
+    ``vllm_args`` is a ``vllm serve`` argument string for the capture check (vLLM's
+    defaults when empty); ``gpu`` is ``sm90``, ``sm100`` or ``auto`` (nvidia-smi, else
+    SM90 is assumed, the worst case); ``compress_ratios`` are the model's indexer compress
+    ratios (DeepSeek-V4: 4); ``environ`` is the serving process's environment (default:
+    this one), read for ``ZEROLINT_GUARD`` and ``VLLM_PLUGINS``. Raises AuditError on
+    input it cannot use.
+    """
+    environ = os.environ if environ is None else environ
+    folders = [Path(p) for p in site_packages] if site_packages else default_site_packages()
+    try:
+        env = find_environment(folders)
+    except SitePackagesError as exc:
+        raise AuditError(str(exc)) from None
+    detected = detect_gpu(gpu, environ)
+    ratios = tuple(compress_ratios)
+    engines: list[EngineAudit] = []
+    if env.vllm is not None:
+        engines.append(_audit_vllm(env, detected, vllm_args, ratios, environ))
+    if env.sglang is not None:
+        engines.append(_audit_sglang(env, detected, ratios))
+    if not engines and env.pip_deep_gemm is not None:
+        engines.append(_audit_deep_gemm_alone(env, detected, ratios))
+    if not engines:
+        where = ", ".join(str(p) for p in env.site_packages)
+        reason = f"no vLLM, SGLang or DeepGEMM installed in {where}"
+        return Audit("not affected", [reason], detected, env, [], vllm_args)
+    worst = max(engines, key=lambda e: _SEVERITY[e.verdict])
+    reasons = [f"{e.title()}: {r}" for e in engines if e.verdict == worst.verdict for r in e.reasons]
+    return Audit(worst.verdict, reasons, detected, env, engines, vllm_args)
+
+
+def _audit_vllm(
+    env: Environment, gpu: Gpu, vllm_args: str, ratios: tuple[int, ...],
+    environ: Mapping[str, str],
+) -> EngineAudit:
+    assert env.vllm is not None
+    dist = env.vllm.distribution
+    engine = EngineAudit("vllm", dist.version if dist else None, env.vllm.path)
+    chosen = env.vllm_deep_gemm()
+    engine.kernel = _kernel(chosen) if chosen else None
+    fallback = env.vllm_fallback_deep_gemm()
+    engine.fallback = _kernel(fallback) if fallback else None
+    engine.findings, engine.clamped = _zl001(env.vllm.path, ratios)
+    engine.capture = _capture(vllm_args, gpu, ratios)
+    engine.guard = guard_status(env, environ)
+    engine.verdict, engine.reasons = decide(engine, gpu, ratios)
+    return engine
+
+
+def _audit_sglang(env: Environment, gpu: Gpu, ratios: tuple[int, ...]) -> EngineAudit:
+    assert env.sglang is not None
+    dist = env.sglang.distribution
+    engine = EngineAudit("sglang", dist.version if dist else None, env.sglang.path)
+    # SGLang vendors no DeepGEMM: it imports the deep_gemm package (sgl-deep-gemm).
+    engine.kernel = _kernel(env.pip_deep_gemm) if env.pip_deep_gemm else None
+    engine.findings, engine.clamped = _zl001(env.sglang.path, ratios)
+    engine.verdict, engine.reasons = decide(engine, gpu, ratios)
+    return engine
+
+
+def _audit_deep_gemm_alone(env: Environment, gpu: Gpu, ratios: tuple[int, ...]) -> EngineAudit:
+    assert env.pip_deep_gemm is not None
+    found = env.pip_deep_gemm
+    version = found.distribution.version if found.distribution else found.version
+    engine = EngineAudit("deep_gemm", version, found.path, kernel=_kernel(found))
+    engine.verdict, engine.reasons = decide(engine, gpu, ratios)
+    return engine
+
+
+def _kernel(deep_gemm: DeepGemm) -> KernelCheck:
+    header_path = find_scheduler_header(deep_gemm.path)
+    if header_path is None:
+        folder = deep_gemm.path / "include" / "deep_gemm" / "scheduler"
+        header = HeaderCheck(str(folder), "unknown", "no paged-MQA scheduler header in this DeepGEMM")
+    else:
+        try:
+            header = check_header(header_path)
+        except HeaderError as exc:
+            header = HeaderCheck(str(header_path), "unknown", str(exc))
+    return KernelCheck(deep_gemm, header)
+
+
+def _zl001(package: Path, ratios: tuple[int, ...]) -> tuple[list[Finding], list[Finding]]:
+    """ZL001 over the installed package: (unclamped call sites, call sites proved clamped)."""
+    from zerolint.config import Settings
+    from zerolint.engine import check_paths
+
+    # Explicit settings: a pyproject.toml above site-packages is not the operator's intent.
+    report = check_paths([package], Settings(select=frozenset({"ZL001"}), compress_ratios=ratios))
+    return list(report.findings), list(report.proved)
+
+
+def _capture(vllm_args: str, gpu: Gpu, ratios: tuple[int, ...]) -> CaptureResult:
+    from zerolint.capture import CaptureConfig, CaptureConfigError, analyze, parse_vllm_args
+
+    try:
+        fields = parse_vllm_args(vllm_args) if vllm_args else {}
+        arch = gpu.arch if gpu.arch in ("sm90", "sm100") else "sm90"
+        return analyze(CaptureConfig(**{**fields, "gpu": arch, "compress_ratios": ratios}))
+    except CaptureConfigError as exc:
+        raise AuditError(f"--vllm-args: {exc}") from None
+
+
+# ------------------------------------------------------------------------ the verdict
+
+
+def decide(engine: EngineAudit, gpu: Gpu, ratios: Sequence[int]) -> tuple[AuditVerdict, list[str]]:
+    """The verdict for one engine and the reasons for it, most decisive first."""
+    if gpu.arch != "sm90":
+        return "not affected", [
+            f"GPU is {gpu.describe()}: the fault is in DeepGEMM's SM90 scheduler, "
+            "which this GPU does not run"
+        ]
+    if engine.kernel is None:
+        return "not affected", ["no DeepGEMM importable: the paged-MQA indexer cannot run"]
+    if max(ratios, default=1) <= 1:
+        return "not affected", ["no compress ratio > 1: no length is floor-divided to 0"]
+    kernel = engine.kernel
+    guarded = kernel.header.status == "guarded"
+    guard = engine.guard
+    unclamped = _unclamped_reason(engine)
+    if guarded or (guard is not None and guard.active):
+        reasons = []
+        if guarded:
+            reasons.append(f"kernel guarded: {_kernel_reason(kernel)}")
+        if guard is not None and guard.active:
+            reasons.append(f"runtime guard active: {guard.reason}")
+            if not guarded:
+                reasons.append(f"kernel still unguarded: {_kernel_reason(kernel)}")
+        reasons.append(f"code still unclamped: {unclamped}" if unclamped else _clamped_reason(engine))
+        reasons.extend(_fallback_reasons(engine))
+        return "protected", [r for r in reasons if r]
+    kernel_reason = _kernel_reason(kernel)
+    if kernel.header.status == "unknown":
+        kernel_reason = f"kernel guard not found, assuming unguarded: {kernel_reason}"
+    else:
+        kernel_reason = f"kernel unguarded: {kernel_reason}"
+    if engine.name == "deep_gemm":
+        return "exposed", [
+            kernel_reason,
+            "no vLLM or SGLang found beside it to check its callers: any caller that passes "
+            "all-zero context lengths with a batch that is a multiple of 32 faults",
+        ]
+    if not engine.findings:
+        if engine.clamped:
+            return "protected", [_clamped_reason(engine), kernel_reason]
+        return "not affected", [
+            "no call of get_paged_mqa_logits_metadata in the serving code", kernel_reason
+        ]
+    capture = engine.capture
+    if capture is not None and not capture.exposed:
+        return "not affected", [
+            "no capture size and no runtime batch makes every length 0 with these arguments "
+            f"({capture.summary()})",
+            kernel_reason,
+            f"code unclamped: {unclamped}",
+        ]
+    reasons = [kernel_reason, f"code unclamped: {unclamped}"]
+    if capture is not None:
+        reasons.extend(_capture_reasons(capture))
+    else:
+        reasons.append("capture sizes not modelled for this engine; live decode batches whose "
+                       "lengths are all below the compress ratio reach the kernel")
+    if guard is not None:
+        reasons.append(f"runtime guard not active: {guard.reason}")
+    reasons.extend(_fallback_reasons(engine))
+    if gpu.assumed:
+        reasons.append(f"GPU {gpu.describe()}")
+    return "exposed", reasons
+
+
+def _kernel_reason(kernel: KernelCheck) -> str:
+    header = kernel.header
+    return f"{kernel.deep_gemm.label()}, {header.location()}: {header.reason}"
+
+
+def _unclamped_reason(engine: EngineAudit) -> str:
+    return "; ".join(_finding_text(engine, f) for f in engine.findings)
+
+
+def _clamped_reason(engine: EngineAudit) -> str:
+    if not engine.clamped:
+        return ""
+    sites = ", ".join(_site(engine, f) for f in engine.clamped)
+    return f"the serving code clamps the lengths before the kernel ({sites})"
+
+
+def _finding_text(engine: EngineAudit, finding: Finding) -> str:
+    text = f"{_site(engine, finding)} {finding.message}"
+    verdict = finding.verdict
+    if verdict is not None and verdict.status == "unsafe" and verdict.witness:
+        text += f" (witness {verdict.witness_text()})"
+    return text
+
+
+def _site(engine: EngineAudit, finding: Finding) -> str:
+    return f"{_relative(engine, finding.path)}:{finding.line}"
+
+
+def _relative(engine: EngineAudit, path: str) -> str:
+    if engine.path is None:
+        return path
+    try:
+        return Path(path).resolve().relative_to(engine.path.parent.resolve()).as_posix()
+    except ValueError:
+        return path
+
+
+def _capture_reasons(capture: CaptureResult) -> list[str]:
+    reasons = []
+    sizes = capture.hazardous_sizes
+    if sizes:
+        reasons.append(
+            f"CUDA-graph capture faults at {len(sizes)} of {len(capture.rows)} sizes: "
+            + ", ".join(map(str, sizes))
+        )
+    for case in capture.runtime:
+        if case.exposed and case.verdict.status != "safe":
+            witness = case.verdict.witness_text() or case.verdict.reason
+            reasons.append(f"runtime: {case.name} ({case.verdict.status}: {witness})")
+    return reasons
+
+
+def _fallback_reasons(engine: EngineAudit) -> list[str]:
+    if engine.fallback is None or engine.kernel is None:
+        return []
+    return [
+        f"if {engine.kernel.deep_gemm.label()} fails to import, vLLM falls back to "
+        f"{engine.fallback.describe()}"
+    ]
+
+
+# ------------------------------------------------------------------------ the runtime guard
+
+
+def guard_status(env: Environment, environ: Mapping[str, str]) -> GuardStatus:
+    """Would vLLM load and run the runtime guard's plugin in this environment?
+
+    Needs a ``vllm.general_plugins`` entry point into ``runtime_guard`` whose package is on
+    the path, ``ZEROLINT_GUARD`` not off, and ``VLLM_PLUGINS`` (vLLM's allow-list, split
+    on commas as vllm/envs.py does) unset or naming the plugin.
+    """
+    plugins = [p for p in env.plugins if _is_guard(p)]
+    if not plugins:
+        return GuardStatus(False, "no vllm.general_plugins entry point into runtime_guard")
+    plugin = plugins[0]
+    origin = f"entry point {plugin.name} = {plugin.value} ({plugin.distribution.label()})"
+    if module_on_path(GUARD_PACKAGE, env.search_path) is None:
+        return GuardStatus(False, f"{origin}, but runtime_guard is not installed", plugin)
+    switch = environ.get(GUARD_ENV)
+    if switch is not None and switch.strip().lower() in GUARD_OFF_VALUES:
+        return GuardStatus(False, f"{origin}, disabled by {GUARD_ENV}={switch}", plugin)
+    allowed = environ.get("VLLM_PLUGINS")
+    if allowed is not None and plugin.name not in allowed.split(","):
+        return GuardStatus(
+            False, f"{origin}, not in VLLM_PLUGINS={allowed} (vLLM loads only those)", plugin
+        )
+    return GuardStatus(True, origin, plugin)
+
+
+def _is_guard(plugin: Plugin) -> bool:
+    return plugin.module == GUARD_PACKAGE or plugin.module.startswith(GUARD_PACKAGE + ".")
+
+
+# ------------------------------------------------------------------------ the GPU
+
+
+def detect_gpu(choice: str, environ: Mapping[str, str] | None = None) -> Gpu:
+    """``sm90``/``sm100`` as given; ``auto`` asks nvidia-smi, else assumes SM90 (the worst)."""
+    if choice in ("sm90", "sm100"):
+        return Gpu(choice, "--gpu")
+    if choice != "auto":
+        raise AuditError(f"--gpu: expected one of {', '.join(GPU_CHOICES)}, got {choice!r}")
+    environ = os.environ if environ is None else environ
+    smi = shutil.which("nvidia-smi", path=environ.get("PATH"))
+    if smi is None:
+        return Gpu("sm90", "no nvidia-smi on PATH; pass --gpu", assumed=True)
+    try:
+        done = subprocess.run(
+            [smi, "--query-gpu=index,uuid,name,compute_cap", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20, check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Gpu("sm90", f"nvidia-smi failed ({exc}); pass --gpu", assumed=True)
+    gpus = _visible(_parse_smi(done.stdout), environ.get("CUDA_VISIBLE_DEVICES"))
+    if done.returncode != 0 or not gpus:
+        return Gpu("sm90", "nvidia-smi listed no visible GPU; pass --gpu", assumed=True)
+    names = ", ".join(sorted({f"{name} ({cap})" for _, _, name, cap in gpus}))
+    majors = {cap.split(".", 1)[0] for *_, cap in gpus}
+    if "9" in majors:
+        return Gpu("sm90", f"nvidia-smi: {names}")
+    if all(m.isdigit() and int(m) >= 10 for m in majors):
+        return Gpu("sm100", f"nvidia-smi: {names}")
+    return Gpu("other", f"nvidia-smi: {names}")
+
+
+def _parse_smi(text: str) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 4 and parts[3]:
+            rows.append((parts[0], parts[1], parts[2], parts[3]))
+    return rows
+
+
+def _visible(
+    gpus: list[tuple[str, str, str, str]], visible: str | None
+) -> list[tuple[str, str, str, str]]:
+    """The GPUs CUDA_VISIBLE_DEVICES lets a process see (indices or UUID prefixes)."""
+    if visible is None:
+        return gpus
+    chosen = []
+    for item in (v.strip() for v in visible.split(",")):
+        if not item:
+            continue
+        for gpu in gpus:
+            index, uuid = gpu[0], gpu[1]
+            if item == index or (not item.isdigit() and uuid.startswith(item)):
+                chosen.append(gpu)
+    return chosen
+
+
+# ------------------------------------------------------------------------ output
+
+
+def render_text(result: Audit) -> str:
+    """The human report: each engine's facts, then the verdict and its reasons."""
+    out = [f"site-packages: {', '.join(str(p) for p in result.environment.site_packages)}",
+           f"GPU: {result.gpu.describe()}"]
+    out += [f"note: {note}" for note in result.environment.notes]
+    for engine in result.engines:
+        out.append("")
+        out.append(f"{engine.title()}  ({engine.path})")
+        out.extend("  " + line for line in _engine_lines(engine))
+        out.append(f"  verdict: {engine.verdict}")
+    out.append("")
+    out.append(f"verdict: {result.verdict}")
+    out.extend(f"  - {reason}" for reason in result.reasons)
+    return "\n".join(out) + "\n"
+
+
+def _engine_lines(engine: EngineAudit) -> list[str]:
+    lines = []
+    if engine.kernel is None:
+        lines.append("DeepGEMM: none importable")
+    else:
+        lines += _kernel_lines("DeepGEMM", engine.kernel)
+    if engine.fallback is not None:
+        lines += _kernel_lines("fallback", engine.fallback)
+    if engine.name != "deep_gemm":
+        if engine.findings:
+            lines += [f"ZL001: {_finding_text(engine, f)}" for f in engine.findings]
+        else:
+            lines.append("ZL001: no unclamped call site")
+        lines += [f"clamped: {_site(engine, f)}" for f in engine.clamped]
+    if engine.capture is not None:
+        lines.append(f"capture: {engine.capture.summary()}")
+        if engine.capture.hazardous_sizes:
+            lines.append("  hazardous sizes: " + ", ".join(map(str, engine.capture.hazardous_sizes)))
+    if engine.guard is not None:
+        state = "active" if engine.guard.active else "not active"
+        lines.append(f"runtime guard: {state}: {engine.guard.reason}")
+    return lines
+
+
+def _kernel_lines(label: str, kernel: KernelCheck) -> list[str]:
+    header = kernel.header
+    lines = [f"{label}: {kernel.deep_gemm.label()} at {kernel.deep_gemm.path}",
+             f"  header: {header.path}",
+             f"  kernel: {header.status}: {header.reason}"]
+    for evidence in (*header.hazards, *header.guards):
+        lines.append(f"    {Path(header.path).name}:{evidence.line}  {evidence.code}")
+    return lines
+
+
+def to_dict(result: Audit) -> dict[str, Any]:
+    """The JSON document: the same facts as the text, keyed."""
+    env = result.environment
+    return {
+        "verdict": result.verdict,
+        "reasons": result.reasons,
+        "gpu": {"arch": result.gpu.arch, "source": result.gpu.source,
+                "assumed": result.gpu.assumed},
+        "site_packages": [str(p) for p in env.site_packages],
+        "vllm_args": result.vllm_args,
+        "notes": env.notes,
+        "packages": {
+            name: {"version": d.version, "location": str(d.location)}
+            for name, d in sorted(env.distributions.items())
+            if name in ("vllm", "sglang", "sgl-deep-gemm", "deep-gemm", "zerolint")
+        },
+        "engines": [_engine_dict(e) for e in result.engines],
+    }
+
+
+def _engine_dict(engine: EngineAudit) -> dict[str, Any]:
+    capture = engine.capture
+    return {
+        "name": engine.name,
+        "version": engine.version,
+        "path": str(engine.path) if engine.path else None,
+        "verdict": engine.verdict,
+        "reasons": engine.reasons,
+        "deep_gemm": _kernel_dict(engine.kernel),
+        "fallback_deep_gemm": _kernel_dict(engine.fallback),
+        "unclamped": [_finding_dict(engine, f) for f in engine.findings],
+        "clamped": [_finding_dict(engine, f) for f in engine.clamped],
+        "capture": None if capture is None else {
+            "summary": capture.summary(),
+            "sizes": [row.size for row in capture.rows],
+            "hazardous_sizes": capture.hazardous_sizes,
+            "runtime": [
+                {"case": c.name, "status": c.verdict.status, "exposed": c.exposed,
+                 "witness": c.verdict.witness, "note": c.note}
+                for c in capture.runtime
+            ],
+            "exposed": capture.exposed,
+        },
+        "runtime_guard": None if engine.guard is None else {
+            "active": engine.guard.active,
+            "reason": engine.guard.reason,
+            "entry_point": engine.guard.plugin.value if engine.guard.plugin else None,
+        },
+    }
+
+
+def _kernel_dict(kernel: KernelCheck | None) -> dict[str, Any] | None:
+    if kernel is None:
+        return None
+    dg = kernel.deep_gemm
+    return {
+        "origin": dg.origin,
+        "version": dg.version,
+        "path": str(dg.path),
+        "distribution": dg.distribution.label() if dg.distribution else None,
+        "header": kernel.header.to_dict(),
+    }
+
+
+def _finding_dict(engine: EngineAudit, finding: Finding) -> dict[str, Any]:
+    verdict = finding.verdict
+    return {
+        "path": _relative(engine, finding.path),
+        "line": finding.line,
+        "col": finding.col,
+        "code": finding.code,
+        "message": finding.message,
+        "verdict": None if verdict is None else {
+            "status": verdict.status, "witness": verdict.witness, "reason": verdict.reason,
+        },
+    }
+
+
+# ------------------------------------------------------------------------ command line
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--site-packages", action="append", type=Path, metavar="DIR", default=None,
+        help="a site-packages folder to audit, searched in the order given (repeatable; "
+        "default: this interpreter's)",
+    )
+    parser.add_argument("--vllm-args", metavar="ARGS", default="",
+                        help="the `vllm serve` argument string, for the capture check "
+                        "(default: vLLM's defaults)")
+    parser.add_argument("--gpu", choices=GPU_CHOICES, default="auto",
+                        help="the GPU the server runs on (auto: nvidia-smi, else assume sm90)")
+    parser.add_argument("--compress-ratio", type=int, action="append", metavar="N",
+                        help="a compress ratio of the model's indexer layers (repeatable; "
+                        "default 4, DeepSeek-V4)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the audit; exit 1 when the stack is exposed."""
+    from zerolint.cli import EXIT_CLEAN, EXIT_FINDINGS, UsageError
+
+    try:
+        result = audit(
+            args.site_packages,
+            vllm_args=args.vllm_args,
+            gpu=args.gpu,
+            compress_ratios=tuple(args.compress_ratio or (4,)),
+        )
+    except AuditError as exc:
+        raise UsageError(f"audit: {exc}") from None
+    if args.format == "json":
+        sys.stdout.write(json.dumps(to_dict(result), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(result))
+    return EXIT_FINDINGS if result.exposed else EXIT_CLEAN

@@ -1,0 +1,285 @@
+"""``zerolint check``: lint files, print findings, optionally fix them.
+
+Imports stay light here: a warm run served from the cache, or a run over files that never
+mention a sink, does not import LibCST or Z3 at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from zerolint.cache import (
+    ResultCache,
+    diagnostic_from_dict,
+    diagnostic_to_dict,
+    finding_from_dict,
+    finding_to_dict,
+)
+from zerolint.config import ConfigError, Settings, load_settings
+from zerolint.discovery import discover
+from zerolint.model import Diagnostic, Report
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                        help="files or folders to check (default: .)")
+    parser.add_argument("--format", "--output-format", dest="format", default="text",
+                        choices=("text", "json", "sarif", "github"), help="output format")
+    parser.add_argument("--select", default=None, help="comma-separated rule codes to run")
+    parser.add_argument("--ignore", default=None, help="comma-separated rule codes to skip")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    parser.add_argument("--show-proved", action="store_true",
+                        help="also list the paths the SMT judge proved safe")
+    parser.add_argument("--statistics", action="store_true", help="show counts per rule")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print findings only: no summary line, no progress bar")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    parser.add_argument("--fix", action="store_true",
+                        help="clamp the lengths at each sink: torch.clamp(x, min=1)")
+    parser.add_argument("--diff", action="store_true",
+                        help="with or without --fix: print the fixes as a diff, write nothing")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="pyproject.toml to read [tool.zerolint] from")
+    parser.add_argument("--no-whole-program", action="store_true",
+                        help="do not follow lengths across modules")
+    parser.add_argument("--force-exclude", action="store_true",
+                        help="apply exclude to files named on the command line (pre-commit)")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the text output (default: on a terminal, unless NO_COLOR)")
+
+
+def codes(text: str | None) -> frozenset[str]:
+    if not text:
+        return frozenset()
+    return frozenset(c.strip().upper() for c in text.split(",") if c.strip())
+
+
+def settings_for(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
+    from zerolint.cli import UsageError
+
+    if args.config is not None and not args.config.is_file():
+        raise UsageError(f"{args.config}: no such configuration file")
+    try:
+        settings = load_settings(paths, args.config)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    if args.select is not None:
+        settings.select = codes(args.select)
+    if args.ignore is not None:
+        settings.ignore = settings.ignore | codes(args.ignore)
+    if args.no_whole_program:
+        settings.whole_program = False
+    from zerolint.rules import load_rules
+
+    known = {r.code for r in load_rules()}
+    for code in settings.select | settings.ignore:
+        if not any(k.startswith(code) for k in known):
+            raise UsageError(f"unknown rule selector: {code}")
+    return settings
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.paths]
+    settings = settings_for(args, paths)
+    show_progress = _progress_wanted(args)
+    fixing = args.fix or args.diff
+    report = lint(paths, settings, use_cache=not args.no_cache and not fixing,
+                  force_exclude=args.force_exclude, progress=show_progress)
+    if fixing:
+        changed, failed = apply_fixes(report, settings, diff_only=args.diff,
+                                      force_exclude=args.force_exclude)
+        if args.diff:
+            return EXIT_ERROR if failed and not changed else (
+                EXIT_FINDINGS if changed and not args.exit_zero else EXIT_CLEAN)
+        if changed:
+            report = lint(paths, settings, use_cache=False, force_exclude=args.force_exclude,
+                          progress=False)
+            report.diagnostics += failed
+            report.sort()
+    print_report(report, args)
+    if report.files_checked == 0 and report.diagnostics:
+        return EXIT_ERROR
+    if report.findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _progress_wanted(args: argparse.Namespace) -> bool:
+    from zerolint.progress import progress_wanted
+
+    return progress_wanted(quiet=args.quiet)
+
+
+def print_report(report: Report, args: argparse.Namespace) -> None:
+    from zerolint import formats
+
+    if args.color == "always":
+        color = True
+    elif args.color == "never":
+        color = False
+    else:
+        color = args.format == "text" and formats.use_color(sys.stdout)
+    text = formats.render(report, args.format, color=color, show_proved=args.show_proved,
+                          statistics=args.statistics, quiet=args.quiet, rules=rule_meta())
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def rule_meta() -> dict[str, Any]:
+    from zerolint.formats import rule_metadata
+    from zerolint.rules import load_rules
+
+    return rule_metadata(load_rules())
+
+
+# ---------------------------------------------------------------------------- linting
+
+
+def names_key(settings: Settings) -> str:
+    names = sorted({s.function for r in settings.rules() for s in r.sinks}
+                   | {s.function for s in settings.extra_sinks})
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:12]
+
+
+def cache_fingerprint(settings: Settings) -> str:
+    from zerolint import __version__
+
+    rules_hash = hashlib.sha256()
+    from zerolint.rules import rules_dir
+
+    for path in sorted(rules_dir().glob("ZL*.toml")):
+        rules_hash.update(path.read_bytes())
+    return f"{__version__}:{settings.fingerprint()}:{rules_hash.hexdigest()[:16]}"
+
+
+def lint(paths: Sequence[Path], settings: Settings, *, use_cache: bool,
+         force_exclude: bool = False, progress: bool = False) -> Report:
+    """Check ``paths``: from the cache when every file is unchanged, else by analysis."""
+    found = discover(paths, settings.exclude, settings.root, force_exclude=force_exclude)
+    root = settings.root or Path.cwd()
+    cache = ResultCache(root, cache_fingerprint(settings)) if use_cache else \
+        ResultCache.disabled(root)
+    key = names_key(settings)
+    lookups = {}
+    warm = use_cache
+    negatives: set[Path] = set()
+    for path in found.files:
+        try:
+            lk = cache.lookup(path)
+        except OSError:
+            warm = False
+            continue
+        lookups[path] = lk
+        result = lk.result if lk.hit else None
+        if not isinstance(result, dict) or result.get("n") != key:
+            warm = False
+        elif not result.get("m"):
+            negatives.add(path)
+    if warm:
+        return report_from_cache(found.files, lookups, found.diagnostics)
+    report = analyse(found.files, found.diagnostics, settings, negatives, progress, lookups,
+                     cache, key)
+    return report
+
+
+def report_from_cache(files: Sequence[Path], lookups: dict, diagnostics: list[Diagnostic]) -> Report:
+    report = Report(diagnostics=list(diagnostics), files_checked=len(files))
+    for path in files:
+        result = lookups[path].result
+        report.findings += [finding_from_dict(f) for f in result.get("f", [])]
+        report.proved += [finding_from_dict(f) for f in result.get("p", [])]
+        report.diagnostics += [diagnostic_from_dict(d) for d in result.get("d", [])]
+    report.files_checked -= sum(1 for d in report.diagnostics if d.code != "ZL901")
+    report.sort()
+    return report
+
+
+def analyse(files: Sequence[Path], diagnostics: list[Diagnostic], settings: Settings,
+            negatives: set[Path], progress: bool, lookups: dict, cache: ResultCache,
+            key: str) -> Report:
+    from zerolint.engine import Engine  # LibCST is imported only when something is analysed
+    from zerolint.progress import Progress
+
+    engine = Engine(settings)
+    with Progress(len(files), enabled=progress) as bar:
+        outcome = engine.run(files, skip=negatives, on_file=lambda done, total: bar.advance())
+    report = outcome.report
+    report.diagnostics = list(diagnostics) + report.diagnostics
+    report.sort()
+    if cache.enabled:
+        store_results(outcome, lookups, cache, key)
+    return report
+
+
+def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> None:
+    by_display: dict[str, dict[str, list]] = {}
+    for f in outcome.report.findings:
+        by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["f"].append(finding_to_dict(f))
+    for f in outcome.report.proved:
+        by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["p"].append(finding_to_dict(f))
+    for d in outcome.report.diagnostics:
+        by_display.setdefault(d.path, {"f": [], "p": [], "d": []})["d"].append(diagnostic_to_dict(d))
+    deps = []
+    for path in outcome.parsed:
+        lk = lookups.get(path)
+        if lk is not None:
+            deps.append((path, lk.digest()))
+    for path, lk in lookups.items():
+        shown = outcome.display.get(path)
+        entry = by_display.get(shown, {"f": [], "p": [], "d": []}) if shown else \
+            {"f": [], "p": [], "d": []}
+        mention = path in outcome.candidates
+        result = {"n": key, "m": int(mention), **entry}
+        try:
+            cache.store(lk, result, deps if mention else ())
+        except OSError:
+            continue
+    cache.save()
+
+
+# ---------------------------------------------------------------------------- fixing
+
+
+def apply_fixes(report: Report, settings: Settings, *, diff_only: bool,
+                force_exclude: bool) -> tuple[bool, list[Diagnostic]]:
+    """Clamp the lengths at every reported sink; True if anything changed (or would)."""
+    from zerolint.engine import Engine
+    from zerolint.fix import FixError, FixTarget, fix_file
+
+    by_path: dict[str, list[FixTarget]] = {}
+    for f in report.findings:
+        argument: int | str = int(f.argument) if f.argument.isdigit() else f.argument
+        by_path.setdefault(f.path, []).append(
+            FixTarget(f.line, f.col - 1, argument, f.end_line, max(f.end_col - 1, 0)))
+    changed = False
+    failed: list[Diagnostic] = []
+    for shown, targets in sorted(by_path.items()):
+        path = Path(shown)
+
+        def verify(text: str, path: Path = path) -> bool:
+            again = Engine(settings).check([path], overrides={path: text})
+            return not again.findings
+
+        try:
+            result = fix_file(path, targets, diff_only=diff_only, verify=verify)
+        except FixError as exc:
+            failed.append(Diagnostic("ZL910", shown, f"not fixed: {exc.reason}"))
+            print(f"{shown}: ZL910 not fixed: {exc.reason}", file=sys.stderr)
+            continue
+        except OSError as exc:
+            failed.append(Diagnostic("ZL902", shown, f"cannot fix: {exc.strerror or exc}"))
+            continue
+        if result.changed:
+            changed = True
+            if diff_only:
+                sys.stdout.write(result.diff)
+    return changed, failed
+
+
+__all__ = ["add_arguments", "run", "lint"]

@@ -1,0 +1,91 @@
+"""The ``zerolint`` command line: ``check``, ``rule``, ``rules``, ``capture``, ``audit``.
+
+Exit codes follow the linters people know: 0 clean, 1 findings (or a hazard), 2 usage or
+internal error. Subcommands other than ``check`` live in their own modules and are
+imported only when asked for, so ``zerolint check`` never pays for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Callable, Sequence
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+# name -> (module, help); each module has add_arguments(parser) and run(args) -> int.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("zerolint.check", "check Python files for zero-able lengths reaching kernels"),
+    "rule": ("zerolint.ruledoc", "print the documentation of a rule"),
+    "rules": ("zerolint.ruledoc", "list the rules"),
+    "capture": ("zerolint.capture", "which CUDA-graph capture sizes of a vLLM config fault"),
+    "audit": ("zerolint.audit", "is this installed serving stack exposed, and is it protected"),
+}
+
+
+class UsageError(Exception):
+    """Bad arguments or configuration: exit 2 with one line, no traceback."""
+
+
+def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only the chosen subcommand's module is imported for its options."""
+    from zerolint import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="zerolint",
+        description="Find zero-length inputs on their way to GPU kernels.",
+    )
+    parser.add_argument("--version", action="version", version=f"zerolint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module, _command=name)
+        p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+        if name == chosen:
+            _add_arguments(module, name, p)
+    return parser
+
+
+def _add_arguments(module: str, name: str, parser: argparse.ArgumentParser) -> None:
+    mod = importlib.import_module(module)
+    adder: Callable[..., None] = getattr(mod, "add_arguments")
+    if adder.__code__.co_argcount >= 2:
+        adder(parser, name)
+    else:
+        adder(parser)
+
+
+def _chosen(argv: Sequence[str]) -> str | None:
+    for token in argv:
+        if not token.startswith("-"):
+            return token if token in SUBCOMMANDS else None
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_chosen(argv))
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    mod = importlib.import_module(args._module)
+    try:
+        return int(mod.run(args))
+    except UsageError as exc:
+        print(f"zerolint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("zerolint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_CLEAN
+    except Exception as exc:  # one line unless --debug: users see no traceback
+        if getattr(args, "debug", False):
+            raise
+        print(f"zerolint: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
+              file=sys.stderr)
+        return EXIT_ERROR

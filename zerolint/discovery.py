@@ -1,0 +1,126 @@
+"""Find the Python files to check, the way Ruff does: skip VCS, virtualenvs, build output."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from zerolint.model import Diagnostic
+
+# Folders that never hold code to lint.
+SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".bzr", "__pycache__", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".zerolint_cache", ".tox", ".nox", ".venv", "venv", ".eggs",
+    "node_modules", "build", "dist", "_build", "buck-out", ".hypothesis", ".direnv",
+    "__pypackages__", "site-packages",
+})
+PY_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(slots=True)
+class Discovered:
+    files: list[Path] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def is_excluded(path: Path, patterns: Sequence[str], root: Path | None) -> bool:
+    """True when ``path`` matches an exclude glob (relative to ``root`` or by any suffix)."""
+    if not patterns:
+        return False
+    candidates = [path.as_posix()]
+    if root is not None:
+        try:
+            candidates.append(path.resolve().relative_to(root.resolve()).as_posix())
+        except ValueError:
+            pass
+    for text in candidates:
+        parts = text.split("/")
+        for pat in patterns:
+            pat = pat.rstrip("/")
+            if fnmatch.fnmatch(text, pat) or fnmatch.fnmatch(text, pat + "/*"):
+                return True
+            # A bare name or a relative glob matches at any depth, like .gitignore.
+            for i in range(len(parts)):
+                tail = "/".join(parts[i:])
+                if fnmatch.fnmatch(tail, pat) or tail.startswith(pat + "/"):
+                    return True
+    return False
+
+
+def _is_virtualenv(folder: str) -> bool:
+    return os.path.exists(os.path.join(folder, "pyvenv.cfg"))
+
+
+def _walk(folder: Path, exclude: Sequence[str], root: Path | None, out: Discovered) -> None:
+    # A folder named on the command line is checked even if a pattern matches it; only
+    # patterns that do not match it apply to what lies below.
+    exclude = [p for p in exclude if not is_excluded(folder, [p], root)]
+    seen: set[tuple[int, int]] = set()
+    for dirpath, dirnames, filenames in os.walk(folder, onerror=_walk_error(out)):
+        try:
+            st = os.stat(dirpath)
+            key = (st.st_dev, st.st_ino)
+        except OSError:
+            continue
+        if key in seen:  # a loop through a bind mount or similar
+            dirnames[:] = []
+            continue
+        seen.add(key)
+        kept = []
+        for d in sorted(dirnames):
+            full = os.path.join(dirpath, d)
+            if d in SKIP_DIRS or d.endswith(".egg-info") or _is_virtualenv(full):
+                continue
+            if is_excluded(Path(full), exclude, root):
+                continue
+            kept.append(d)
+        dirnames[:] = kept
+        for name in sorted(filenames):
+            if not name.endswith(PY_SUFFIXES):
+                continue
+            path = Path(dirpath, name)
+            if is_excluded(path, exclude, root):
+                continue
+            out.files.append(path)
+
+
+def _walk_error(out: Discovered):
+    def record(exc: OSError) -> None:
+        name = exc.filename or "?"
+        out.diagnostics.append(
+            Diagnostic("ZL902", str(name), f"cannot read directory: {exc.strerror or exc}")
+        )
+    return record
+
+
+def discover(paths: Iterable[Path], exclude: Sequence[str] = (), root: Path | None = None,
+             *, force_exclude: bool = False) -> Discovered:
+    """Every Python file under ``paths`` in a stable order, plus a diagnostic per bad path.
+
+    A file named explicitly is checked even if excluded (as Ruff does), unless
+    ``force_exclude`` is set (pre-commit passes file names and expects excludes to apply).
+    """
+    out = Discovered()
+    for path in paths:
+        try:
+            if path.is_dir():
+                _walk(path, exclude, root, out)
+                continue
+            if path.is_file():
+                if force_exclude and is_excluded(path, exclude, root):
+                    continue
+                out.files.append(path)
+                continue
+            os.stat(path)  # raises with the real reason: missing, loop, permission
+            out.diagnostics.append(Diagnostic("ZL902", str(path), "not a regular file"))
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            out.diagnostics.append(Diagnostic("ZL902", str(path), f"cannot read: {reason}"))
+    unique: dict[str, Path] = {}
+    for f in out.files:
+        unique.setdefault(os.path.normpath(str(f)), f)
+    out.files = [unique[k] for k in sorted(unique)]
+    return out

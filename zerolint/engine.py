@@ -1,0 +1,306 @@
+"""Run the rules over a set of paths: discover, pre-filter, analyse, judge, suppress, sort.
+
+The pre-filter is what makes zerolint fast on large trees: a file whose text mentions no
+sink (and no wrapper of one) cannot call one, so it is read but never parsed. Files that
+do mention one are parsed and analysed, and the modules their paths lead into are parsed
+when a path needs them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import libcst as cst
+
+from zerolint.config import Settings, load_settings
+from zerolint.dataflow import Analyzer, RawStep, SinkHit, Trace
+from zerolint.discovery import discover
+from zerolint.model import Diagnostic, Finding, Flow, Report, Step
+from zerolint.project import ModuleInfo, Project
+from zerolint.rules import Rule
+
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
+IGNORE = re.compile(r"#\s*zerolint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A run's report plus what the cache needs: which files were candidates or parsed."""
+
+    report: Report
+    display: dict[Path, str]
+    parsed: list[Path] = field(default_factory=list)
+    candidates: set[Path] = field(default_factory=set)
+
+
+def mention_pattern(names: Iterable[str]) -> re.Pattern[str]:
+    """A name used as code: not inside `backticks` (docs) and not on a comment line."""
+    alternatives = "|".join(sorted(map(re.escape, names)))
+    return re.compile(r"^(?![ \t]*#)[^\n]*?(?<![`\w])(?:" + alternatives + r")(?![`\w])", re.M)
+
+
+def mentions(text: str, names: Iterable[str], pattern: re.Pattern[str]) -> bool:
+    """Whether ``text`` may use one of ``names``; a substring test first, since a regular
+    expression over every file of a large tree costs more than the rest of the scan."""
+    return any(n in text for n in names) and pattern.search(text) is not None
+
+
+class Engine:
+    """One run of zerolint over a tree; reusable for several trees with the same settings."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self.rules: tuple[Rule, ...] = self.settings.rules()
+        self.stats: dict[str, float] = {}
+
+    def sink_names(self) -> set[str]:
+        names = {s.function for r in self.rules for s in r.sinks}
+        names |= {s.function for s in self.settings.extra_sinks}
+        return names
+
+    def check(self, paths: Sequence[Path], *, force_exclude: bool = False,
+              overrides: dict[Path, str] | None = None) -> Report:
+        """Check ``paths`` (files or folders); ``overrides`` maps a file to the text to
+        analyse instead of its contents (used to re-check a fix before it is written)."""
+        found = discover(paths, self.settings.exclude, self.settings.root,
+                         force_exclude=force_exclude)
+        report = self.run(found.files, overrides=overrides).report
+        report.diagnostics = list(found.diagnostics) + report.diagnostics
+        report.sort()
+        return report
+
+    def run(self, files: Sequence[Path], *, skip: set[Path] | None = None,
+            on_file: Callable[[int, int], None] | None = None,
+            overrides: dict[Path, str] | None = None) -> "Outcome":
+        """Analyse ``files``. Files in ``skip`` are known (from the cache) not to mention any
+        sink name, and are not read unless the set of names grows."""
+        project = Project(files)
+        for path, text in (overrides or {}).items():
+            project.set_text(path, text)
+        outcome = Outcome(report=Report(files_checked=len(files)), display={})
+        if not self.rules:
+            return outcome
+        analyzer = Analyzer(project, self.rules, extra_sinks=self.settings.extra_sinks,
+                            extra_sanitizers=self.settings.extra_sanitizers,
+                            whole_program=self.settings.whole_program)
+        modules, candidates = self.analyse(project, analyzer, on_file, skip or set())
+        report = outcome.report
+        analyzer.allow_parse = True  # paths that reach a sink may lead into any module
+        for mod in modules:
+            report.findings += self.findings_in(mod, analyzer)
+        report.diagnostics += list(project.diagnostics.values())
+        self.judge(report)
+        self.suppress(report, project)
+        report.files_checked = len(files) - sum(
+            1 for d in project.diagnostics.values() if d.code != "ZL901")
+        report.sort()
+        outcome.parsed = [m.path for m in project.parsed()]
+        outcome.candidates = candidates
+        outcome.display = {p: project.display_of(p) for p in files}
+        return outcome
+
+    # ------------------------------------------------------------------ analysis
+
+    def analyse(self, project: Project, analyzer: Analyzer,
+                on_file: Callable[[int, int], None] | None,
+                skip: set[Path]) -> tuple[list[ModuleInfo], set[Path]]:
+        """Find candidate modules and interpret them, growing the set while new wrappers of a
+        sink are discovered (a wrapper's callers mention the wrapper, not the sink)."""
+        base_names = self.sink_names()
+        names = set(base_names)
+        modules: dict[Path, ModuleInfo] = {}
+        candidates: set[Path] = set()
+        total = len(project.files)
+        first = True
+        while True:
+            pattern = mention_pattern(names)
+            new: list[Path] = []
+            for i, path in enumerate(project.files):
+                if path in candidates or (path in skip and names == base_names):
+                    continue
+                text = project.text(path)
+                if first and on_file is not None:
+                    on_file(i + 1, total)
+                if text is not None and mentions(text, names, pattern):
+                    new.append(path)
+                    candidates.add(path)
+            first = False
+            if not new:
+                break
+            for path in new:
+                mod = project.module_at(path)
+                if mod is not None:
+                    modules[path] = mod
+                    analyzer.sink_capable.add(mod.name)
+            # Summaries made before these modules were known to forward to sinks are stale.
+            analyzer.reset_summaries()
+            for mod in modules.values():
+                for key in analyzer.module_functions(mod):
+                    analyzer.summary(key)
+            if not self.settings.whole_program:
+                break
+            grown = names | analyzer.wrapper_names
+            if grown == names:
+                break
+            names = grown
+        return [modules[p] for p in sorted(modules)], candidates
+
+    def findings_in(self, mod: ModuleInfo, analyzer: Analyzer) -> list[Finding]:
+        by_call: dict[int, list[SinkHit]] = {}
+        for key in analyzer.module_functions(mod):
+            for hit in analyzer.summary(key).hits:
+                if hit.mod is mod:
+                    by_call.setdefault(id(hit.call), []).append(hit)
+        out = []
+        for hits in by_call.values():
+            traces: list[Trace] = []
+            for hit in hits:
+                traces += analyzer.resolve(hit.val)
+            live = [t for t in dict.fromkeys(traces) if t.concrete and t.live]
+            if live:
+                out.append(self.make_finding(hits[0], live))
+        return out
+
+    def make_finding(self, hit: SinkHit, traces: list[Trace]) -> Finding:
+        rule = self.rule_for(hit)
+        span = hit.mod.positions().call(hit.stmt, hit.call) or \
+            hit.mod.positions().statement(hit.stmt) or (0, 0, 0, 0)
+        expr = hit.mod.code(hit.arg_node) if hit.arg_node is not None else "the lengths"
+        argument = f"`{hit.spec.keyword}`" if hit.spec.keyword else f"argument {hit.spec.position}"
+        message = rule.message.format(expr=expr, sink=hit.spec.function, argument=argument)
+        flows = [to_flow(t) for t in representative_traces(traces)]
+        return Finding(code=rule.code, path=hit.mod.display, line=span[0], col=span[1] + 1,
+                       message=message, sink=hit.spec.function,
+                       argument=hit.spec.keyword or str(hit.spec.position), flows=flows,
+                       end_line=span[2], end_col=span[3] + 1)
+
+    def rule_for(self, hit: SinkHit) -> Rule:
+        for rule in self.rules:
+            if any(s.function == hit.spec.function for s in rule.sinks):
+                return rule
+        return self.rules[0]
+
+    # ------------------------------------------------------------------ verdicts
+
+    def judge(self, report: Report) -> None:
+        """Ask the SMT judge about each candidate: proved-safe paths leave the findings."""
+        if not report.findings:
+            return
+        from zerolint import smt  # z3 is imported only when there is something to prove
+
+        kept: list[Finding] = []
+        for finding in report.findings:
+            finding.verdict = smt.judge(finding, ratios=self.ratios_for(finding))
+            if finding.verdict.status == "safe":
+                report.proved.append(finding)
+            else:
+                kept.append(finding)
+        report.findings = kept
+
+    def ratios_for(self, finding: Finding) -> dict[str, tuple[int, ...]] | None:
+        """``compress-ratios`` from the configuration, applied to every divisor symbol."""
+        if not self.settings.compress_ratios:
+            return None
+        symbols = {op.arg for flow in finding.flows for op in flow.ops
+                   if op.kind in ("floordiv", "ceildiv", "rshift") and isinstance(op.arg, str)}
+        return {s: self.settings.compress_ratios for s in symbols} or None
+
+    def suppress(self, report: Report, project: Project) -> None:
+        lines_of: dict[str, list[str]] = {}
+        for path in project.files:
+            lines_of[project.display_of(path)] = []
+
+        def lines(path: str) -> list[str]:
+            cached = lines_of.get(path)
+            if not cached:
+                for p in project.files:
+                    if project.display_of(p) == path:
+                        text = project.text(p) or ""
+                        cached = text.splitlines()
+                        lines_of[path] = cached
+                        break
+            return cached or []
+
+        kept = []
+        for f in report.findings:
+            text = lines(f.path)
+            window = text[max(0, f.line - 1): max(f.line, f.end_line)]
+            if not any(suppressed(line, f.code) for line in window):
+                kept.append(f)
+        report.findings = kept
+
+
+def suppressed(line: str, code: str) -> bool:
+    m = NOQA.search(line)
+    if m is not None:
+        codes = m.group("codes")
+        if codes is None or code in re.split(r"[\s,]+", codes.upper()):
+            return True
+    m = IGNORE.search(line)
+    if m is not None:
+        codes = m.group("codes")
+        if codes is None or code in [c.strip().upper() for c in codes.split(",")]:
+            return True
+    return False
+
+
+def representative_traces(traces: list[Trace]) -> list[Trace]:
+    """One path per place where the lengths became zero-able: the one that shows the most
+    of the code the lengths went through, each statement once."""
+    best: dict[int, Trace] = {}
+    order: list[int] = []
+
+    def score(t: Trace) -> tuple[bool, int, int]:
+        # Prefer the path that starts where the lengths became zero-able, then the one
+        # that shows the most statements.
+        src = t.key_source()
+        starts_there = src is not None and t.steps[0].stmt is src.stmt
+        distinct = len({id(s.stmt) for s in t.steps})
+        return (starts_there, distinct, -len(t.steps))
+
+    for t in traces:
+        src = t.key_source()
+        k = id(src.stmt) if src is not None else id(t)
+        if k not in best:
+            order.append(k)
+            best[k] = t
+        elif score(t) > score(best[k]):
+            best[k] = t
+    chosen = [best[k] for k in order]
+    return sorted(chosen, key=lambda t: _step_sort_key(t.steps[0]))
+
+
+def _step_sort_key(step: RawStep) -> tuple[str, int]:
+    span = step.mod.positions().statement(step.stmt)
+    return (step.mod.display, span[0] if span else 0)
+
+
+def to_flow(trace: Trace) -> Flow:
+    steps: list[Step] = []
+    for raw in trace.steps:
+        pos = raw.mod.positions()
+        if raw.node is not None and isinstance(raw.node, cst.Call):
+            span = pos.call(raw.stmt, raw.node) or pos.statement(raw.stmt)
+        else:
+            span = pos.statement(raw.stmt)
+        line, col = (span[0], span[1] + 1) if span else (0, 0)
+        steps.append(Step(path=raw.mod.display, line=line, col=col, code=raw.mod.code(raw.stmt),
+                          role=raw.role, op=raw.op, note=raw.note))  # type: ignore[arg-type]
+    return Flow(tuple(steps))
+
+
+def check_paths(paths: Sequence[str | Path], settings: Settings | None = None) -> Report:
+    """Run every selected rule over ``paths`` (files or folders) and return the sorted report.
+
+    Settings default to the nearest ``[tool.zerolint]`` above the paths.
+    """
+    resolved = [Path(p) for p in paths]
+    if settings is None:
+        settings = load_settings(resolved)
+    return Engine(settings).check(resolved)
+
+
+__all__ = ["Engine", "check_paths", "Diagnostic"]

@@ -1,0 +1,557 @@
+"""The ``--fix`` codemod: clamp the lengths a sink receives, at the sink.
+
+``get_paged_mqa_logits_metadata(seq_lens, ...)`` becomes
+``get_paged_mqa_logits_metadata(torch.clamp(seq_lens, min=1), ...)``: the fix the seed
+report suggests (DOMAIN.md section 4). Only the scheduler input is clamped; the schedule
+is a work-distribution hint and the logits kernel keeps reading the true lengths.
+
+The rewrite is a LibCST transform, so comments and formatting survive; it changes the one
+argument, plus one ``import torch`` line when the module has no usable torch name. An
+argument that is already clamped to at least 1 is left alone, so a second run changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import sys
+import tokenize
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import (
+    BaseAssignment,
+    CodeRange,
+    ImportAssignment,
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    Scope,
+    ScopeProvider,
+)
+
+from zerolint.atomic import atomic_write_bytes
+from zerolint.model import Finding
+from zerolint.rules import SinkSpec, load_rules
+
+# Calls that already keep every length >= their bound: torch.clamp(x, min=1), x.clamp(1) ...
+_CLAMP_NAMES = frozenset({"clamp", "clamp_", "clamp_min", "clamp_min_", "clip", "clip_"})
+# Of those, the out-of-place functions that ``from torch import ...`` may give us to call.
+_CLAMP_FUNCTIONS = frozenset({"clamp", "clip"})
+_TORCH = "torch"
+
+
+@dataclass(frozen=True, slots=True)
+class FixTarget:
+    """One sink call to fix and the argument that carries the lengths.
+
+    ``line``/``col`` are where the call expression starts, as LibCST's PositionProvider
+    reports it (line 1-based, column 0-based, in characters). ``argument`` is a
+    positional index (0 for ``get_paged_mqa_logits_metadata``) or a parameter name
+    (``"context_lens"``); for a name, ``position`` says where that parameter sits, for
+    calls that pass it positionally. ``end_line``/``end_col`` (exclusive, 0 when unknown)
+    pick between calls that start at the same place, such as ``make()(lens)``.
+    """
+
+    line: int
+    col: int
+    argument: int | str
+    end_line: int = 0
+    end_col: int = 0
+    position: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFix:
+    """What ``apply_fixes`` did to one source text."""
+
+    source: str
+    fixed: str
+    applied: tuple[FixTarget, ...] = ()
+    # Targets left as they were, each with the reason ("already clamped", "no call at ...").
+    skipped: tuple[tuple[FixTarget, str], ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.source
+
+
+@dataclass(frozen=True, slots=True)
+class FixResult:
+    """What ``fix_file`` did to one file."""
+
+    path: Path
+    changed: bool
+    written: bool
+    diff: str
+    applied: tuple[FixTarget, ...] = ()
+    skipped: tuple[tuple[FixTarget, str], ...] = ()
+
+
+class FixError(Exception):
+    """A file that could not be fixed; ``str()`` is one line naming the file and why."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        super().__init__(f"{os.fspath(path)}: {reason}")
+        self.path = os.fspath(path)
+        self.reason = reason
+
+
+def targets_from_findings(
+    findings: Iterable[Finding], sinks: Iterable[SinkSpec] | None = None
+) -> dict[str, list[FixTarget]]:
+    """Group the findings' sink calls by file, as fix targets.
+
+    A finding's columns are 1-based, as users and SARIF see them (``end_col`` one past the
+    call's last character); a target's are LibCST's 0-based ones. A finding that names
+    its argument by keyword gets the position of that parameter from ``sinks`` (default:
+    the shipped rules' sinks; pass the run's, with any ``extra-sinks``).
+    """
+    specs = list(sinks) if sinks is not None else [s for r in load_rules() for s in r.sinks]
+    by_path: dict[str, list[FixTarget]] = defaultdict(list)
+    for finding in findings:
+        name = finding.argument
+        argument: int | str = int(name) if name.isdigit() else name
+        position = next(
+            (s.position for s in specs if s.function == finding.sink and s.keyword == name),
+            None,
+        )
+        end_col = max(finding.end_col - 1, 0) if finding.end_line else 0
+        by_path[finding.path].append(
+            FixTarget(finding.line, finding.col - 1, argument, finding.end_line, end_col, position)
+        )
+    return dict(by_path)
+
+
+def fix_source(source: str, targets: Sequence[FixTarget]) -> str:
+    """Return ``source`` with every target's lengths argument clamped to at least 1."""
+    return apply_fixes(source, targets).fixed
+
+
+def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
+    """Like ``fix_source``, also saying which targets were applied or skipped and why.
+
+    Raises ``FixError`` (path ``<source>``) when the source does not parse.
+    """
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise FixError("<source>", f"cannot parse: {exc.message} (line {exc.raw_line})") from exc
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    survey = _Survey()
+    wrapper.visit(survey)
+    plan = _Planner(wrapper, survey).plan(targets)
+    if not plan.edits:
+        return SourceFix(source, source, (), tuple(plan.skipped))
+    fixed_module = wrapper.module.visit(_ClampArguments(plan.edits))
+    if plan.needs_import:
+        fixed_module = insert_import_torch(fixed_module)
+    return SourceFix(source, fixed_module.code, tuple(plan.applied), tuple(plan.skipped))
+
+
+def fix_file(
+    path: str | os.PathLike[str],
+    targets: Sequence[FixTarget],
+    *,
+    diff_only: bool = False,
+    verify: Callable[[str], bool] | None = None,
+) -> FixResult:
+    """Fix ``targets`` in the file at ``path``; write it back unless ``diff_only``.
+
+    The fixed text must compile and, when ``verify`` is given, ``verify(fixed_text)`` must
+    return True (the analyzer re-checking it); otherwise ``FixError`` is raised and the file
+    is not touched. The write is atomic and keeps the file's mode, encoding and line
+    endings. ``diff`` is a unified diff (empty when nothing changed).
+    """
+    path = Path(path)
+    raw = path.read_bytes()
+    encoding = _source_encoding(raw, path)
+    source = raw.decode(encoding)
+    try:
+        outcome = apply_fixes(source, targets)
+    except FixError as exc:
+        raise FixError(path, exc.reason) from exc
+    if not outcome.changed:
+        return FixResult(path, False, False, "", outcome.applied, outcome.skipped)
+    _require_compiles(outcome.fixed, path)
+    if verify is not None and not verify(outcome.fixed):
+        raise FixError(path, "the fixed source still has findings; file left unchanged")
+    if not diff_only:
+        atomic_write_bytes(path, outcome.fixed.encode(encoding))
+    diff = unified_diff(source, outcome.fixed, str(path))
+    return FixResult(path, True, not diff_only, diff, outcome.applied, outcome.skipped)
+
+
+def unified_diff(before: str, after: str, name: str) -> str:
+    """A ``diff -u`` style patch from ``before`` to ``after``, both labelled ``name``."""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=name,
+        tofile=name,
+    )
+    # A last line without a newline would run into the next hunk line.
+    return "".join(
+        line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+        for line in lines
+    )
+
+
+def insert_import_torch(module: cst.Module) -> cst.Module:
+    """Add ``import torch`` where an isort-style layout would put it.
+
+    Among the module's leading imports (after the docstring and ``__future__`` imports),
+    in sorted position among the imports outside the standard library (plain imports
+    before ``from`` imports, third- and first-party alike, since which is which depends on
+    the project); where that is the start of a group, at the end of the group before it
+    if that one is also outside the standard library. With only standard-library imports
+    it becomes a group after them; with no imports, it goes after the docstring or first.
+    """
+    body = list(module.body)
+    start = 1 if body and _is_docstring(body[0]) else 0
+    block = _leading_import_indexes(body, start)
+    others = [i for i in block if _import_section(body[i]) == "other"]
+    new_line = cst.SimpleStatementLine([cst.Import([cst.ImportAlias(cst.Name(_TORCH))])])
+    if others:
+        index, new_line = _place_among_others(body, others, new_line)
+    elif block:
+        index = block[-1] + 1
+        new_line = new_line.with_changes(leading_lines=[cst.EmptyLine()])
+    elif start:
+        index = start
+        new_line = new_line.with_changes(leading_lines=[cst.EmptyLine()])
+    else:
+        index = 0
+        if body and not _starts_with_blank(body[0]):
+            body[0] = body[0].with_changes(leading_lines=[cst.EmptyLine(), *body[0].leading_lines])
+    body.insert(index, new_line)
+    return module.with_changes(body=body)
+
+
+# --- finding the calls and deciding each edit ------------------------------------------
+
+
+class _Survey(cst.CSTVisitor):
+    """Collects every call with its position, and the names bound by torch imports."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self) -> None:
+        self.calls: dict[tuple[int, int], list[tuple[cst.Call, CodeRange]]] = defaultdict(list)
+        self.torch_modules: set[str] = set()  # import torch [as t]; import torch.x
+        self.torch_clamps: dict[str, str] = {}  # from torch import clamp [as c]: bound -> name
+
+    def visit_Call(self, node: cst.Call) -> None:
+        where = self.get_metadata(PositionProvider, node)
+        self.calls[(where.start.line, where.start.column)].append((node, where))
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            bound = _bound_name(alias)
+            if bound is not None and _alias_binds_torch(alias, bound):
+                self.torch_modules.add(bound)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        if get_full_name_for_node(node.module) != _TORCH:
+            return
+        for alias in node.names:
+            bound = _bound_name(alias)
+            imported = get_full_name_for_node(alias.name)
+            if bound is not None and imported in _CLAMP_NAMES:
+                self.torch_clamps[bound] = imported
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    index: int  # into the call's ``args``
+    callee: str  # "torch.clamp", "t.clamp" or a name bound by ``from torch import clamp``
+
+
+@dataclass(slots=True)
+class _Plan:
+    edits: dict[cst.Call, list[_Edit]] = field(default_factory=lambda: defaultdict(list))
+    applied: list[FixTarget] = field(default_factory=list)
+    skipped: list[tuple[FixTarget, str]] = field(default_factory=list)
+    needs_import: bool = False
+
+
+class _Unfixable(Exception):
+    """Why one target cannot be fixed; it is skipped with this reason."""
+
+
+class _Planner:
+    def __init__(self, wrapper: MetadataWrapper, survey: _Survey) -> None:
+        self._survey = survey
+        self._scopes = wrapper.resolve(ScopeProvider)
+        self._parents = wrapper.resolve(ParentNodeProvider)
+
+    def plan(self, targets: Sequence[FixTarget]) -> _Plan:
+        plan = _Plan()
+        for target in targets:
+            try:
+                call = self._call_for(target)
+                index = _argument_index(call, target)
+                if self._is_clamped(call.args[index].value):
+                    raise _Unfixable("already clamped")
+                callee, needs_import = self._clamp_callee(call)
+            except _Unfixable as why:
+                plan.skipped.append((target, str(why)))
+                continue
+            if any(edit.index == index for edit in plan.edits[call]):
+                plan.skipped.append((target, "same argument listed twice"))
+                continue
+            edit = _Edit(index, callee)
+            plan.edits[call].append(edit)
+            plan.applied.append(target)
+            plan.needs_import |= needs_import
+        plan.edits = {call: edits for call, edits in plan.edits.items() if edits}
+        return plan
+
+    def _call_for(self, target: FixTarget) -> cst.Call:
+        found = self._survey.calls.get((target.line, target.col))
+        if not found:
+            raise _Unfixable(f"no call starts at {target.line}:{target.col}")
+        if target.end_line:
+            for call, where in found:
+                if (where.end.line, where.end.column) == (target.end_line, target.end_col):
+                    return call
+        # Calls are listed outermost first: ``make()(lens)`` starts where ``make()`` does.
+        return found[0][0]
+
+    def _is_clamped(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        func = value.func
+        if isinstance(func, cst.Name):
+            is_function = func.value in self._survey.torch_clamps
+            return is_function and _min_at_least_one(value.args, 1)
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _CLAMP_NAMES:
+            return False
+        owner = func.value
+        if isinstance(owner, cst.Name) and owner.value in self._survey.torch_modules | {_TORCH}:
+            return _min_at_least_one(value.args, 1)  # torch.clamp(x, min=1)
+        return _min_at_least_one(value.args, 0)  # x.clamp(min=1)
+
+    def _clamp_callee(self, call: cst.Call) -> tuple[str, bool]:
+        """The text to call for the clamp at this call site, and whether to import torch."""
+        scope = self._scopes[call]
+        if scope is None:
+            raise _Unfixable("no scope information for the call")
+        for name in sorted(self._survey.torch_modules, key=lambda n: (n != _TORCH, n)):
+            if self._bound_at(scope, name, self._is_torch_module_import):
+                return f"{name}.clamp", False
+        for name, imported in sorted(self._survey.torch_clamps.items()):
+            if imported in _CLAMP_FUNCTIONS and self._bound_at(
+                scope, name, self._is_torch_clamp_import
+            ):
+                return name, False
+        if all(self._is_torch_module_import(a, _TORCH, runtime=False) for a in scope[_TORCH]):
+            # Unbound, or bound only by typing-time imports: a module-level import serves.
+            return f"{_TORCH}.clamp", True
+        raise _Unfixable(f"`{_TORCH}` names something else at the call")
+
+    def _bound_at(
+        self, scope: Scope, name: str, is_import: Callable[[BaseAssignment, str], bool]
+    ) -> bool:
+        """Whether every binding of ``name`` visible at ``scope`` passes ``is_import``."""
+        assignments = scope[name]
+        return bool(assignments) and all(is_import(a, name) for a in assignments)
+
+    def _is_torch_module_import(
+        self, assignment: BaseAssignment, name: str, *, runtime: bool = True
+    ) -> bool:
+        if not isinstance(assignment, ImportAssignment):
+            return False
+        node = assignment.node
+        if not isinstance(node, cst.Import) or (runtime and self._typing_only(node)):
+            return False
+        return any(
+            _bound_name(alias) == name and _alias_binds_torch(alias, name) for alias in node.names
+        )
+
+    def _is_torch_clamp_import(self, assignment: BaseAssignment, name: str) -> bool:
+        if not isinstance(assignment, ImportAssignment):
+            return False
+        node = assignment.node
+        if not isinstance(node, cst.ImportFrom) or self._typing_only(node) or node.relative:
+            return False
+        if node.module is None or get_full_name_for_node(node.module) != _TORCH:
+            return False
+        return isinstance(node.names, Sequence) and any(
+            _bound_name(alias) == name and get_full_name_for_node(alias.name) in _CLAMP_FUNCTIONS
+            for alias in node.names
+        )
+
+    def _typing_only(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` sits under ``if TYPE_CHECKING:`` (bound for type checkers only)."""
+        current: cst.CSTNode | None = self._parents.get(node)
+        while current is not None:
+            if isinstance(current, cst.If):
+                test = get_full_name_for_node(current.test)
+                if test is not None and test.split(".")[-1] == "TYPE_CHECKING":
+                    return True
+            current = self._parents.get(current)
+        return False
+
+
+def _argument_index(call: cst.Call, target: FixTarget) -> int:
+    """Where in ``call.args`` the target's argument is, binding it as Python would."""
+    which = target.argument
+    if isinstance(which, str):
+        for index, arg in enumerate(call.args):
+            if arg.keyword is not None and arg.keyword.value == which:
+                return index
+        if target.position is None:
+            raise _Unfixable(f"the call has no `{which}=` argument")
+        which = target.position
+    positional = [i for i, arg in enumerate(call.args) if arg.keyword is None]
+    if which >= len(positional) or any(call.args[i].star for i in positional[: which + 1]):
+        raise _Unfixable(f"the call has no plain positional argument {which}")
+    return positional[which]
+
+
+def _min_at_least_one(args: Sequence[cst.Arg], position: int) -> bool:
+    """Whether ``min=`` (or the ``position``-th positional argument) is an int >= 1."""
+    bound: cst.BaseExpression | None = None
+    positional = [arg for arg in args if arg.keyword is None and not arg.star]
+    for arg in args:
+        if arg.keyword is not None and arg.keyword.value == "min":
+            bound = arg.value
+    if bound is None and len(positional) > position:
+        bound = positional[position].value
+    return isinstance(bound, cst.Integer) and bound.evaluated_value >= 1
+
+
+class _ClampArguments(cst.CSTTransformer):
+    """Wraps the chosen arguments of the chosen calls; calls are matched by identity."""
+
+    def __init__(self, edits: dict[cst.Call, list[_Edit]]) -> None:
+        self._edits = edits
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        edits = self._edits.get(original_node)
+        if not edits:
+            return updated_node
+        args = list(updated_node.args)
+        for edit in edits:
+            arg = args[edit.index]
+            args[edit.index] = arg.with_changes(value=_clamped(arg.value, edit.callee))
+        return updated_node.with_changes(args=args)
+
+
+def _clamped(value: cst.BaseExpression, callee: str) -> cst.Call:
+    template = cst.ensure_type(cst.parse_expression(f"{callee}(_, min=1)"), cst.Call)
+    first, bound = template.args
+    return template.with_changes(args=[first.with_changes(value=value), bound])
+
+
+# --- imports ---------------------------------------------------------------------------
+
+
+def _bound_name(alias: cst.ImportAlias) -> str | None:
+    if alias.asname is not None:
+        name = alias.asname.name
+        return name.value if isinstance(name, cst.Name) else None
+    full = get_full_name_for_node(alias.name)
+    return full.split(".")[0] if full else None
+
+
+def _alias_binds_torch(alias: cst.ImportAlias, bound: str) -> bool:
+    full = get_full_name_for_node(alias.name) or ""
+    if alias.asname is not None:
+        return full == _TORCH
+    return full.split(".")[0] == _TORCH == bound  # ``import torch.cuda`` binds ``torch``
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return isinstance(small, cst.Expr) and isinstance(
+        small.value, (cst.SimpleString, cst.ConcatenatedString)
+    )
+
+
+def _leading_import_indexes(body: Sequence[cst.BaseStatement], start: int) -> list[int]:
+    indexes = []
+    for index in range(start, len(body)):
+        statement = body[index]
+        if not isinstance(statement, cst.SimpleStatementLine) or not all(
+            isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+        ):
+            break
+        indexes.append(index)
+    return indexes
+
+
+def _import_section(statement: cst.BaseStatement) -> str:
+    """``future``, ``stdlib`` or ``other`` (third-party and first-party alike)."""
+    top = _sort_key(statement)[1].split(".")[0]
+    if top == "__future__":
+        return "future"
+    if top in sys.stdlib_module_names:
+        return "stdlib"
+    return "other"
+
+
+def _sort_key(statement: cst.BaseStatement) -> tuple[int, str]:
+    """isort's default order within a section: plain imports first, then ``from`` imports."""
+    assert isinstance(statement, cst.SimpleStatementLine)
+    small = statement.body[0]
+    if isinstance(small, cst.Import):
+        return 0, (get_full_name_for_node(small.names[0].name) or "").lower()
+    assert isinstance(small, cst.ImportFrom)
+    if small.relative:
+        return 1, "." * len(small.relative)  # local imports sort last
+    module = get_full_name_for_node(small.module) if small.module else ""
+    return 1, (module or "").lower()
+
+
+def _place_among_others(
+    body: list[cst.BaseStatement], others: list[int], new_line: cst.SimpleStatementLine
+) -> tuple[int, cst.SimpleStatementLine]:
+    key = (0, _TORCH)
+    after = [i for i in others if _sort_key(body[i]) > key]
+    if not after:
+        return others[-1] + 1, new_line
+    index = after[0]
+    statement = body[index]
+    if not _starts_with_blank(statement) or index - 1 in others:
+        # Inside a group, or at the end of the group before (which keeps its blank lines).
+        return index, new_line
+    # First of its group: the blank lines separating the groups move above torch, the
+    # statement keeps its own comments.
+    lines = list(statement.leading_lines)
+    blanks = 0
+    while blanks < len(lines) and lines[blanks].comment is None:
+        blanks += 1
+    body[index] = statement.with_changes(leading_lines=lines[blanks:])
+    return index, new_line.with_changes(leading_lines=lines[:blanks])
+
+
+def _starts_with_blank(statement: cst.BaseStatement) -> bool:
+    lines = getattr(statement, "leading_lines", ())
+    return bool(lines) and lines[0].comment is None
+
+
+def _source_encoding(raw: bytes, path: Path) -> str:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as exc:
+        raise FixError(path, f"cannot read: {exc}") from exc
+    return encoding
+
+
+def _require_compiles(text: str, path: Path) -> None:
+    try:
+        compile(text, str(path), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        raise FixError(path, f"the fixed source does not compile ({exc}); file left unchanged")

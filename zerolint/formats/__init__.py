@@ -1,0 +1,290 @@
+"""Render a :class:`~zerolint.model.Report` as text, JSON, SARIF or GitHub annotations.
+
+Every format renders the same objects (findings, their flows and steps, the verdict), so
+what a user reads in a terminal, in a JSON file and in code scanning is one path. This
+module holds what the formats share: the options, rule metadata, how a path and a step are
+shown, the sort order and the fingerprint; each format lives in its own module, imported
+only when asked for.
+
+Conventions every format follows (the analyzer produces them): lines are 1-based, columns
+are 1-based, ``end_col`` is the column just past the end of the sink call (exclusive, as in
+SARIF and Ruff), and ``end_line == 0`` means the end is unknown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import TYPE_CHECKING, TextIO
+
+from zerolint import __version__
+from zerolint.model import Finding, Report, Step
+
+if TYPE_CHECKING:
+    from zerolint.rules import Rule
+
+FORMATS: tuple[str, ...] = ("text", "json", "sarif", "github")
+# Formats whose --statistics output is defined (as in Ruff: a table, or a JSON list).
+STATISTICS_FORMATS: tuple[str, ...] = ("text", "json")
+
+_MODULES = {
+    "text": "zerolint.formats.text",
+    "json": "zerolint.formats.json_format",
+    "sarif": "zerolint.formats.sarif",
+    "github": "zerolint.formats.github",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RuleMeta:
+    """What the formats say about a rule: its name, a one-line summary and its docs.
+
+    ``doc`` is the rule's Markdown documentation (what it does, why, example, fix); SARIF
+    carries it as the rule's help, the other formats only use the name.
+    """
+
+    code: str
+    name: str
+    summary: str
+    doc: str = ""
+    help_uri: str = ""
+    fixable: bool = False
+
+
+def rule_metadata(rules: Iterable[Rule]) -> dict[str, RuleMeta]:
+    """The formats' view of the rules shipped in ``rules/`` (see ``zerolint.rules``)."""
+    return {
+        rule.code: RuleMeta(code=rule.code, name=rule.name, summary=rule.summary,
+                            doc=rule.doc, fixable=bool(rule.fix))
+        for rule in rules
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    """The choices the CLI makes for one rendering (see :func:`render`)."""
+
+    color: bool = False
+    show_proved: bool = False
+    statistics: bool = False
+    quiet: bool = False
+    root: str | None = None
+    rules: Mapping[str, RuleMeta] = field(default_factory=dict)
+    tool_version: str = ""
+
+
+def render(
+    report: Report,
+    fmt: str,
+    *,
+    color: bool = False,
+    show_proved: bool = False,
+    statistics: bool = False,
+    quiet: bool = False,
+    root: str | None = None,
+    rules: Mapping[str, RuleMeta] | None = None,
+    tool_version: str | None = None,
+) -> str:
+    """Return ``report`` rendered in ``fmt`` (one of :data:`FORMATS`): lines that each end
+    in a newline, or nothing when there is nothing to say (github, or text with --quiet).
+
+    The output depends only on the arguments, the current directory (when ``root`` is
+    None) and nothing else: findings are sorted by path, line, column and code whatever
+    order the report holds them in, so two runs print the same bytes. The report is not
+    modified.
+
+    ``color`` adds ANSI colours (text only; the caller decides, see :func:`use_color`).
+    ``show_proved`` includes the findings the SMT judge proved safe. ``statistics``
+    replaces the findings by counts per code (text and json only). ``quiet`` drops the
+    text summary line. ``root`` is the directory paths are shown relative to (default:
+    the current directory). ``rules`` maps codes to their metadata (names for
+    --statistics, descriptions and help for SARIF). ``tool_version`` defaults to
+    zerolint's version.
+
+    Raises ValueError for an unknown format, or --statistics with sarif or github.
+    """
+    if fmt not in _MODULES:
+        raise ValueError(f"unknown output format {fmt!r} (choose from {', '.join(FORMATS)})")
+    if statistics and fmt not in STATISTICS_FORMATS:
+        raise ValueError(f"--statistics works with --format text or json, not {fmt}")
+    options = RenderOptions(
+        color=color,
+        show_proved=show_proved,
+        statistics=statistics,
+        quiet=quiet,
+        root=root,
+        rules=dict(rules or {}),
+        tool_version=__version__ if tool_version is None else tool_version,
+    )
+    module = importlib.import_module(_MODULES[fmt])
+    text: str = module.render(report, options)
+    return text
+
+
+def use_color(stream: TextIO | None = None, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether output written to ``stream`` (default stdout) should be coloured.
+
+    ``FORCE_COLOR`` (set and not empty or ``0``) forces colour on, even through a pipe;
+    otherwise ``NO_COLOR`` (set and not empty) or ``TERM=dumb`` turns it off; otherwise
+    colour is on exactly when the stream is a terminal.
+    """
+    env = os.environ if environ is None else environ
+    stream = sys.stdout if stream is None else stream
+    if env.get("FORCE_COLOR", "") not in ("", "0"):
+        return True
+    if env.get("NO_COLOR", "") or env.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def display_path(path: str, root: str | None = None) -> str:
+    """``path`` as users see it: relative to ``root`` (default: the current directory) with
+    ``/`` separators when it lies under it, otherwise exactly as given.
+
+    A relative ``path`` is taken relative to the current directory, where it was given.
+    """
+    relative = relative_to_root(path, root)
+    return path if relative is None else relative
+
+
+def relative_to_root(path: str, root: str | None = None) -> str | None:
+    """``path`` relative to ``root`` (default: the current directory) with ``/`` separators,
+    or None when it does not lie under ``root``."""
+    base = root_dir(root)
+    absolute = os.path.abspath(path)
+    try:
+        under = os.path.commonpath([absolute, base]) == base
+    except ValueError:  # different drives on Windows
+        return None
+    if not under:
+        return None
+    return PurePath(os.path.relpath(absolute, base)).as_posix()
+
+
+def root_dir(root: str | None) -> str:
+    """The absolute directory paths are shown relative to."""
+    return os.path.abspath(root if root is not None else os.getcwd())
+
+
+def sorted_findings(findings: list[Finding]) -> list[Finding]:
+    """Findings in output order: path, line, column, code."""
+    return sorted(findings, key=Finding.sort_key)
+
+
+def visible_proved(report: Report, options: RenderOptions) -> list[Finding]:
+    """The proved-safe findings a format shows: all of them with --show-proved, else none."""
+    return sorted_findings(report.proved) if options.show_proved else []
+
+
+# What a step does, in words, when the analyzer left no note of its own.
+_OP_NOTES = {
+    "floordiv": "floor division",
+    "rshift": "right shift",
+    "ceildiv": "ceil division",
+    "fill_zero": "zero fill",
+    "pad_zero": "zero padding",
+    "clamp_min": "clamp (min)",
+    "clamp_max": "clamp (max)",
+    "opaque": "not modelled",
+}
+_ROLE_NOTES = {
+    "sink": "sink",
+    "call": "call",
+    "return": "return",
+    "sanitizer": "sanitizer",
+    "source": "source",
+}
+
+
+def step_note(step: Step) -> str:
+    """The short annotation shown after a step's code: the analyzer's note, else what its
+    operation or its role is called; empty for a plain flow step."""
+    if step.note:
+        return step.note
+    return _OP_NOTES.get(step.op.kind) or _ROLE_NOTES.get(step.role, "")
+
+
+def step_code(step: Step, limit: int = 120) -> str:
+    r"""A step's source code on one line, cut with ``...`` past ``limit`` characters (the
+    JSON output keeps the full text). Continuation lines are joined by one space, or none
+    inside brackets: ``f(\n    x,\n)`` reads ``f(x,)``."""
+    code = ""
+    for piece in (line.strip() for line in step.code.strip().splitlines()):
+        if code and not code.endswith(("(", "[", "{")) and not piece.startswith((")", "]", "}")):
+            code += " "
+        code += piece
+    if len(code) > limit:
+        return code[: limit - 3].rstrip() + "..."
+    return code
+
+
+Fingerprinted = list[tuple[Finding, str]]
+
+
+def with_fingerprints(
+    report: Report, options: RenderOptions
+) -> tuple[Fingerprinted, Fingerprinted]:
+    """The findings and the proved findings a format shows (see :func:`visible_proved`),
+    in output order, each with a fingerprint that is stable across runs and across edits
+    that only move lines.
+
+    The fingerprint hashes the code, the shown path, the sink and its argument, plus the
+    rank among findings with those same four in the file (in line order, proved ones
+    counted too, so a finding's fingerprint does not change when another one is proved).
+    """
+    seen: Counter[tuple[str, str, str, str]] = Counter()
+    prints: dict[int, str] = {}
+    for finding in sorted_findings([*report.findings, *report.proved]):
+        key = (finding.code, display_path(finding.path, options.root), finding.sink,
+               finding.argument)
+        rank = seen[key]
+        seen[key] += 1
+        digest = hashlib.sha256("\0".join((*key, str(rank))).encode("utf-8")).hexdigest()
+        prints[id(finding)] = digest[:32]
+    # Keyed by identity: a Finding is a mutable dataclass, so it has no hash.
+    findings = [(f, prints[id(f)]) for f in sorted_findings(report.findings)]
+    proved = [(f, prints[id(f)]) for f in visible_proved(report, options)]
+    return findings, proved
+
+
+def verdict_line(finding: Finding) -> str:
+    """The judge's answer in one line (empty when no judge ran): the witness of an unsafe
+    finding, why it is unproved, or why it is safe; names the path when there are several."""
+    verdict = finding.verdict
+    if verdict is None:
+        return ""
+    which = ""
+    if len(finding.flows) > 1 and verdict.flow_index is not None:
+        which = f" (path {verdict.flow_index + 1})"
+    if verdict.status == "unsafe":
+        if verdict.witness:
+            return f"witness{which}: {verdict.witness_text()}"
+        return f"unsafe{which}: {verdict.reason or 'no witness recorded'}"
+    if verdict.status == "safe":
+        return f"proved safe{which}: {verdict.reason or 'no witness exists'}"
+    return f"unproved{which}: {verdict.reason or 'the judge could not decide'}"
+
+
+def code_counts(report: Report) -> list[tuple[str, int]]:
+    """(code, count) over findings and diagnostics, most frequent first, then by code, as
+    ``ruff --statistics`` orders them."""
+    counts = Counter(f.code for f in report.findings)
+    counts.update(d.code for d in report.diagnostics)
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def unchecked_files(report: Report) -> int:
+    """How many distinct files have a diagnostic (could not be checked)."""
+    return len({d.path for d in report.diagnostics})
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 error``, ``2 errors``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

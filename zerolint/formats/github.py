@@ -1,0 +1,77 @@
+"""The GitHub Actions format: one workflow command per finding, shown as an annotation.
+
+    ::error file=F,line=L,col=C,endLine=L2,endColumn=C2,title=ZL001::<the text block>
+
+The message is the finding's text block (header, every path step, the verdict) with its
+newlines escaped, so the annotation and the job log show the same trace as the terminal.
+Files that could not be checked become ``::warning``; proved-safe findings, with
+--show-proved, ``::notice``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from zerolint.formats import RenderOptions, display_path, sorted_findings, visible_proved
+from zerolint.formats.text import finding_lines
+from zerolint.model import Diagnostic, Finding, Report
+
+
+def render(report: Report, options: RenderOptions) -> str:
+    """The workflow commands for ``report``; see :func:`zerolint.formats.render`."""
+    plain = replace(options, color=False)
+    commands = [_finding_command("error", f, plain) for f in sorted_findings(report.findings)]
+    commands += [_finding_command("notice", f, plain) for f in visible_proved(report, plain)]
+    commands += [
+        _diagnostic_command(d, plain) for d in sorted(report.diagnostics, key=Diagnostic.sort_key)
+    ]
+    return "".join(command + "\n" for command in commands)
+
+
+def escape_data(text: str) -> str:
+    """Escape a command's message as the Actions runner expects (``%``, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a property value: as :func:`escape_data`, plus ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _command(name: str, properties: list[tuple[str, object]], message: str) -> str:
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties)
+    return f"::{name} {props}::{escape_data(message)}"
+
+
+def _finding_command(name: str, finding: Finding, options: RenderOptions) -> str:
+    properties: list[tuple[str, object]] = [
+        ("file", display_path(finding.path, options.root)),
+        ("line", finding.line),
+    ]
+    properties += _columns(finding)
+    title = finding.code if name == "error" else f"{finding.code} proved safe"
+    properties.append(("title", title))
+    return _command(name, properties, "\n".join(finding_lines(finding, options)))
+
+
+def _columns(finding: Finding) -> list[tuple[str, object]]:
+    # The runner drops an annotation that has col/endColumn on a span of several lines, or
+    # an endColumn before col: a multi-line call gets lines only.
+    if finding.end_line > finding.line:
+        return [("endLine", finding.end_line)]
+    columns: list[tuple[str, object]] = [("col", finding.col)] if finding.col > 0 else []
+    if finding.end_line == finding.line:
+        columns.append(("endLine", finding.end_line))
+        if finding.end_col > finding.col > 0:
+            columns.append(("endColumn", finding.end_col))
+    return columns
+
+
+def _diagnostic_command(diagnostic: Diagnostic, options: RenderOptions) -> str:
+    properties: list[tuple[str, object]] = [("file", display_path(diagnostic.path, options.root))]
+    if diagnostic.line > 0:
+        properties.append(("line", diagnostic.line))
+        if diagnostic.col > 0:
+            properties.append(("col", diagnostic.col))
+    properties.append(("title", diagnostic.code))
+    return _command("warning", properties, f"{diagnostic.code} {diagnostic.message}")

@@ -1,0 +1,152 @@
+"""The objects every part of zerolint shares: a path step, a flow, a finding, a verdict.
+
+The analyzer builds them, the SMT judge annotates them, and every output format renders
+the same objects, so what a user reads in text, JSON or SARIF is one path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+# An operand that the SMT model understands: an integer literal, or a symbol such as
+# ``self.compress_ratio`` whose range comes from configuration.
+Operand = Union[int, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """What one step does to the length values that flow through it.
+
+    kind is one of:
+      floordiv  rows become ``row // arg``            (a // b, //=, torch.div floor/trunc)
+      ceildiv   rows become ``ceil(row / arg)``       (cdiv, triton.cdiv)
+      rshift    rows become ``row >> arg``
+      add       rows become ``row + arg``             (``-`` is add of the negated literal)
+      mul       rows become ``row * arg``
+      neg       rows become ``-row``
+      clamp_min rows become ``max(row, arg)``         (clamp(min=), clamp_min, maximum, max)
+      clamp_max rows become ``min(row, arg)``
+      fill_zero every row becomes 0                   (torch.zeros, .zero_(), buf[:] = 0)
+      pad_zero  rows from ``arg`` on become 0         (buf[n:m] = 0: padding rows)
+      identity  values unchanged                      (assignment, views, copies, casts)
+      opaque    an operation outside the model        (arg names it)
+    arg is an Operand; for clamp_min/clamp_max a non-literal bound is a str symbol.
+    """
+
+    kind: str
+    arg: Operand | None = None
+
+    def describe(self) -> str:
+        if self.arg is None:
+            return self.kind
+        return f"{self.kind}({self.arg})"
+
+
+IDENTITY = Op("identity")
+
+StepRole = Literal["source", "flow", "call", "return", "sanitizer", "sink"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One line of a path: where it is, the code, and what it does to the lengths."""
+
+    path: str
+    line: int
+    col: int
+    code: str
+    role: StepRole
+    op: Op = IDENTITY
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """One way a zero-able length reaches the sink: its steps in execution order."""
+
+    steps: tuple[Step, ...]
+
+    @property
+    def source(self) -> Step:
+        for step in self.steps:
+            if step.role == "source":
+                return step
+        return self.steps[0]
+
+    @property
+    def ops(self) -> tuple[Op, ...]:
+        return tuple(step.op for step in self.steps if step.op.kind != "identity")
+
+
+VerdictStatus = Literal["unsafe", "safe", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The SMT judge's answer for a finding (the worst over its flows).
+
+    witness maps names to values (``B``, ``seq_len``, ``compress_ratio`` ...) for an
+    unsafe verdict; reason says why a path is safe or could not be decided.
+    """
+
+    status: VerdictStatus
+    witness: dict[str, int] = field(default_factory=dict)
+    reason: str = ""
+    flow_index: int | None = None
+
+    def witness_text(self) -> str:
+        if not self.witness:
+            return ""
+        parts = ", ".join(f"{k}={v}" for k, v in self.witness.items())
+        return f"{parts} -> every context length 0"
+
+
+@dataclass(slots=True)
+class Finding:
+    """A place where zero-able lengths reach a kernel-metadata call."""
+
+    code: str
+    path: str
+    line: int
+    col: int
+    message: str
+    sink: str
+    argument: str
+    flows: list[Flow]
+    verdict: Verdict | None = None
+    # End of the sink call, for SARIF regions and the autofix.
+    end_line: int = 0
+    end_col: int = 0
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.col, self.code)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A file that could not be checked (ZL9xx): one clear line, the run goes on."""
+
+    code: str
+    path: str
+    message: str
+    line: int = 0
+    col: int = 0
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.col, self.code)
+
+
+@dataclass(slots=True)
+class Report:
+    """Everything one run found, sorted the same way whatever the worker count."""
+
+    findings: list[Finding] = field(default_factory=list)
+    proved: list[Finding] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    files_checked: int = 0
+
+    def sort(self) -> None:
+        self.findings.sort(key=Finding.sort_key)
+        self.proved.sort(key=Finding.sort_key)
+        self.diagnostics.sort(key=Diagnostic.sort_key)

@@ -1,0 +1,220 @@
+"""Line and column numbers for LibCST nodes, without LibCST's PositionProvider.
+
+PositionProvider regenerates the whole module while tracking every token, which costs
+more than parsing it. zerolint only needs positions of the statements and calls that
+appear on a reported path, so it pairs each LibCST statement with the statement Python's
+own parser (``ast``, which records positions for free) finds at the same place in a
+pre-order walk; both parsers see the same statements in the same order. A call is
+located by its rank among the calls of its statement. Should the two walks ever disagree,
+the slow, exact PositionProvider is used instead.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+Span = tuple[int, int, int, int]  # line (1-based), col (0-based chars), end_line, end_col
+
+_SMALL = (
+    cst.Expr, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Return, cst.Raise, cst.Assert,
+    cst.Import, cst.ImportFrom, cst.Pass, cst.Break, cst.Continue, cst.Del, cst.Global,
+    cst.Nonlocal,
+)
+
+
+def _cst_block(block: cst.BaseSuite | None) -> Iterator[cst.CSTNode]:
+    if block is None:
+        return
+    yield from _cst_stmts(block.body)
+
+
+def _cst_stmts(stmts) -> Iterator[cst.CSTNode]:
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from stmt.body
+            continue
+        if isinstance(stmt, _SMALL) or isinstance(stmt, cst.BaseSmallStatement):
+            yield stmt
+            continue
+        yield stmt
+        yield from _cst_children(stmt)
+
+
+def _cst_children(stmt: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    if isinstance(stmt, cst.If):
+        yield from _cst_block(stmt.body)
+        orelse = stmt.orelse
+        if isinstance(orelse, cst.If):
+            yield orelse
+            yield from _cst_children(orelse)
+        elif orelse is not None:
+            yield from _cst_block(orelse.body)
+    elif isinstance(stmt, (cst.For, cst.While)):
+        yield from _cst_block(stmt.body)
+        if stmt.orelse is not None:
+            yield from _cst_block(stmt.orelse.body)
+    elif isinstance(stmt, (cst.Try, cst.TryStar)):
+        yield from _cst_block(stmt.body)
+        for handler in stmt.handlers:
+            yield from _cst_block(handler.body)
+        if stmt.orelse is not None:
+            yield from _cst_block(stmt.orelse.body)
+        if stmt.finalbody is not None:
+            yield from _cst_block(stmt.finalbody.body)
+    elif isinstance(stmt, cst.Match):
+        for case in stmt.cases:
+            yield from _cst_block(case.body)
+    elif hasattr(stmt, "body") and isinstance(getattr(stmt, "body"), cst.BaseSuite):
+        yield from _cst_block(stmt.body)
+
+
+def _ast_stmts(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for stmt in stmts:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from _ast_stmts(stmt.body)
+            yield from _ast_stmts(stmt.orelse)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            yield from _ast_stmts(stmt.body)
+            yield from _ast_stmts(stmt.orelse)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            yield from _ast_stmts(stmt.body)
+            for handler in stmt.handlers:  # type: ignore[attr-defined]
+                yield from _ast_stmts(handler.body)
+            yield from _ast_stmts(stmt.orelse)  # type: ignore[attr-defined]
+            yield from _ast_stmts(stmt.finalbody)  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Match):
+            for case in stmt.cases:
+                yield from _ast_stmts(case.body)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                               ast.With, ast.AsyncWith)):
+            yield from _ast_stmts(stmt.body)
+
+
+_PAIRS: dict[type, tuple[type, ...]] = {
+    cst.Expr: (ast.Expr,), cst.Assign: (ast.Assign,), cst.AugAssign: (ast.AugAssign,),
+    cst.AnnAssign: (ast.AnnAssign,), cst.Return: (ast.Return,), cst.Raise: (ast.Raise,),
+    cst.Assert: (ast.Assert,), cst.Import: (ast.Import,), cst.ImportFrom: (ast.ImportFrom,),
+    cst.Pass: (ast.Pass,), cst.Break: (ast.Break,), cst.Continue: (ast.Continue,),
+    cst.Del: (ast.Delete,), cst.Global: (ast.Global,), cst.Nonlocal: (ast.Nonlocal,),
+    cst.If: (ast.If,), cst.For: (ast.For, ast.AsyncFor), cst.While: (ast.While,),
+    cst.With: (ast.With, ast.AsyncWith),
+    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef), cst.ClassDef: (ast.ClassDef,),
+    cst.Try: (ast.Try,), cst.Match: (ast.Match,),
+}
+
+
+@dataclass(slots=True)
+class PositionIndex:
+    """Positions of one module's statements and calls."""
+
+    lines: list[bytes]
+    stmts: dict[int, ast.stmt]
+    exact: dict[int, Span] | None = None  # PositionProvider fallback
+
+    def _char_col(self, line: int, byte_col: int) -> int:
+        if 1 <= line <= len(self.lines):
+            return len(self.lines[line - 1][:byte_col].decode("utf-8", "replace"))
+        return byte_col
+
+    def _span(self, node: ast.AST) -> Span:
+        line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        return (line, self._char_col(line, node.col_offset),  # type: ignore[attr-defined]
+                end_line, self._char_col(end_line, node.end_col_offset or 0))  # type: ignore[attr-defined]
+
+    def statement(self, stmt: cst.CSTNode) -> Span | None:
+        if self.exact is not None:
+            return self.exact.get(id(stmt))
+        found = self.stmts.get(id(stmt))
+        return self._span(found) if found is not None else None
+
+    def call(self, stmt: cst.CSTNode, call: cst.Call) -> Span | None:
+        """Position of ``call``, a Call node somewhere inside the statement ``stmt``."""
+        if self.exact is not None:
+            return self.exact.get(id(call))
+        found = self.stmts.get(id(stmt))
+        if found is None:
+            return None
+        cst_calls = _cst_calls(stmt)
+        ast_calls = sorted(
+            (n for part in _ast_header(found) for n in ast.walk(part) if isinstance(n, ast.Call)),
+            key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0), -(n.end_col_offset or 0)),
+        )
+        for i, candidate in enumerate(cst_calls):
+            if candidate is call:
+                if i < len(ast_calls) and len(ast_calls) == len(cst_calls):
+                    return self._span(ast_calls[i])
+                return self.statement(stmt)
+        return None
+
+
+def _ast_header(stmt: ast.stmt) -> list[ast.AST]:
+    """The parts of a statement that belong to it, not to the blocks nested in it."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.target, stmt.iter]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return list(stmt.items)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.Match)):
+        return []
+    return [stmt]
+
+
+class _CallCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    # Nested scopes are separate statements in both walks.
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+def _cst_calls(stmt: cst.CSTNode) -> list[cst.Call]:
+    collector = _CallCollector()
+    if isinstance(stmt, (cst.If, cst.While)):
+        stmt.test.visit(collector)
+    elif isinstance(stmt, cst.For):
+        stmt.target.visit(collector)
+        stmt.iter.visit(collector)
+    elif isinstance(stmt, cst.With):
+        for item in stmt.items:
+            item.visit(collector)
+    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.Match)):
+        return []
+    else:
+        stmt.visit(collector)
+    return collector.calls
+
+
+def build_index(module: cst.Module, tree: ast.Module, source: str) -> PositionIndex:
+    lines = source.encode("utf-8").splitlines()
+    cst_list = list(_cst_stmts(module.body))
+    ast_list = list(_ast_stmts(tree.body))
+    index = PositionIndex(lines=lines, stmts={})
+    if len(cst_list) == len(ast_list) and all(
+        isinstance(a, _PAIRS.get(type(c), (ast.stmt,))) for c, a in zip(cst_list, ast_list)
+    ):
+        index.stmts = {id(c): a for c, a in zip(cst_list, ast_list)}
+        return index
+    index.exact = _exact_positions(module)
+    return index
+
+
+def _exact_positions(module: cst.Module) -> dict[int, Span]:
+    wrapper = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(cst.metadata.PositionProvider)
+    return {
+        id(node): (r.start.line, r.start.column, r.end.line, r.end.column)
+        for node, r in positions.items()
+    }

@@ -1,0 +1,371 @@
+"""The index of a checked tree: module names, parsed modules, imports, functions, classes.
+
+Modules are read once and parsed on demand: most files of a large tree can never reach a
+kernel-metadata call, and zerolint decides that from their text before any parse. A file
+is parsed only when it mentions a sink (or a wrapper of one), or when a path being
+followed leads into it.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from zerolint.model import Diagnostic
+from zerolint.positions import PositionIndex, build_index
+
+# CPython itself refuses more than 200 nested brackets; anything deeper is hostile input,
+# and refusing it here keeps the native parser's stack safe.
+MAX_NESTING = 200
+
+
+class BadInput(Exception):
+    """A file that cannot be analysed; carries its one-line diagnostic."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+@dataclass(slots=True, eq=False)
+class ClassInfo:
+    name: str
+    qualname: str
+    node: cst.ClassDef
+    module: "ModuleInfo"
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    bases: list[cst.BaseExpression] = field(default_factory=list)
+    fields: list[str] = field(default_factory=list)  # annotated class-level names, in order
+    is_dataclass: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class ModuleInfo:
+    name: str
+    path: Path
+    display: str
+    text: str
+    module: cst.Module
+    tree: ast.Module
+    imports: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    # Module-level names bound by assignment (value expressions, in order).
+    assigned: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    # Names that some function declares `global` (written from inside functions).
+    declared_globals: set[str] = field(default_factory=set)
+    _positions: PositionIndex | None = None
+    _code_cache: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def package(self) -> str:
+        if self.path.name == "__init__.py":
+            return self.name
+        return self.name.rpartition(".")[0]
+
+    def positions(self) -> PositionIndex:
+        if self._positions is None:
+            self._positions = build_index(self.module, self.tree, self.text)
+        return self._positions
+
+    def code(self, node: cst.CSTNode) -> str:
+        """The node's source on one line, whitespace folded (for path steps)."""
+        key = id(node)
+        cached = self._code_cache.get(key)
+        if cached is None:
+            cached = fold_code(self.module.code_for_node(node))
+            self._code_cache[key] = cached
+        return cached
+
+
+def fold_code(text: str, limit: int = 120) -> str:
+    out: list[str] = []
+    for raw in text.strip().splitlines():
+        line = raw.split("  #", 1)[0].strip() if "#" in raw else raw.strip()
+        if line.startswith("#") or not line:
+            continue
+        if out and (out[-1].endswith(("(", "[", "{")) or line.startswith((")", "]", "}"))):
+            out[-1] += line
+        else:
+            out.append(line)
+    folded = " ".join(out)
+    return folded if len(folded) <= limit else folded[: limit - 3] + "..."
+
+
+def read_source(path: Path, display: str) -> str:
+    """The file's text, or BadInput with the reason in one line."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(Diagnostic("ZL902", display, f"cannot read: {exc.strerror or exc}")) from None
+    if b"\x00" in data:
+        raise BadInput(Diagnostic("ZL904", display, "contains a NUL byte; not Python source"))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInput(Diagnostic(
+            "ZL903", display, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        )) from None
+    return text
+
+
+def _nesting_depth_exceeds(text: str, limit: int) -> bool:
+    # Cheap over-estimate (brackets inside strings count too); only a hint to look closer.
+    depth = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return False
+
+
+def parse_module(name: str, path: Path, display: str, text: str) -> ModuleInfo:
+    """Parse with Python's own parser first (fast, safe on hostile input), then LibCST."""
+    try:
+        tree = ast.parse(text, filename=display)
+    except SyntaxError as exc:
+        msg = exc.msg or "invalid syntax"
+        raise BadInput(Diagnostic("ZL901", display, f"syntax error: {msg}",
+                                  exc.lineno or 0, exc.offset or 0)) from None
+    except (RecursionError, MemoryError):
+        raise BadInput(Diagnostic("ZL905", display, "nested too deeply to parse")) from None
+    if _nesting_depth_exceeds(text, MAX_NESTING):
+        raise BadInput(Diagnostic("ZL905", display,
+                                  f"more than {MAX_NESTING} nested brackets; not analysed"))
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise BadInput(Diagnostic("ZL901", display, f"syntax error: {exc.message}",
+                                  exc.raw_line, exc.raw_column)) from None
+    except RecursionError:
+        raise BadInput(Diagnostic("ZL905", display, "nested too deeply to parse")) from None
+    info = ModuleInfo(name=name, path=path, display=display, text=text, module=module, tree=tree)
+    _index_module(info)
+    return info
+
+
+def _dotted(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def resolve_relative(package: str, level: int, module: str | None) -> str:
+    parts = package.split(".") if package else []
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    base = ".".join(parts)
+    if module:
+        return f"{base}.{module}" if base else module
+    return base
+
+
+def record_import(info: ModuleInfo, node: cst.Import | cst.ImportFrom, table: dict[str, str]) -> None:
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = _dotted(alias.name) or ""
+            if alias.asname is not None:
+                local = _dotted(alias.asname.name) or full
+                table[local] = full
+            else:
+                head = full.split(".")[0]
+                table[head] = head
+        return
+    level = len(node.relative)
+    mod = _dotted(node.module) if node.module is not None else None
+    base = resolve_relative(info.package, level, mod) if level else (mod or "")
+    if isinstance(node.names, cst.ImportStar):
+        table.setdefault("*" + base, base)
+        return
+    for alias in node.names:
+        name = _dotted(alias.name) or ""
+        local = _dotted(alias.asname.name) if alias.asname is not None else name
+        table[local or name] = f"{base}.{name}" if base else name
+
+
+def _blocks(stmt: cst.CSTNode) -> list[cst.BaseSuite]:
+    """The statement blocks nested directly in a compound statement."""
+    out: list[cst.BaseSuite] = []
+    for name in ("body", "orelse", "finalbody"):
+        part = getattr(stmt, name, None)
+        if isinstance(part, cst.BaseSuite):
+            out.append(part)
+        elif isinstance(part, (cst.Else, cst.Finally)):
+            out.append(part.body)
+        elif isinstance(part, cst.If):
+            out.extend(_blocks(part) + [part.body])
+    for handler in getattr(stmt, "handlers", ()):
+        out.append(handler.body)
+    for case in getattr(stmt, "cases", ()):
+        out.append(case.body)
+    return out
+
+
+def _index_block(info: ModuleInfo, body, depth: int, owner: ClassInfo | None) -> None:
+    """Walk statements only (never expressions): imports anywhere (vLLM imports inside
+    functions), functions, classes and their annotated fields, module-level assignments,
+    names declared ``global``."""
+    for stmt in body:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                _index_small(info, small, depth, owner)
+            continue
+        if isinstance(stmt, cst.FunctionDef):
+            if depth == 0:
+                info.functions[stmt.name.value] = stmt
+            elif owner is not None and depth == 1:
+                owner.methods[stmt.name.value] = stmt
+            _index_block(info, stmt.body.body, depth + 2, None)
+            continue
+        if isinstance(stmt, cst.ClassDef):
+            if depth <= 1:
+                ci = _class_info(info, stmt, owner)
+                info.classes[ci.qualname] = ci
+                _index_block(info, stmt.body.body, 1, ci)
+            else:
+                _index_block(info, stmt.body.body, depth + 2, None)
+            continue
+        for block in _blocks(stmt):
+            _index_block(info, block.body, depth, owner)
+
+
+def _index_small(info: ModuleInfo, small: cst.CSTNode, depth: int, owner: ClassInfo | None) -> None:
+    if isinstance(small, (cst.Import, cst.ImportFrom)):
+        record_import(info, small, info.imports)
+    elif isinstance(small, cst.Global):
+        info.declared_globals.update(n.name.value for n in small.names)
+    elif depth == 0 and isinstance(small, cst.Assign):
+        for target in small.targets:
+            if isinstance(target.target, cst.Name):
+                info.assigned.setdefault(target.target.value, []).append(small.value)
+    elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+        if depth == 0 and small.value is not None:
+            info.assigned.setdefault(small.target.value, []).append(small.value)
+        elif depth == 1 and owner is not None:
+            owner.fields.append(small.target.value)
+
+
+def _class_info(info: ModuleInfo, node: cst.ClassDef, owner: ClassInfo | None) -> ClassInfo:
+    qual = f"{owner.qualname}.{node.name.value}" if owner is not None else node.name.value
+    ci = ClassInfo(name=node.name.value, qualname=qual, node=node, module=info,
+                   bases=[a.value for a in node.bases])
+    for d in node.decorators:
+        target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        if (_dotted(target) or "").rsplit(".", 1)[-1] == "dataclass":
+            ci.is_dataclass = True
+    return ci
+
+
+def _index_module(info: ModuleInfo) -> None:
+    _index_block(info, info.module.body, 0, None)
+
+
+def module_name_for(path: Path, is_package: Callable[[str], bool] | None = None) -> str:
+    """The dotted module name of a file: walk up while the folder is a package."""
+    check = is_package or (lambda d: os.path.exists(os.path.join(d, "__init__.py")))
+    full = os.path.abspath(path)
+    folder, name = os.path.split(full)
+    stem = name.rsplit(".", 1)[0]
+    parts = [stem] if stem != "__init__" else []
+    while check(folder):
+        parent, base = os.path.split(folder)
+        parts.append(base)
+        if parent == folder:
+            break
+        folder = parent
+    return ".".join(reversed(parts)) or stem
+
+
+class Project:
+    """The checked files, addressable by module name, parsed lazily and once."""
+
+    def __init__(self, files: Iterable[Path], display: dict[Path, str] | None = None) -> None:
+        self.files = list(files)
+        self.display = display or {}
+        self.by_name: dict[str, Path] = {}
+        self.name_of: dict[Path, str] = {}
+        self._texts: dict[Path, str] = {}
+        self._modules: dict[Path, ModuleInfo | None] = {}
+        self.diagnostics: dict[Path, Diagnostic] = {}
+        packages: dict[str, bool] = {}
+
+        def is_package(folder: str) -> bool:
+            known = packages.get(folder)
+            if known is None:
+                known = packages[folder] = os.path.exists(os.path.join(folder, "__init__.py"))
+            return known
+
+        for f in self.files:
+            name = module_name_for(f, is_package)
+            self.name_of[f] = name
+            # First file wins; names are unique within a well-formed tree.
+            self.by_name.setdefault(name, f)
+
+    def display_of(self, path: Path) -> str:
+        shown = self.display.get(path)
+        if shown is None:
+            try:
+                shown = os.path.relpath(path)
+            except ValueError:
+                shown = str(path)
+            if shown.startswith(".." + os.sep):
+                shown = str(path)
+            shown = shown.replace(os.sep, "/")
+            self.display[path] = shown
+        return shown
+
+    def text(self, path: Path) -> str | None:
+        """The file's text (read once), or None with a diagnostic recorded."""
+        if path in self._texts:
+            return self._texts[path]
+        if path in self.diagnostics:
+            return None
+        try:
+            text = read_source(path, self.display_of(path))
+        except BadInput as bad:
+            self.diagnostics[path] = bad.diagnostic
+            return None
+        self._texts[path] = text
+        return text
+
+    def set_text(self, path: Path, text: str) -> None:
+        self._texts[path] = text
+
+    def module_at(self, path: Path) -> ModuleInfo | None:
+        if path in self._modules:
+            return self._modules[path]
+        text = self.text(path)
+        info = None
+        if text is not None:
+            try:
+                info = parse_module(self.name_of.get(path, path.stem), path,
+                                    self.display_of(path), text)
+            except BadInput as bad:
+                self.diagnostics[path] = bad.diagnostic
+        self._modules[path] = info
+        return info
+
+    def module(self, name: str) -> ModuleInfo | None:
+        path = self.by_name.get(name)
+        return self.module_at(path) if path is not None else None
+
+    def has_module(self, name: str) -> bool:
+        return name in self.by_name
+
+    def is_parsed(self, name: str) -> bool:
+        path = self.by_name.get(name)
+        return path is not None and self._modules.get(path) is not None
+
+    def parsed(self) -> list[ModuleInfo]:
+        return [m for m in self._modules.values() if m is not None]

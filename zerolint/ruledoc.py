@@ -1,0 +1,39 @@
+"""``zerolint rule CODE`` and ``zerolint rules``: the rules' documentation from ``rules/``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from zerolint.rules import load_rules, rule_by_code
+
+
+def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
+    if name == "rule":
+        parser.add_argument("code", help="a rule code, e.g. ZL001")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from zerolint.cli import UsageError
+
+    if args._command == "rules":
+        rules = load_rules()
+        if args.format == "json":
+            data = [{"code": r.code, "name": r.name, "summary": r.summary, "fixable": True}
+                    for r in rules]
+            print(json.dumps(data, indent=2))
+        else:
+            for r in rules:
+                print(f"{r.code}  {r.name}  {r.summary}")
+        return 0
+    rule = rule_by_code(args.code)
+    if rule is None:
+        raise UsageError(f"unknown rule: {args.code} (see `zerolint rules`)")
+    if args.format == "json":
+        print(json.dumps({"code": rule.code, "name": rule.name, "summary": rule.summary,
+                          "documentation": rule.doc}, indent=2))
+    else:
+        sys.stdout.write(rule.doc if rule.doc.endswith("\n") else rule.doc + "\n")
+    return 0

@@ -1,0 +1,703 @@
+"""The SMT judge: can a path hand the kernel a batch whose every length is 0?
+
+DeepGEMM's SM90 paged-MQA metadata scheduler reads one int past its shared memory when
+the batch ``B`` is a multiple of 32 and every context length is 0 (DOMAIN.md section 1).
+This module turns the operations on a path (``model.Op``) into a Z3 formula over the
+batch and asks for exactly that: ``B % 32 == 0 and every row == 0``.
+
+The row model. Rows that reach the first operation are real requests with a length
+``seq_len >= 1``. A ``fill_zero`` or ``pad_zero`` resets rows to 0 from a start row on
+(padding rows), and every later operation applies to them too, so the kernel's rows fall
+into groups: the rows never reset (real), and for each reset the rows it reset last.
+Every group that is present in the batch must be 0. Real rows may differ from each other,
+but the operations are elementwise, so one shared ``seq_len`` finds a witness whenever
+differing lengths would.
+
+``import z3`` happens only when a question reaches the solver: checking a tree with no
+candidate paths never loads it. Operations outside the model, and solver time-outs, give
+``unknown``. Every witness is replayed in plain Python before it is returned, so a
+modelling bug cannot print a false witness. Not thread-safe: Z3's default context is
+shared, so judge from one thread per process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zerolint.model import Finding, Flow, Op, Verdict
+
+FAULT_MULTIPLE = 32  # align(B, 32) ints of shared memory: prefix_sum[B] is out of bounds
+DEFAULT_TIMEOUT_MS = 2000
+SHIFT_DOMAIN = tuple(range(32))  # an unconfigured shift amount on int32 lengths
+
+Ratios = Mapping[str, Sequence[int]]
+_FrozenRatios = tuple[tuple[str, tuple[int, ...]], ...]
+
+_ROW_OPS = frozenset(
+    {"floordiv", "ceildiv", "rshift", "add", "mul", "neg", "clamp_min", "clamp_max"}
+)
+_RESET_OPS = frozenset({"fill_zero", "pad_zero"})
+_SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
+_LEAST = {"divisor": 1, "shift": 0}  # the smallest configured value each role accepts
+
+
+class SolverGaveUp(RuntimeError):
+    """Z3 answered unknown (a time-out) where a definite answer is needed."""
+
+
+class OutsideModel(ValueError):
+    """An operation the row model cannot express."""
+
+
+# ---------------------------------------------------------------- public: findings
+
+
+def judge(
+    finding: Finding, *, ratios: Ratios | None = None, timeout_ms: int = DEFAULT_TIMEOUT_MS
+) -> Verdict:
+    """The worst verdict over the finding's flows (unsafe > unknown > safe).
+
+    ``flow_index`` names the flow that decided an unsafe or unknown verdict; a safe
+    verdict (every flow proved) has none. A finding without flows is unknown.
+    """
+    if not finding.flows:
+        return Verdict("unknown", reason="no flow to judge")
+    worst: Verdict | None = None
+    for index, flow in enumerate(finding.flows):
+        verdict = judge_flow(flow, ratios=ratios, timeout_ms=timeout_ms)
+        if worst is None or _SEVERITY[verdict.status] > _SEVERITY[worst.status]:
+            worst = dataclasses.replace(verdict, flow_index=index)
+        if verdict.status == "unsafe":
+            break
+    assert worst is not None
+    if worst.status == "safe":
+        return dataclasses.replace(worst, flow_index=None)
+    return worst
+
+
+def judge_flow(
+    flow: Flow, *, ratios: Ratios | None = None, timeout_ms: int = DEFAULT_TIMEOUT_MS
+) -> Verdict:
+    """Is there a batch on which this flow's lengths reach the kernel all 0?
+
+    ``unsafe`` carries the smallest readable witness (smallest B, then seq_len, then
+    each symbol), checked by concrete evaluation; ``safe`` means Z3 proved no batch of
+    ``B % 32 == 0`` rows is all 0; ``unknown`` means an operation outside the model or a
+    solver time-out. A symbol is constrained by ``ratios[name]`` (full dotted name or its
+    last component) when configured, else a divisor is ``>= 2``.
+    """
+    return _copy(_judge_ops(flow.ops, _freeze(ratios), timeout_ms))
+
+
+# ---------------------------------------------------------------- public: capture
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeShape:
+    """How a uniform decode batch reaches the kernel (DOMAIN.md section 3).
+
+    Each request has ``next_n`` query tokens; token ``j`` of a request with ``seq_len L``
+    has context length ``L - next_n + j + 1``. ``native``: 2-D ``(requests, next_n)``
+    lens of which the kernel reads the last column (``L``), kernel batch = requests.
+    Otherwise flattened: one row per token, kernel batch = requests * next_n.
+    """
+
+    next_n: int
+    native: bool
+
+    def kernel_batch(self, requests: int) -> int:
+        return requests if self.native else requests * self.next_n
+
+    def read_lengths(self, seq_len: int) -> tuple[int, ...]:
+        """The lengths the kernel reads for one request, before the builder's ops."""
+        if self.native:
+            return (seq_len,)
+        return tuple(seq_len - self.next_n + j + 1 for j in range(self.next_n))
+
+
+def faulting_sizes(
+    shape: DecodeShape,
+    ops: Sequence[Op],
+    sizes: Iterable[int],
+    *,
+    seq_len: int,
+    ratios: Ratios | None = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> list[int]:
+    """The capture sizes (tokens) whose dummy decode batch faults, ascending.
+
+    A size N is a batch of ``N // next_n`` requests, each of length ``seq_len``, whose
+    lengths go through ``ops``. Each returned size is a model Z3 found (enumerated with
+    blocking clauses); sizes not returned are proved not to fault. Raises SolverGaveUp on
+    a time-out and OutsideModel for ops the model cannot express.
+    """
+    z3 = _z3()
+    enc = _Encoder(z3, _freeze(ratios))
+    size = z3.Int("size")
+    requests = size / shape.next_n
+    _, fault = _decode_fault(enc, shape, ops, seq_len=z3.IntVal(seq_len), requests=requests)
+    solver = enc.solver(timeout_ms)
+    solver.add(_member(z3, size, sizes), size % shape.next_n == 0, fault)
+    found = []
+    while (answer := solver.check()) == z3.sat:
+        value = solver.model().eval(size).as_long()
+        found.append(value)
+        solver.add(size != value)
+    if answer != z3.unsat:
+        raise SolverGaveUp(f"capture sizes: solver gave up ({solver.reason_unknown()})")
+    return sorted(found)
+
+
+def live_decode_verdict(
+    shape: DecodeShape,
+    ops: Sequence[Op],
+    *,
+    min_seq_len: int,
+    max_requests: int,
+    ratios: Ratios | None = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> Verdict:
+    """Can live decode traffic fault: 1..max_requests requests, each ``>= min_seq_len``?
+
+    The witness has the kernel batch ``B``, ``requests``, ``seq_len`` and each symbol.
+    """
+    z3 = _z3()
+    enc = _Encoder(z3, _freeze(ratios))
+    requests, seq_len = z3.Int("requests"), z3.Int("seq_len")
+    batch, fault = _decode_fault(enc, shape, ops, seq_len=seq_len, requests=requests)
+    solver = enc.solver(timeout_ms)
+    solver.add(requests >= 1, requests <= max_requests, seq_len >= min_seq_len, fault)
+
+    def replay(w: dict[str, int]) -> bool:
+        batch = shape.kernel_batch(w["requests"])
+        rows = [shape.read_lengths(w["seq_len"])] * w["requests"]
+        return batch == w["B"] and _faults(batch, rows, ops, w)
+
+    order = [("B", batch, None), ("requests", requests, None), ("seq_len", seq_len, None)]
+    return _decide(enc, solver, order, replay, "no decode batch of this shape is all 0")
+
+
+def idle_rank_verdict(
+    shape: DecodeShape,
+    ops: Sequence[Op],
+    sizes: Iterable[int],
+    *,
+    seq_len: int,
+    ratios: Ratios | None = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> Verdict:
+    """Can one request of ``seq_len``, padded with empty requests to a size, fault?
+
+    This is the data-parallel dummy batch: padding requests have length 0. The witness
+    has ``B``, the padded ``size`` in tokens, ``seq_len`` and each symbol.
+    """
+    z3 = _z3()
+    enc = _Encoder(z3, _freeze(ratios))
+    size = z3.Int("size")
+    padded = size / shape.next_n
+    batch, fault = _decode_fault(
+        enc, shape, ops, seq_len=z3.IntVal(seq_len), requests=z3.IntVal(1), padded=padded
+    )
+    solver = enc.solver(timeout_ms)
+    solver.add(_member(z3, size, sizes), size % shape.next_n == 0, padded >= 1, fault)
+
+    def replay(w: dict[str, int]) -> bool:
+        batch = shape.kernel_batch(w["size"] // shape.next_n)
+        rows = [shape.read_lengths(seq_len)] + [(0,)] * (batch - shape.kernel_batch(1))
+        return batch == w["B"] and _faults(batch, rows, ops, w)
+
+    order = [("B", batch, None), ("size", size, None), ("seq_len", z3.IntVal(seq_len), None)]
+    return _decide(enc, solver, order, replay, "no padded dummy batch is all 0")
+
+
+def evaluate(ops: Sequence[Op], value: int, symbols: Mapping[str, int] | None = None) -> int:
+    """Apply row operations to one length in plain Python (floor semantics, as torch).
+
+    ``symbols`` maps a symbol (full or short name) to its value. Resets are not row
+    operations: use the flow model for them.
+    """
+    env = dict(symbols or {})
+    for op in ops:
+        if op.kind != "identity":
+            value = _apply_int(op, value, env)
+    return value
+
+
+# ---------------------------------------------------------------- the flow model
+
+
+@functools.lru_cache(maxsize=4096)
+def _judge_ops(ops: tuple[Op, ...], ratios: _FrozenRatios, timeout_ms: int) -> Verdict:
+    problem = _outside_model(ops)
+    if problem:
+        return Verdict("unknown", reason=problem)
+    z3 = _z3()
+    enc = _Encoder(z3, ratios)
+    try:
+        flow = _FlowEncoding(enc, ops)
+    except OutsideModel as exc:
+        return Verdict("unknown", reason=str(exc))
+    solver = enc.solver(timeout_ms)
+    solver.add(flow.fault)
+    return _decide(
+        enc,
+        solver,
+        flow.minimize_order(),
+        flow.replay,
+        "proved: no batch of B % 32 == 0 rows has every length 0",
+        prefer=flow.preferences(),
+    )
+
+
+def _outside_model(ops: Sequence[Op]) -> str:
+    """Why these ops cannot be judged, or "" when they can (checked before importing z3)."""
+    for op in ops:
+        if op.kind == "opaque":
+            return f"operation outside the model: {op.arg or 'opaque'}"
+        if op.kind not in _ROW_OPS | _RESET_OPS | {"identity"}:
+            return f"operation outside the model: {op.describe()}"
+        if op.arg is None and op.kind in _ROW_OPS - {"neg"}:
+            return f"operation outside the model: {op.kind} without an operand"
+        if isinstance(op.arg, int) and not _literal_ok(op):
+            return f"operation outside the model: {op.describe()}"
+    return ""
+
+
+def _literal_ok(op: Op) -> bool:
+    assert isinstance(op.arg, int)
+    if op.kind in ("floordiv", "ceildiv"):
+        return op.arg > 0
+    if op.kind in ("rshift", "pad_zero"):
+        return op.arg >= 0
+    return True
+
+
+class _FlowEncoding:
+    """The row groups of one flow and the fault formula over them."""
+
+    def __init__(self, enc: _Encoder, ops: tuple[Op, ...]) -> None:
+        z3 = enc.z3
+        self.enc, self.ops = enc, ops
+        self.batch = z3.Int("B")
+        self.seq_len = z3.Int("seq_len")
+        self.resets = [i for i, op in enumerate(ops) if op.kind in _RESET_OPS]
+        self.starts = {i: self._start(i) for i in self.resets}
+        enc.constraints.append(self.seq_len >= 1)
+        groups = [(self._apply_from(0, self.seq_len), self.real_present)]
+        for i in self.resets:
+            groups.append((self._apply_from(i + 1, z3.IntVal(0)), self._reset_present(i)))
+        self.fault = _fault_formula(z3, self.batch, groups)
+
+    def _start(self, i: int) -> Any:
+        op = self.ops[i]
+        if op.kind == "fill_zero":
+            return self.enc.z3.IntVal(0)
+        if isinstance(op.arg, int):
+            return self.enc.z3.IntVal(op.arg)
+        return self.enc.pad_start(_pad_name(i, op), self.batch)
+
+    def _apply_from(self, first: int, value: Any) -> Any:
+        for op in self.ops[first:]:
+            if op.kind in _ROW_OPS:
+                value = self.enc.apply(op, value)
+        return value
+
+    @property
+    def real_present(self) -> Any:
+        return self.enc.z3.And([self.starts[i] > 0 for i in self.resets])
+
+    def _reset_present(self, i: int) -> Any:
+        later = [self.starts[i] < self.starts[j] for j in self.resets if j > i]
+        return self.enc.z3.And(self.starts[i] < self.batch, *later)
+
+    def preferences(self) -> list[Any]:
+        """Soft wishes for a readable witness: no padding rows, else some real rows."""
+        z3 = self.enc.z3
+        no_padding = [self.starts[i] >= self.batch for i in self.resets]
+        return [z3.And(no_padding), self.real_present] if self.resets else []
+
+    def minimize_order(self) -> list[tuple[str, Any, Any]]:
+        order: list[tuple[str, Any, Any]] = [("B", self.batch, None)]
+        order.append(("seq_len", self.seq_len, self.real_present))
+        order += [(name, var, None) for name, var in self.enc.row_symbols()]
+        return order
+
+    def replay(self, w: dict[str, int]) -> bool:
+        """Evaluate every row of the witness batch in plain Python."""
+        batch, env = w["B"], dict(w)
+        starts = {i: self._start_value(i, batch, env) for i in self.resets}
+        rows = []
+        for row in range(batch):
+            value = env.get("seq_len", 1)
+            for i, op in enumerate(self.ops):
+                if i in starts and row >= starts[i]:
+                    value = 0
+                elif op.kind in _ROW_OPS:
+                    value = _apply_int(op, value, env)
+            rows.append(value)
+        return batch % FAULT_MULTIPLE == 0 and batch >= FAULT_MULTIPLE and not any(rows)
+
+    def _start_value(self, i: int, batch: int, env: dict[str, int]) -> int:
+        op = self.ops[i]
+        if op.kind == "fill_zero":
+            return 0
+        if isinstance(op.arg, int):
+            return op.arg
+        name = _pad_name(i, op)
+        return env.get(_short_name(name), env.get(name, batch))
+
+
+# ---------------------------------------------------------------- decode batches
+
+
+def _decode_fault(
+    enc: _Encoder,
+    shape: DecodeShape,
+    ops: Sequence[Op],
+    *,
+    seq_len: Any,
+    requests: Any,
+    padded: Any = None,
+) -> tuple[Any, Any]:
+    """(kernel batch, fault) for ``requests`` equal requests, padded to ``padded`` ones."""
+    z3 = enc.z3
+    if _outside_model(ops) or any(op.kind in _RESET_OPS for op in ops):
+        raise OutsideModel(f"decode batches take row operations only: {ops}")
+    token_lens = [seq_len - shape.next_n + j + 1 for j in range(shape.next_n)]
+    read = token_lens[-1:] if shape.native else token_lens
+    groups = [(_apply_all(enc, ops, length), z3.BoolVal(True)) for length in read]
+    total = requests if padded is None else padded
+    if padded is not None:  # padding requests: length 0 on every row the kernel reads
+        groups.append((_apply_all(enc, ops, z3.IntVal(0)), padded > requests))
+    batch = total if shape.native else total * shape.next_n
+    return batch, _fault_formula(z3, batch, groups)
+
+
+def _apply_all(enc: _Encoder, ops: Sequence[Op], value: Any) -> Any:
+    for op in ops:
+        if op.kind != "identity":
+            value = enc.apply(op, value)
+    return value
+
+
+def _member(z3: Any, var: Any, values: Iterable[int]) -> Any:
+    """``var`` in ``values``, as a few arithmetic runs (lo, hi, step) instead of one
+    equality per value: vLLM's size lists are a handful of strided ranges."""
+    clauses = []
+    for lo, hi, step in _runs(sorted(set(values))):
+        if lo == hi:
+            clauses.append(var == lo)
+        else:
+            clauses.append(z3.And(var >= lo, var <= hi, (var - lo) % step == 0))
+    return z3.Or(clauses) if clauses else z3.BoolVal(False)
+
+
+def _runs(values: list[int]) -> list[tuple[int, int, int]]:
+    runs: list[tuple[int, int, int]] = []
+    i = 0
+    while i < len(values):
+        lo = values[i]
+        if i + 1 == len(values):
+            runs.append((lo, lo, 1))
+            break
+        step, j = values[i + 1] - lo, i + 1
+        while j + 1 < len(values) and values[j + 1] - values[j] == step:
+            j += 1
+        runs.append((lo, values[j], step))
+        i = j + 1
+    return runs
+
+
+# ---------------------------------------------------------------- shared encoding
+
+
+def _z3() -> Any:
+    import z3  # lazy: zerolint check on a tree without candidate paths never loads it
+
+    return z3
+
+
+def _fault_formula(z3: Any, batch: Any, groups: list[tuple[Any, Any]]) -> Any:
+    """DOMAIN.md section 1: B % 32 == 0 and every row present in the batch is 0."""
+    every_row_zero = [z3.Implies(present, value == 0) for value, present in groups]
+    return z3.And(batch >= FAULT_MULTIPLE, batch % FAULT_MULTIPLE == 0, *every_row_zero)
+
+
+class _Encoder:
+    """Z3 variables for the symbols of one question, with their domains."""
+
+    def __init__(self, z3: Any, ratios: _FrozenRatios) -> None:
+        self.z3 = z3
+        self.ratios = dict(ratios)
+        self.constraints: list[Any] = []
+        self.symbols: dict[str, Any] = {}
+        self.pads: set[str] = set()
+        self._constrained: set[tuple[str, str]] = set()
+
+    def solver(self, timeout_ms: int) -> Any:
+        solver = self.z3.Solver()
+        solver.set("timeout", timeout_ms)
+        solver.add(*self.constraints)
+        return solver
+
+    def row_symbols(self) -> list[tuple[str, Any]]:
+        """Non-padding symbols by their witness name (short unless taken), in order of use."""
+        named: list[tuple[str, Any]] = []
+        taken: set[str] = {"B", "seq_len", "requests", "size"}
+        for name, var in self.symbols.items():
+            if name in self.pads:
+                continue
+            label = _short_name(name) if _short_name(name) not in taken else name
+            taken.add(label)
+            named.append((label, var))
+        return named
+
+    def pad_start(self, name: str, batch: Any) -> Any:
+        var = self._variable(name)
+        self.pads.add(name)
+        self.constraints += [var >= 0, var <= batch]
+        return var
+
+    def apply(self, op: Op, value: Any) -> Any:
+        """One row operation on a Z3 integer expression."""
+        z3, kind, arg = self.z3, op.kind, op.arg
+        if kind == "neg":
+            return -value
+        if kind == "floordiv":
+            return self._divide(value, arg)
+        if kind == "ceildiv":
+            return -self._divide(-value, arg)
+        if kind == "rshift":
+            return self._shift(value, arg)
+        operand = arg if isinstance(arg, int) else self._symbol(arg, "operand")[0]
+        if kind == "add":
+            return value + operand
+        if kind == "mul":
+            return value * operand
+        if kind == "clamp_min":
+            return z3.If(value >= operand, value, operand)
+        if kind == "clamp_max":
+            return z3.If(value <= operand, value, operand)
+        raise OutsideModel(f"operation outside the model: {op.describe()}")
+
+    def _divide(self, value: Any, arg: Any) -> Any:
+        # Z3's integer division is floor division for a positive divisor, as torch's //.
+        if isinstance(arg, int):
+            return value / arg
+        var, domain = self._symbol(arg, "divisor")
+        if domain is None:
+            return value / var
+        return self._cases(var, domain, lambda d: value / d)
+
+    def _shift(self, value: Any, arg: Any) -> Any:
+        if isinstance(arg, int):
+            return value / (2**arg)
+        var, domain = self._symbol(arg, "shift")
+        assert domain is not None
+        return self._cases(var, domain, lambda k: value / (2**k))
+
+    def _cases(self, var: Any, domain: tuple[int, ...], make: Any) -> Any:
+        # A finite domain keeps the formula linear: one case per value.
+        expr = make(domain[-1])
+        for value in reversed(domain[:-1]):
+            expr = self.z3.If(var == value, make(value), expr)
+        return expr
+
+    def _symbol(self, name: str, role: str) -> tuple[Any, tuple[int, ...] | None]:
+        """The symbol's variable and finite domain (None: unbounded, a divisor >= 2).
+
+        Configured values win; otherwise a divisor is >= 2, a shift amount 0..31, and
+        an operand of + * clamp any integer.
+        """
+        var = self._variable(name)
+        domain = _configured(name, self.ratios)
+        if domain is None and role == "shift":
+            domain = SHIFT_DOMAIN
+        if domain is None and role == "operand":
+            return var, None
+        if domain is not None and role in _LEAST and min(domain) < _LEAST[role]:
+            raise ValueError(
+                f"configured values of {name} must be >= {_LEAST[role]} for a {role}, got {domain}"
+            )
+        if (name, role) not in self._constrained:
+            self._constrained.add((name, role))
+            if domain is None:
+                self.constraints.append(var >= 2)
+            else:
+                self.constraints.append(self.z3.Or([var == v for v in domain]))
+        return var, domain
+
+    def _variable(self, name: str) -> Any:
+        if name not in self.symbols:
+            self.symbols[name] = self.z3.Int(name)
+        return self.symbols[name]
+
+
+# ---------------------------------------------------------------- witness search
+
+
+def _decide(
+    enc: _Encoder,
+    solver: Any,
+    order: list[tuple[str, Any, Any]],
+    replay: Any,
+    safe_reason: str,
+    *,
+    prefer: Sequence[Any] = (),
+) -> Verdict:
+    """Check, then shrink the model to a readable witness and replay it concretely.
+
+    ``order`` lists (name, expression, condition): each is minimized in turn (by
+    magnitude), then the symbols; a name is shown when its condition (if any) holds.
+    Padding starts are shown only when some rows are padding.
+    """
+    z3 = enc.z3
+    answer = solver.check()
+    if answer == z3.unsat:
+        return Verdict("safe", reason=safe_reason)
+    if answer != z3.sat:
+        return Verdict("unknown", reason=f"solver gave up ({solver.reason_unknown()})")
+    model = solver.model()
+    for wish in prefer:
+        model = _try(z3, solver, wish) or model
+    named = {n for n, _, _ in order}
+    order = order + [(n, v, None) for n, v in enc.row_symbols() if n not in named]
+    for _, expr, _ in order:
+        model = _minimize(z3, solver, expr, model)
+    full: dict[str, int] = {}
+    witness: dict[str, int] = {}
+    for name, expr, condition in order:
+        full[name] = witness[name] = _int(model, expr)
+        if condition is not None and not z3.is_true(model.eval(condition, True)):
+            del witness[name]
+    for name in enc.pads:
+        full[_short_name(name)] = value = _int(model, enc.symbols[name])
+        if value < full["B"]:  # a padding start at B: no padding rows
+            witness[_short_name(name)] = value
+    if not replay(full):
+        return Verdict(
+            "unknown", reason=f"witness {witness} did not replay to all-zero lengths (model bug)"
+        )
+    return Verdict("unsafe", witness=witness)
+
+
+def _try(z3: Any, solver: Any, wish: Any) -> Any:
+    """Keep ``wish`` if it is satisfiable; return the new model, or None."""
+    solver.push()
+    solver.add(wish)
+    if solver.check() == z3.sat:
+        return solver.model()
+    solver.pop()
+    return None
+
+
+def _minimize(z3: Any, solver: Any, expr: Any, model: Any) -> Any:
+    """Fix ``expr`` to the smallest magnitude the constraints allow (bisection).
+
+    Returns the model after fixing it; a solver that gives up on a probe only leaves
+    the value larger than it could be, never wrong.
+    """
+    if z3.is_int_value(expr):
+        return model
+    best_model, best = model, _int(model, expr)
+    lo, hi = 0, abs(best)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        solver.push()
+        solver.add(expr <= mid, expr >= -mid)
+        if solver.check() == z3.sat:
+            best_model = solver.model()
+            best = _int(best_model, expr)
+            hi = abs(best)
+        else:
+            lo = mid + 1
+        solver.pop()
+    solver.add(expr == best)
+    return best_model
+
+
+def _int(model: Any, expr: Any) -> int:
+    return model.eval(expr, model_completion=True).as_long()
+
+
+# ---------------------------------------------------------------- plain Python side
+
+
+def _apply_int(op: Op, value: int, env: Mapping[str, int]) -> int:
+    arg = _value(op.arg, env)
+    kind = op.kind
+    if kind == "floordiv":
+        return value // arg
+    if kind == "ceildiv":
+        return -(-value // arg)
+    if kind == "rshift":
+        return value >> arg
+    if kind == "add":
+        return value + arg
+    if kind == "mul":
+        return value * arg
+    if kind == "neg":
+        return -value
+    if kind == "clamp_min":
+        return max(value, arg)
+    if kind == "clamp_max":
+        return min(value, arg)
+    raise OutsideModel(f"operation outside the model: {op.describe()}")
+
+
+def _value(arg: Any, env: Mapping[str, int]) -> int:
+    if arg is None or isinstance(arg, int):
+        return arg  # type: ignore[return-value]
+    if arg in env:
+        return env[arg]
+    return env[_short_name(arg)]
+
+
+def _faults(
+    batch: int, rows: Sequence[Sequence[int]], ops: Sequence[Op], env: Mapping[str, int]
+) -> bool:
+    """The fault predicate on concrete rows (each a group of lengths, all read)."""
+    if batch < FAULT_MULTIPLE or batch % FAULT_MULTIPLE:
+        return False
+    return all(evaluate(ops, length, env) == 0 for row in rows for length in row)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _pad_name(index: int, op: Op) -> str:
+    # A padding start the analyzer could not name (any row, including 0) still needs a
+    # variable of its own.
+    return op.arg if isinstance(op.arg, str) else f"pad_start_{index}"
+
+
+def _short_name(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def _configured(name: str, ratios: Mapping[str, tuple[int, ...]]) -> tuple[int, ...] | None:
+    for key in (name, _short_name(name)):
+        if key in ratios:
+            return ratios[key]
+    return None
+
+
+def _freeze(ratios: Ratios | None) -> _FrozenRatios:
+    if not ratios:
+        return ()
+    frozen = []
+    for name, values in sorted(ratios.items()):
+        values = tuple(sorted({int(v) for v in values}))
+        if not values:
+            raise ValueError(f"no configured values for {name}")
+        frozen.append((name, values))
+    return tuple(frozen)
+
+
+def _copy(verdict: Verdict) -> Verdict:
+    # Verdicts are cached: hand out a fresh witness dict so a caller cannot change the cache.
+    return dataclasses.replace(verdict, witness=dict(verdict.witness))
