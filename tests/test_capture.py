@@ -54,8 +54,9 @@ DOMAIN_ROWS = [
 ]
 
 
-@pytest.mark.parametrize(("config", "sizes", "hazards"),
-                         [pytest.param(c, s, h, id=n) for n, c, s, h in DOMAIN_ROWS])
+@pytest.mark.parametrize(
+    ("config", "sizes", "hazards"), [pytest.param(c, s, h, id=n) for n, c, s, h in DOMAIN_ROWS]
+)
 def test_domain_table(config, sizes, hazards):
     result = analyze(CaptureConfig(**config))
     assert (len(result.rows), len(result.hazardous_sizes)) == (sizes, hazards)
@@ -169,30 +170,42 @@ def test_bad_configurations_say_what_is_wrong(config, message):
 
 # `vllm serve` argument strings and the fields they set; unknown flags are ignored.
 VLLM_ARGS = [
-    ("vllm serve deepseek-ai/DeepSeek-V4-Flash --tensor-parallel-size 8 --max-num-seqs 256",
-     {"max_num_seqs": 256}),
+    (
+        "vllm serve deepseek-ai/DeepSeek-V4-Flash --tensor-parallel-size 8 --max-num-seqs 256",
+        {"max_num_seqs": 256},
+    ),
     ("--max_num_batched_tokens=4096 --trust-remote-code", {"max_num_batched_tokens": 4096}),
-    ("""--speculative-config '{"method": "mtp", "num_speculative_tokens": 2}'""",
-     {"num_speculative_tokens": 2}),
+    (
+        """--speculative-config '{"method": "mtp", "num_speculative_tokens": 2}'""",
+        {"num_speculative_tokens": 2},
+    ),
     ("-sc.num_speculative_tokens 1", {"num_speculative_tokens": 1}),
     ("--speculative-config.num_speculative_tokens=3", {"num_speculative_tokens": 3}),
     ("--spec-tokens 1", {"num_speculative_tokens": 1}),
-    ("""-cc '{"cudagraph_capture_sizes": [1, 2, 4], "cudagraph_mode": "piecewise"}'""",
-     {"cudagraph_capture_sizes": (1, 2, 4), "cudagraph_mode": "PIECEWISE"}),
-    ("--compilation-config.max_cudagraph_capture_size 1024",
-     {"max_cudagraph_capture_size": 1024}),
+    (
+        """-cc '{"cudagraph_capture_sizes": [1, 2, 4], "cudagraph_mode": "piecewise"}'""",
+        {"cudagraph_capture_sizes": (1, 2, 4), "cudagraph_mode": "PIECEWISE"},
+    ),
+    ("--compilation-config.max_cudagraph_capture_size 1024", {"max_cudagraph_capture_size": 1024}),
     ("--max-cudagraph-capture-size 1024", {"max_cudagraph_capture_size": 1024}),
-    ("--cudagraph-capture-sizes 8 16 32 --enforce-eager",
-     {"cudagraph_capture_sizes": (8, 16, 32), "enforce_eager": True}),
+    (
+        "--cudagraph-capture-sizes 8 16 32 --enforce-eager",
+        {"cudagraph_capture_sizes": (8, 16, 32), "enforce_eager": True},
+    ),
+    ("vllm serve --enforce-eager some/model", {"enforce_eager": True}),
+    ("--enforce-eager --no-enforce-eager", {"enforce_eager": False}),
     ("-O0", {"cudagraph_mode": "NONE"}),
     ("-O 1", {"cudagraph_mode": "PIECEWISE"}),
     ("-O=3", {"cudagraph_mode": "FULL_AND_PIECEWISE"}),
-    ("""-O1 -cc '{"cudagraph_mode": "FULL_DECODE_ONLY"}'""",
-     {"cudagraph_mode": "FULL_DECODE_ONLY"}),
-    ("--performance-mode interactivity -dp 4",
-     {"performance_mode": "interactivity", "data_parallel_size": 4}),
-    ("--data-parallel-size=2 --port 8000 --gpu-memory-utilization 0.9",
-     {"data_parallel_size": 2}),
+    (
+        """-O1 -cc '{"cudagraph_mode": "FULL_DECODE_ONLY"}'""",
+        {"cudagraph_mode": "FULL_DECODE_ONLY"},
+    ),
+    (
+        "--performance-mode interactivity -dp 4",
+        {"performance_mode": "interactivity", "data_parallel_size": 4},
+    ),
+    ("--data-parallel-size=2 --port 8000 --gpu-memory-utilization 0.9", {"data_parallel_size": 2}),
 ]
 
 

@@ -12,6 +12,7 @@ import pytest
 def capture(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "zerolint", "capture", *args],
+        check=False,
         capture_output=True,
         text=True,
         timeout=60,
@@ -22,10 +23,22 @@ def capture(*args: str) -> subprocess.CompletedProcess[str]:
     ("args", "summary", "code"),
     [
         ([], "51 capture sizes, 51 FULL decode graphs, 16 hazardous", 1),
-        (["--max-cudagraph-capture-size", "1024"], "83 capture sizes, 83 FULL decode graphs, 32 hazardous", 1),
+        (
+            ["--max-cudagraph-capture-size", "1024"],
+            "83 capture sizes, 83 FULL decode graphs, 32 hazardous",
+            1,
+        ),
         (["--clamp"], "51 capture sizes, 51 FULL decode graphs, 0 hazardous; runtime: safe", 0),
-        (["--num-speculative-tokens", "3"], "49 capture sizes, 49 FULL decode graphs, 0 hazardous; runtime: safe", 0),
-        (["--cudagraph-capture-sizes", "1..1024"], "1024 capture sizes, 1024 FULL decode graphs, 32 hazardous", 1),
+        (
+            ["--num-speculative-tokens", "3"],
+            "49 capture sizes, 49 FULL decode graphs, 0 hazardous; runtime: safe",
+            0,
+        ),
+        (
+            ["--cudagraph-capture-sizes", "1..1024"],
+            "1024 capture sizes, 1024 FULL decode graphs, 32 hazardous",
+            1,
+        ),
     ],
 )
 def test_summary_and_exit_code(args, summary, code):
@@ -57,11 +70,18 @@ def test_json_output():
     assert document["summary"]["hazardous_sizes"] == list(range(32, 1025, 32))
     size_32 = next(s for s in document["sizes"] if s["size"] == 32)
     assert size_32 == {
-        "size": 32, "full_decode": True, "kernel_batch": 32, "next_n": 1,
-        "lens": {"4": [0]}, "hazard": True,
+        "size": 32,
+        "full_decode": True,
+        "kernel_batch": 32,
+        "next_n": 1,
+        "lens": {"4": [0]},
+        "hazard": True,
     }
     assert document["runtime"][0]["witness"] == {
-        "B": 32, "requests": 32, "seq_len": 1, "compress_ratio": 4,
+        "B": 32,
+        "requests": 32,
+        "seq_len": 1,
+        "compress_ratio": 4,
     }
 
 
@@ -80,8 +100,16 @@ def test_vllm_args_and_explicit_flags():
 
 
 def test_repeated_compress_ratios():
-    result = capture("--compress-ratio", "4", "--compress-ratio", "8",
-                     "--num-speculative-tokens", "3", "--gpu", "sm100")
+    result = capture(
+        "--compress-ratio",
+        "4",
+        "--compress-ratio",
+        "8",
+        "--num-speculative-tokens",
+        "3",
+        "--gpu",
+        "sm100",
+    )
     assert "/4: 1; /8: 0" in result.stdout
     assert result.returncode == 1
 
@@ -89,13 +117,19 @@ def test_repeated_compress_ratios():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--vllm-args", "--max-num-seqs lots"],
-         "zerolint: error: capture: --max-num-seqs expects an integer, got 'lots'"),
+        (
+            ["--vllm-args", "--max-num-seqs lots"],
+            "zerolint: error: capture: --max-num-seqs expects an integer, got 'lots'",
+        ),
         (["--compress-ratio", "0"], "zerolint: error: capture: compress ratios must be >= 1"),
-        (["--cudagraph-capture-sizes", "8", "16", "--max-cudagraph-capture-size", "32"],
-         "zerolint: error: capture: max_cudagraph_capture_size (32) must equal"),
-        (["--cudagraph-capture-sizes", "1..x"],
-         "zerolint: error: capture: --cudagraph-capture-sizes expects an integer, got 'x'"),
+        (
+            ["--cudagraph-capture-sizes", "8", "16", "--max-cudagraph-capture-size", "32"],
+            "zerolint: error: capture: max_cudagraph_capture_size (32) must equal",
+        ),
+        (
+            ["--cudagraph-capture-sizes", "1..x"],
+            "zerolint: error: capture: --cudagraph-capture-sizes expects an integer, got 'x'",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):

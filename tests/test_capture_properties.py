@@ -82,8 +82,12 @@ def brute_live(config: CaptureConfig) -> dict[str, int] | None:
         for seq_len in range(config.next_n, 601):
             for ratio in sorted(config.compress_ratios):
                 if all_zero(config, read_lengths(config, seq_len), ratio):
-                    found = {"B": batch, "requests": requests, "seq_len": seq_len,
-                             "compress_ratio": ratio}
+                    found = {
+                        "B": batch,
+                        "requests": requests,
+                        "seq_len": seq_len,
+                        "compress_ratio": ratio,
+                    }
                     key = (batch, seq_len, ratio)
                     if best is None or key < best[0]:
                         best = (key, found)

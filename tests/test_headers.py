@@ -44,7 +44,12 @@ SYNTHETIC = sorted((FIXTURES / "synthetic").glob("*.cuh"))
 # What the audit tests unpack too: one cached tree per wheel serves both test files.
 WHEEL_PARTS = ("*.py", "*.dist-info/*", "*/include/deep_gemm/scheduler/*", "*deep_gemm/VERSION")
 SGL_PIP_ARGS = (
-    "--platform", "manylinux2014_x86_64", "--python-version", "3.11", "--implementation", "cp",
+    "--platform",
+    "manylinux2014_x86_64",
+    "--python-version",
+    "3.11",
+    "--implementation",
+    "cp",
 )
 
 
@@ -54,7 +59,9 @@ def scheduler_header(requirement: str) -> Path:
         wheels.download(requirement, extra_pip_args=SGL_PIP_ARGS)
         package = wheels.unpack(requirement, WHEEL_PARTS, tag="audit") / "deep_gemm"
     else:
-        package = wheels.unpack(requirement, WHEEL_PARTS, tag="audit") / "vllm/third_party/deep_gemm"
+        package = (
+            wheels.unpack(requirement, WHEEL_PARTS, tag="audit") / "vllm/third_party/deep_gemm"
+        )
     header = find_scheduler_header(package)
     assert header is not None, f"no scheduler header in {requirement}"
     return header
@@ -68,16 +75,41 @@ def evidence_lines(result: HeaderCheck) -> list[str]:
 
 REAL = [
     # requirement, header file, status, guard kinds, a line the evidence must point at
-    ("vllm==0.26.0", "paged_mqa_logits.cuh", "guarded", {"bound"},
-     "const uint32_t q_idx = min(lo, batch_size - 1);"),
-    ("vllm==0.27.1", "sm90_paged_mqa_logits.cuh", "unguarded", set(),
-     "prefix_sum[q_idx] - prefix_sum[q_idx - 1]"),
-    ("vllm==0.28.0", "sm90_paged_mqa_logits.cuh", "guarded", {"bound", "zero-total"},
-     "if (total == 0) {"),
-    ("vllm==0.33.0", "sm90_paged_mqa_logits.cuh", "guarded", {"bound", "zero-total"},
-     "if (total == 0) {"),
-    ("sgl-deep-gemm==0.2.3.post2", "sm90_paged_mqa_logits.cuh", "unguarded", set(),
-     "prefix_sum[q_idx] - prefix_sum[q_idx - 1]"),
+    (
+        "vllm==0.26.0",
+        "paged_mqa_logits.cuh",
+        "guarded",
+        {"bound"},
+        "const uint32_t q_idx = min(lo, batch_size - 1);",
+    ),
+    (
+        "vllm==0.27.1",
+        "sm90_paged_mqa_logits.cuh",
+        "unguarded",
+        set(),
+        "prefix_sum[q_idx] - prefix_sum[q_idx - 1]",
+    ),
+    (
+        "vllm==0.28.0",
+        "sm90_paged_mqa_logits.cuh",
+        "guarded",
+        {"bound", "zero-total"},
+        "if (total == 0) {",
+    ),
+    (
+        "vllm==0.33.0",
+        "sm90_paged_mqa_logits.cuh",
+        "guarded",
+        {"bound", "zero-total"},
+        "if (total == 0) {",
+    ),
+    (
+        "sgl-deep-gemm==0.2.3.post2",
+        "sm90_paged_mqa_logits.cuh",
+        "unguarded",
+        set(),
+        "prefix_sum[q_idx] - prefix_sum[q_idx - 1]",
+    ),
 ]
 
 
@@ -161,8 +193,8 @@ def test_every_edit_recipe_states_its_expectation():
 def stated(path: Path) -> tuple[str, set[str], str | None]:
     """``// expect: STATUS [KIND ...]`` and ``// line: TEXT`` from a fixture's first lines."""
     text = path.read_text()
-    expect = re.search(r"^// expect: (\S+)(.*)$", text, re.M)
-    line = re.search(r"^// line: (.+)$", text, re.M)
+    expect = re.search(r"^// expect: (\S+)(.*)$", text, re.MULTILINE)
+    line = re.search(r"^// line: (.+)$", text, re.MULTILINE)
     assert expect, f"{path.name}: no '// expect:' line"
     return expect.group(1), set(expect.group(2).split()), line.group(1).strip() if line else None
 
@@ -182,8 +214,8 @@ def test_synthetic_header(path):
 
 def test_tokens_skip_comments_strings_and_directives_but_keep_lines():
     source = (
-        '#define GUARD(x) \\\n  if (x == 0) return;\n'
-        'int a = 1; // min(lo, n - 1)\n'
+        "#define GUARD(x) \\\n  if (x == 0) return;\n"
+        "int a = 1; // min(lo, n - 1)\n"
         '/* if (total == 0)\n return; */ const char* s = "if (t) return;";\n'
         "x = y and not z;\n"
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -179,8 +180,6 @@ def test_the_self_check_hook_installs_the_projects_dependencies() -> None:
 
 
 def test_the_self_check_hook_skips_the_deliberately_vulnerable_files() -> None:
-    import re
-
     exclude = re.compile(local_hooks()["zerolint"]["exclude"])
     pyproject = tomllib.loads((PROJECT / "pyproject.toml").read_text())
     for folder in pyproject["tool"]["zerolint"]["exclude"]:

@@ -18,6 +18,7 @@ V4 = {"compress_ratio": (4,)}
 DIV = Op("floordiv", "self.compress_ratio")
 PAD = Op("pad_zero", "num_decodes")
 CLAMP1 = Op("clamp_min", 1)
+PROVED = "no batch of B % 32 == 0 rows has every length 0"
 
 
 def flow(*ops: Op) -> Flow:
@@ -30,56 +31,132 @@ def flow(*ops: Op) -> Flow:
 # (name, ops, ratios, status, witness text or reason fragment)
 EXAMPLES = [
     # vLLM 0.27.1, buffer view: seq_lens //= self.compress_ratio
-    ("vllm buffer view", [DIV], V4, "unsafe",
-     "B=32, seq_len=1, compress_ratio=4 -> every context length 0"),
+    (
+        "vllm buffer view",
+        [DIV],
+        V4,
+        "unsafe",
+        "B=32, seq_len=1, compress_ratio=4 -> every context length 0",
+    ),
     # vLLM 0.27.1, expanded buffer: [:n] = seq_lens // ratio; [n:m] = 0
-    ("vllm expanded buffer", [DIV, PAD, Op("identity")], V4, "unsafe",
-     "B=32, seq_len=1, compress_ratio=4 -> every context length 0"),
-    ("unconfigured ratio is >= 2", [DIV], None, "unsafe",
-     "B=32, seq_len=1, compress_ratio=2 -> every context length 0"),
-    ("the largest configured ratio is not needed", [DIV], {"compress_ratio": (4, 128)}, "unsafe",
-     "B=32, seq_len=1, compress_ratio=4 -> every context length 0"),
-    ("the seed's clamp", [DIV, PAD, CLAMP1], V4, "safe", "proved"),
-    ("torch.clamp(x, min=1) alone", [Op("floordiv", 4), CLAMP1], None, "safe", "proved"),
-    ("clamp(min=0) does not help", [Op("floordiv", 4), Op("clamp_min", 0)], None, "unsafe",
-     "B=32, seq_len=1 -> every context length 0"),
-    ("ceil division (x + 3) // 4", [Op("add", 3), Op("floordiv", 4)], None, "safe", "proved"),
-    ("ceil division with the ratio",
-     [Op("add", "self.compress_ratio"), Op("add", -1), DIV], None, "safe", "proved"),
-    ("cdiv", [Op("ceildiv", "self.compress_ratio")], V4, "safe", "proved"),
-    ("a shift by 2", [Op("rshift", 2)], None, "unsafe", "B=32, seq_len=1 -> every context length 0"),
-    ("the smallest seq_len that subtracts to 0", [Op("add", -5)], None, "unsafe",
-     "B=32, seq_len=5 -> every context length 0"),
-    ("max(x, 1) after the division", [DIV, Op("clamp_min", 1)], None, "safe", "proved"),
-    ("min(x, 0) zeroes every row", [Op("clamp_max", 0)], None, "unsafe",
-     "B=32, seq_len=1 -> every context length 0"),
-    ("a clamp before the padding: a batch of padding rows alone", [DIV, CLAMP1, PAD], V4,
-     "unsafe", "B=32, compress_ratio=4, num_decodes=0 -> every context length 0"),
+    (
+        "vllm expanded buffer",
+        [DIV, PAD, Op("identity")],
+        V4,
+        "unsafe",
+        "B=32, seq_len=1, compress_ratio=4 -> every context length 0",
+    ),
+    (
+        "unconfigured ratio is >= 2",
+        [DIV],
+        None,
+        "unsafe",
+        "B=32, seq_len=1, compress_ratio=2 -> every context length 0",
+    ),
+    (
+        "the largest configured ratio is not needed",
+        [DIV],
+        {"compress_ratio": (4, 128)},
+        "unsafe",
+        "B=32, seq_len=1, compress_ratio=4 -> every context length 0",
+    ),
+    ("the seed's clamp", [DIV, PAD, CLAMP1], V4, "safe", PROVED),
+    ("torch.clamp(x, min=1) alone", [Op("floordiv", 4), CLAMP1], None, "safe", PROVED),
+    (
+        "clamp(min=0) does not help",
+        [Op("floordiv", 4), Op("clamp_min", 0)],
+        None,
+        "unsafe",
+        "B=32, seq_len=1 -> every context length 0",
+    ),
+    ("ceil division (x + 3) // 4", [Op("add", 3), Op("floordiv", 4)], None, "safe", PROVED),
+    (
+        "ceil division with the ratio",
+        [Op("add", "self.compress_ratio"), Op("add", -1), DIV],
+        None,
+        "safe",
+        PROVED,
+    ),
+    ("cdiv", [Op("ceildiv", "self.compress_ratio")], V4, "safe", PROVED),
+    (
+        "a shift by 2",
+        [Op("rshift", 2)],
+        None,
+        "unsafe",
+        "B=32, seq_len=1 -> every context length 0",
+    ),
+    (
+        "the smallest seq_len that subtracts to 0",
+        [Op("add", -5)],
+        None,
+        "unsafe",
+        "B=32, seq_len=5 -> every context length 0",
+    ),
+    ("max(x, 1) after the division", [DIV, Op("clamp_min", 1)], None, "safe", PROVED),
+    (
+        "min(x, 0) zeroes every row",
+        [Op("clamp_max", 0)],
+        None,
+        "unsafe",
+        "B=32, seq_len=1 -> every context length 0",
+    ),
+    (
+        "a clamp before the padding: a batch of padding rows alone",
+        [DIV, CLAMP1, PAD],
+        V4,
+        "unsafe",
+        "B=32, compress_ratio=4, num_decodes=0 -> every context length 0",
+    ),
     ("zeros everywhere", [Op("fill_zero")], None, "unsafe", "B=32 -> every context length 0"),
-    ("padding from row 40 on: B=32 is all real rows", [Op("floordiv", 4), Op("pad_zero", 40),
-     CLAMP1], None, "safe", "proved"),
-    ("padding from row 0 on", [Op("pad_zero", 0), CLAMP1], None, "safe", "proved"),
-    ("a later division of padding stays 0", [Op("pad_zero", 8), Op("floordiv", 2)], None,
-     "unsafe", "B=32, seq_len=1 -> every context length 0"),
-    ("real rows that cannot reach 0", [Op("mul", 2), Op("pad_zero", 8)], None, "safe", "proved"),
-    ("undivided lengths are >= 1", [], None, "safe", "proved"),
-    ("an unknown call", [DIV, Op("opaque", "my_kernel_prep(x)")], V4, "unknown",
-     "outside the model: my_kernel_prep(x)"),
+    (
+        "padding from row 40 on: B=32 is all real rows",
+        [Op("floordiv", 4), Op("pad_zero", 40), CLAMP1],
+        None,
+        "safe",
+        PROVED,
+    ),
+    ("padding from row 0 on", [Op("pad_zero", 0), CLAMP1], None, "safe", PROVED),
+    (
+        "a later division of padding stays 0",
+        [Op("pad_zero", 8), Op("floordiv", 2)],
+        None,
+        "unsafe",
+        "B=32, seq_len=1 -> every context length 0",
+    ),
+    ("real rows that cannot reach 0", [Op("mul", 2), Op("pad_zero", 8)], None, "safe", PROVED),
+    ("undivided lengths are >= 1", [], None, "safe", PROVED),
+    (
+        "an unknown call",
+        [DIV, Op("opaque", "my_kernel_prep(x)")],
+        V4,
+        "unknown",
+        "outside the model: my_kernel_prep(x)",
+    ),
     ("division by a literal 0", [Op("floordiv", 0)], None, "unknown", "outside the model"),
-    ("an op kind the model does not know", [Op("bitwise_and", 3)], None, "unknown",
-     "outside the model"),
+    (
+        "an op kind the model does not know",
+        [Op("bitwise_and", 3)],
+        None,
+        "unknown",
+        "outside the model",
+    ),
 ]
 
 
 @pytest.mark.parametrize(
     ("ops", "ratios", "status", "expected"),
-    [pytest.param(ops, ratios, status, text, id=name) for name, ops, ratios, status, text in EXAMPLES],
+    [
+        pytest.param(ops, ratios, status, text, id=name)
+        for name, ops, ratios, status, text in EXAMPLES
+    ],
 )
 def test_judge_flow(ops, ratios, status, expected):
     verdict = smt.judge_flow(flow(*ops), ratios=ratios)
     assert verdict.status == status, verdict
     if status == "unsafe":
         assert verdict.witness_text() == expected
+    elif status == "safe":
+        assert (verdict.reason, verdict.witness) == (expected, {})
     else:
         assert expected in verdict.reason
         assert verdict.witness == {}

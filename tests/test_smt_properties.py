@@ -30,8 +30,11 @@ DOMAINS = {
     "shift": (0, 1, 2, 3),
     "lo": (-2, -1, 0, 1, 2),
 }
-RATIOS = {"compress_ratio": DOMAINS["self.compress_ratio"], "shift": DOMAINS["shift"],
-          "lo": DOMAINS["lo"]}
+RATIOS = {
+    "compress_ratio": DOMAINS["self.compress_ratio"],
+    "shift": DOMAINS["shift"],
+    "lo": DOMAINS["lo"],
+}
 PAD_SYMBOL = "num_decodes"
 
 operand = st.integers(-8, 8)
@@ -50,7 +53,7 @@ ops = st.one_of(
 )
 chains = st.lists(ops, max_size=6)
 chains_with_pad_symbol = st.tuples(chains, st.integers(0, 6)).map(
-    lambda t: t[0][: t[1]] + [Op("pad_zero", PAD_SYMBOL)] + t[0][t[1]:]
+    lambda t: t[0][: t[1]] + [Op("pad_zero", PAD_SYMBOL)] + t[0][t[1] :]
 )
 
 
@@ -106,8 +109,11 @@ def brute_force(chain: list[Op], batches: tuple[int, ...]) -> tuple[int, int] | 
 
 def replays(chain: list[Op], witness: dict[str, int]) -> bool:
     batch = witness["B"]
-    env = {name: witness[name.rsplit(".", 1)[-1]] for name in DOMAINS if
-           name.rsplit(".", 1)[-1] in witness}
+    env = {
+        name: witness[name.rsplit(".", 1)[-1]]
+        for name in DOMAINS
+        if name.rsplit(".", 1)[-1] in witness
+    }
     env[PAD_SYMBOL] = witness.get(PAD_SYMBOL, batch)  # absent: no padding rows
     seq_len = witness.get("seq_len", 1)  # absent: no real rows, any length will do
     for op in chain:

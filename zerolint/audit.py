@@ -24,9 +24,10 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from zerolint.headers import HeaderCheck, HeaderError, check_header, find_scheduler_header
 from zerolint.installed import (
@@ -50,6 +51,10 @@ GUARD_ENV = "ZEROLINT_GUARD"
 # The values runtime_guard.patch.guard_enabled() reads as "off".
 GUARD_OFF_VALUES = frozenset({"0", "false", "no", "off"})
 _SEVERITY: dict[str, int] = {"not affected": 0, "protected": 1, "exposed": 2}
+UNKNOWN_CALLERS = (
+    "no vLLM or SGLang found beside it to check its callers: any caller that passes "
+    "all-zero context lengths with a batch that is a multiple of 32 faults"
+)
 
 
 # ------------------------------------------------------------------------ results
@@ -170,12 +175,17 @@ def audit(
         reason = f"no vLLM, SGLang or DeepGEMM installed in {where}"
         return Audit("not affected", [reason], detected, env, [], vllm_args)
     worst = max(engines, key=lambda e: _SEVERITY[e.verdict])
-    reasons = [f"{e.title()}: {r}" for e in engines if e.verdict == worst.verdict for r in e.reasons]
+    reasons = [
+        f"{e.title()}: {r}" for e in engines if e.verdict == worst.verdict for r in e.reasons
+    ]
     return Audit(worst.verdict, reasons, detected, env, engines, vllm_args)
 
 
 def _audit_vllm(
-    env: Environment, gpu: Gpu, vllm_args: str, ratios: tuple[int, ...],
+    env: Environment,
+    gpu: Gpu,
+    vllm_args: str,
+    ratios: tuple[int, ...],
     environ: Mapping[str, str],
 ) -> EngineAudit:
     assert env.vllm is not None
@@ -216,7 +226,9 @@ def _kernel(deep_gemm: DeepGemm) -> KernelCheck:
     header_path = find_scheduler_header(deep_gemm.path)
     if header_path is None:
         folder = deep_gemm.path / "include" / "deep_gemm" / "scheduler"
-        header = HeaderCheck(str(folder), "unknown", "no paged-MQA scheduler header in this DeepGEMM")
+        header = HeaderCheck(
+            str(folder), "unknown", "no paged-MQA scheduler header in this DeepGEMM"
+        )
     else:
         try:
             header = check_header(header_path)
@@ -253,8 +265,10 @@ def decide(engine: EngineAudit, gpu: Gpu, ratios: Sequence[int]) -> tuple[AuditV
     """The verdict for one engine and the reasons for it, most decisive first."""
     if gpu.arch != "sm90":
         return "not affected", [
-            f"GPU is {gpu.describe()}: the fault is in DeepGEMM's SM90 scheduler, "
-            "which this GPU does not run"
+            (
+                f"GPU is {gpu.describe()}: the fault is in DeepGEMM's SM90 scheduler, "
+                "which this GPU does not run"
+            )
         ]
     if engine.kernel is None:
         return "not affected", ["no DeepGEMM importable: the paged-MQA indexer cannot run"]
@@ -272,7 +286,9 @@ def decide(engine: EngineAudit, gpu: Gpu, ratios: Sequence[int]) -> tuple[AuditV
             reasons.append(f"runtime guard active: {guard.reason}")
             if not guarded:
                 reasons.append(f"kernel still unguarded: {_kernel_reason(kernel)}")
-        reasons.append(f"code still unclamped: {unclamped}" if unclamped else _clamped_reason(engine))
+        reasons.append(
+            f"code still unclamped: {unclamped}" if unclamped else _clamped_reason(engine)
+        )
         reasons.extend(_fallback_reasons(engine))
         return "protected", [r for r in reasons if r]
     kernel_reason = _kernel_reason(kernel)
@@ -283,20 +299,19 @@ def decide(engine: EngineAudit, gpu: Gpu, ratios: Sequence[int]) -> tuple[AuditV
     if engine.name == "deep_gemm":
         return "exposed", [
             kernel_reason,
-            "no vLLM or SGLang found beside it to check its callers: any caller that passes "
-            "all-zero context lengths with a batch that is a multiple of 32 faults",
+            UNKNOWN_CALLERS,
         ]
     if not engine.findings:
         if engine.clamped:
             return "protected", [_clamped_reason(engine), kernel_reason]
         return "not affected", [
-            "no call of get_paged_mqa_logits_metadata in the serving code", kernel_reason
+            "no call of get_paged_mqa_logits_metadata in the serving code",
+            kernel_reason,
         ]
     capture = engine.capture
     if capture is not None and not capture.exposed:
         return "not affected", [
-            "no capture size and no runtime batch makes every length 0 with these arguments "
-            f"({capture.summary()})",
+            f"no capture size and no runtime batch makes every length 0 ({capture.summary()})",
             kernel_reason,
             f"code unclamped: {unclamped}",
         ]
@@ -304,8 +319,10 @@ def decide(engine: EngineAudit, gpu: Gpu, ratios: Sequence[int]) -> tuple[AuditV
     if capture is not None:
         reasons.extend(_capture_reasons(capture))
     else:
-        reasons.append("capture sizes not modelled for this engine; live decode batches whose "
-                       "lengths are all below the compress ratio reach the kernel")
+        reasons.append(
+            "capture sizes not modelled for this engine; live decode batches whose "
+            "lengths are all below the compress ratio reach the kernel"
+        )
     if guard is not None:
         reasons.append(f"runtime guard not active: {guard.reason}")
     reasons.extend(_fallback_reasons(engine))
@@ -316,7 +333,8 @@ def decide(engine: EngineAudit, gpu: Gpu, ratios: Sequence[int]) -> tuple[AuditV
 
 def _kernel_reason(kernel: KernelCheck) -> str:
     header = kernel.header
-    return f"{kernel.deep_gemm.label()}, {header.location()}: {header.reason}"
+    where = header.location() if header.status == "unguarded" else f"{Path(header.path).name}:"
+    return f"{kernel.deep_gemm.label()}, {where} {header.reason}"
 
 
 def _unclamped_reason(engine: EngineAudit) -> str:
@@ -343,12 +361,18 @@ def _site(engine: EngineAudit, finding: Finding) -> str:
 
 
 def _relative(engine: EngineAudit, path: str) -> str:
+    """``vllm/v1/...``: the path as an import would name it, from its site-packages."""
     if engine.path is None:
         return path
-    try:
-        return Path(path).resolve().relative_to(engine.path.parent.resolve()).as_posix()
-    except ValueError:
-        return path
+    for found, package in (
+        (Path(path), engine.path),
+        (Path(path).resolve(), engine.path.resolve()),
+    ):
+        try:
+            return (Path(engine.path.name) / found.relative_to(package)).as_posix()
+        except ValueError:
+            continue
+    return path
 
 
 def _capture_reasons(capture: CaptureResult) -> list[str]:
@@ -369,10 +393,8 @@ def _capture_reasons(capture: CaptureResult) -> list[str]:
 def _fallback_reasons(engine: EngineAudit) -> list[str]:
     if engine.fallback is None or engine.kernel is None:
         return []
-    return [
-        f"if {engine.kernel.deep_gemm.label()} fails to import, vLLM falls back to "
-        f"{engine.fallback.describe()}"
-    ]
+    preferred, fallback = engine.kernel.deep_gemm.label(), engine.fallback.describe()
+    return [f"if {preferred} fails to import, vLLM falls back to {fallback}"]
 
 
 # ------------------------------------------------------------------------ the runtime guard
@@ -423,7 +445,10 @@ def detect_gpu(choice: str, environ: Mapping[str, str] | None = None) -> Gpu:
     try:
         done = subprocess.run(
             [smi, "--query-gpu=index,uuid,name,compute_cap", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=20, check=False,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return Gpu("sm90", f"nvidia-smi failed ({exc}); pass --gpu", assumed=True)
@@ -470,8 +495,10 @@ def _visible(
 
 def render_text(result: Audit) -> str:
     """The human report: each engine's facts, then the verdict and its reasons."""
-    out = [f"site-packages: {', '.join(str(p) for p in result.environment.site_packages)}",
-           f"GPU: {result.gpu.describe()}"]
+    out = [
+        f"site-packages: {', '.join(str(p) for p in result.environment.site_packages)}",
+        f"GPU: {result.gpu.describe()}",
+    ]
     out += [f"note: {note}" for note in result.environment.notes]
     for engine in result.engines:
         out.append("")
@@ -501,7 +528,9 @@ def _engine_lines(engine: EngineAudit) -> list[str]:
     if engine.capture is not None:
         lines.append(f"capture: {engine.capture.summary()}")
         if engine.capture.hazardous_sizes:
-            lines.append("  hazardous sizes: " + ", ".join(map(str, engine.capture.hazardous_sizes)))
+            lines.append(
+                "  hazardous sizes: " + ", ".join(map(str, engine.capture.hazardous_sizes))
+            )
     if engine.guard is not None:
         state = "active" if engine.guard.active else "not active"
         lines.append(f"runtime guard: {state}: {engine.guard.reason}")
@@ -510,9 +539,11 @@ def _engine_lines(engine: EngineAudit) -> list[str]:
 
 def _kernel_lines(label: str, kernel: KernelCheck) -> list[str]:
     header = kernel.header
-    lines = [f"{label}: {kernel.deep_gemm.label()} at {kernel.deep_gemm.path}",
-             f"  header: {header.path}",
-             f"  kernel: {header.status}: {header.reason}"]
+    lines = [
+        f"{label}: {kernel.deep_gemm.label()} at {kernel.deep_gemm.path}",
+        f"  header: {header.path}",
+        f"  kernel: {header.status}: {header.reason}",
+    ]
     for evidence in (*header.hazards, *header.guards):
         lines.append(f"    {Path(header.path).name}:{evidence.line}  {evidence.code}")
     return lines
@@ -524,8 +555,11 @@ def to_dict(result: Audit) -> dict[str, Any]:
     return {
         "verdict": result.verdict,
         "reasons": result.reasons,
-        "gpu": {"arch": result.gpu.arch, "source": result.gpu.source,
-                "assumed": result.gpu.assumed},
+        "gpu": {
+            "arch": result.gpu.arch,
+            "source": result.gpu.source,
+            "assumed": result.gpu.assumed,
+        },
         "site_packages": [str(p) for p in env.site_packages],
         "vllm_args": result.vllm_args,
         "notes": env.notes,
@@ -550,18 +584,27 @@ def _engine_dict(engine: EngineAudit) -> dict[str, Any]:
         "fallback_deep_gemm": _kernel_dict(engine.fallback),
         "unclamped": [_finding_dict(engine, f) for f in engine.findings],
         "clamped": [_finding_dict(engine, f) for f in engine.clamped],
-        "capture": None if capture is None else {
+        "capture": None
+        if capture is None
+        else {
             "summary": capture.summary(),
             "sizes": [row.size for row in capture.rows],
             "hazardous_sizes": capture.hazardous_sizes,
             "runtime": [
-                {"case": c.name, "status": c.verdict.status, "exposed": c.exposed,
-                 "witness": c.verdict.witness, "note": c.note}
+                {
+                    "case": c.name,
+                    "status": c.verdict.status,
+                    "exposed": c.exposed,
+                    "witness": c.verdict.witness,
+                    "note": c.note,
+                }
                 for c in capture.runtime
             ],
             "exposed": capture.exposed,
         },
-        "runtime_guard": None if engine.guard is None else {
+        "runtime_guard": None
+        if engine.guard is None
+        else {
             "active": engine.guard.active,
             "reason": engine.guard.reason,
             "entry_point": engine.guard.plugin.value if engine.guard.plugin else None,
@@ -590,8 +633,12 @@ def _finding_dict(engine: EngineAudit, finding: Finding) -> dict[str, Any]:
         "col": finding.col,
         "code": finding.code,
         "message": finding.message,
-        "verdict": None if verdict is None else {
-            "status": verdict.status, "witness": verdict.witness, "reason": verdict.reason,
+        "verdict": None
+        if verdict is None
+        else {
+            "status": verdict.status,
+            "witness": verdict.witness,
+            "reason": verdict.reason,
         },
     }
 
@@ -601,18 +648,33 @@ def _finding_dict(engine: EngineAudit, finding: Finding) -> dict[str, Any]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--site-packages", action="append", type=Path, metavar="DIR", default=None,
+        "--site-packages",
+        action="append",
+        type=Path,
+        metavar="DIR",
+        default=None,
         help="a site-packages folder to audit, searched in the order given (repeatable; "
         "default: this interpreter's)",
     )
-    parser.add_argument("--vllm-args", metavar="ARGS", default="",
-                        help="the `vllm serve` argument string, for the capture check "
-                        "(default: vLLM's defaults)")
-    parser.add_argument("--gpu", choices=GPU_CHOICES, default="auto",
-                        help="the GPU the server runs on (auto: nvidia-smi, else assume sm90)")
-    parser.add_argument("--compress-ratio", type=int, action="append", metavar="N",
-                        help="a compress ratio of the model's indexer layers (repeatable; "
-                        "default 4, DeepSeek-V4)")
+    parser.add_argument(
+        "--vllm-args",
+        metavar="ARGS",
+        default="",
+        help="the `vllm serve` argument string, for the capture check (default: vLLM's defaults)",
+    )
+    parser.add_argument(
+        "--gpu",
+        choices=GPU_CHOICES,
+        default="auto",
+        help="the GPU the server runs on (auto: nvidia-smi, else assume sm90)",
+    )
+    parser.add_argument(
+        "--compress-ratio",
+        type=int,
+        action="append",
+        metavar="N",
+        help="a compress ratio of the model's indexer layers (repeatable; default 4, DeepSeek-V4)",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 

@@ -358,8 +358,8 @@ def parse_vllm_args(text: str) -> dict[str, Any]:
             if level not in OPTIMIZATION_CUDAGRAPH_MODE:
                 raise CaptureConfigError(f"--vllm-args: {flag} expects 0-3, got {level}")
             level_mode = OPTIMIZATION_CUDAGRAPH_MODE[level]
-        elif flag == "--enforce-eager":
-            fields["enforce_eager"] = not values or values[0].lower() in ("1", "true", "yes")
+        elif flag == "--enforce-eager":  # a switch: what follows is another argument
+            fields["enforce_eager"] = True
         elif flag == "--no-enforce-eager":
             fields["enforce_eager"] = False
         elif flag == "--cudagraph-capture-sizes":
@@ -577,8 +577,9 @@ def run(args: argparse.Namespace) -> int:
 
 def render_text(result: CaptureResult) -> str:
     cfg = result.config
+    source = "vLLM 0.27.1" if cfg.gpu == "sm90" else "vLLM 0.27.1, SM100 cap of vLLM 0.33"
     lines = [
-        f"vLLM 0.27.1 capture sizes on {cfg.gpu}: max_num_seqs {cfg.seqs}, "
+        f"capture sizes ({source}) on {cfg.gpu}: max_num_seqs {cfg.seqs}, "
         f"max_num_batched_tokens {cfg.batched_tokens}, next_n {cfg.next_n}, "
         f"compress ratio {', '.join(map(str, sorted(set(cfg.compress_ratios))))}"
         + (", clamped" if cfg.clamp else ""),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sys
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -52,6 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="apply exclude to files named on the command line (pre-commit)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="colour the text output (default: on a terminal, unless NO_COLOR)")
+    parser.add_argument("--timings", action="store_true",
+                        help="print how long each phase took to stderr")
 
 
 def codes(text: str | None) -> frozenset[str]:
@@ -89,8 +92,13 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_for(args, paths)
     show_progress = _progress_wanted(args)
     fixing = args.fix or args.diff
+    timings: dict[str, float] = {}
     report = lint(paths, settings, use_cache=not args.no_cache and not fixing,
-                  force_exclude=args.force_exclude, progress=show_progress)
+                  force_exclude=args.force_exclude, progress=show_progress, timings=timings)
+    if args.timings:
+        shown = " ".join(f"{k}={v:.3f}s" if k not in ("parsed", "candidates") else f"{k}={v:.0f}"
+                         for k, v in timings.items())
+        print(f"zerolint: timings: {shown}", file=sys.stderr)
     if fixing:
         changed, failed = apply_fixes(report, settings, diff_only=args.diff,
                                       force_exclude=args.force_exclude)
@@ -159,9 +167,15 @@ def cache_fingerprint(settings: Settings) -> str:
 
 
 def lint(paths: Sequence[Path], settings: Settings, *, use_cache: bool,
-         force_exclude: bool = False, progress: bool = False) -> Report:
-    """Check ``paths``: from the cache when every file is unchanged, else by analysis."""
+         force_exclude: bool = False, progress: bool = False,
+         timings: dict[str, float] | None = None) -> Report:
+    """Check ``paths``: from the cache when every file is unchanged, else by analysis.
+
+    ``timings``, when given, receives the seconds each phase took."""
+    timings = {} if timings is None else timings
+    clock = time.perf_counter()
     found = discover(paths, settings.exclude, settings.root, force_exclude=force_exclude)
+    timings["discover"] = time.perf_counter() - clock
     root = settings.root or Path.cwd()
     cache = ResultCache(root, cache_fingerprint(settings)) if use_cache else \
         ResultCache.disabled(root)
@@ -181,11 +195,12 @@ def lint(paths: Sequence[Path], settings: Settings, *, use_cache: bool,
             warm = False
         elif not result.get("m"):
             negatives.add(path)
+    timings["cache"] = time.perf_counter() - clock - timings["discover"]
     if warm:
+        timings["cached"] = 1.0
         return report_from_cache(found.files, lookups, found.diagnostics)
-    report = analyse(found.files, found.diagnostics, settings, negatives, progress, lookups,
-                     cache, key)
-    return report
+    return analyse(found.files, found.diagnostics, settings, negatives, progress, lookups,
+                   cache, key, timings)
 
 
 def report_from_cache(files: Sequence[Path], lookups: dict, diagnostics: list[Diagnostic]) -> Report:
@@ -202,13 +217,14 @@ def report_from_cache(files: Sequence[Path], lookups: dict, diagnostics: list[Di
 
 def analyse(files: Sequence[Path], diagnostics: list[Diagnostic], settings: Settings,
             negatives: set[Path], progress: bool, lookups: dict, cache: ResultCache,
-            key: str) -> Report:
+            key: str, timings: dict[str, float]) -> Report:
     from zerolint.engine import Engine  # LibCST is imported only when something is analysed
     from zerolint.progress import Progress
 
     engine = Engine(settings)
     with Progress(len(files), enabled=progress) as bar:
         outcome = engine.run(files, skip=negatives, on_file=lambda done, total: bar.advance())
+    timings.update(engine.stats)
     report = outcome.report
     report.diagnostics = list(diagnostics) + report.diagnostics
     report.sort()

@@ -594,6 +594,11 @@ class Analyzer:
                 self.wrapper_names.add(key.node.name.value)
         return summary
 
+    def forget_resolutions(self) -> None:
+        """Drop what was resolved without parsing, before resolving again with parsing."""
+        self._field_cache.clear()
+        self._origin_cache.clear()
+
     def reset_summaries(self) -> None:
         self.summaries.clear()
         self._field_cache.clear()
@@ -1524,6 +1529,9 @@ class Analyzer:
         """Parse a lazily named callee and bind the call's arguments to its parameters."""
         if site.bound:
             return site.callee is not None
+        modname = self.project_module_of(site.lazy or "")
+        if modname is not None and not self.may_parse(modname):
+            return False  # not now: resolution may be asked again with parsing allowed
         site.bound = True
         for ref in self.materialize(LazyRef(site.lazy or "")):
             if isinstance(ref, ClassRef):
@@ -1881,8 +1889,28 @@ class Analyzer:
                 return ref.cls
         return None
 
+    def may_write_field(self, qual: str, attr: str) -> bool:
+        """Whether the unparsed class ``qual`` can have ``attr`` written: its module writes
+        ``self.attr``, or a parsed module calls its constructor. Decided on text, so that a
+        dataclass read through an annotation costs no parse when nobody builds it here."""
+        modname = self.project_module_of(qual)
+        if modname is None:
+            return False
+        if self.project.is_parsed(modname):
+            return True
+        path = self.project.by_name.get(modname)
+        text = self.project.text(path) if path is not None else None
+        if text is None:
+            return False
+        if f"self.{attr}" in text:
+            return True
+        short = qual.rsplit(".", 1)[-1]
+        return any(f"{short}(" in m.text and m.name != modname for m in self.project.parsed())
+
     def field_values(self, cls_or_name: ClassInfo | str, attr: str) -> list[Val]:
         """Everything written to ``attr`` on instances of ``cls`` (its bases and subclasses)."""
+        if isinstance(cls_or_name, str) and not self.may_write_field(cls_or_name, attr):
+            return []
         cls = self.class_info(cls_or_name)
         if cls is None:
             return []

@@ -9,6 +9,7 @@ when a path needs them.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -18,7 +19,7 @@ import libcst as cst
 from zerolint.config import Settings, load_settings
 from zerolint.dataflow import Analyzer, RawStep, SinkHit, Trace
 from zerolint.discovery import discover
-from zerolint.model import Diagnostic, Finding, Flow, Report, Step
+from zerolint.model import Diagnostic, Finding, Flow, Report, Step, Verdict
 from zerolint.project import ModuleInfo, Project
 from zerolint.rules import Rule
 
@@ -86,20 +87,26 @@ class Engine:
         analyzer = Analyzer(project, self.rules, extra_sinks=self.settings.extra_sinks,
                             extra_sanitizers=self.settings.extra_sanitizers,
                             whole_program=self.settings.whole_program)
+        clock = time.perf_counter()
         modules, candidates = self.analyse(project, analyzer, on_file, skip or set())
+        self.stats["index"] = time.perf_counter() - clock
         report = outcome.report
-        analyzer.allow_parse = True  # paths that reach a sink may lead into any module
+        clock = time.perf_counter()
         for mod in modules:
-            report.findings += self.findings_in(mod, analyzer)
+            for finding in self.findings_in(mod, analyzer):
+                safe = finding.verdict is not None and finding.verdict.status == "safe"
+                (report.proved if safe else report.findings).append(finding)
         report.diagnostics += list(project.diagnostics.values())
-        self.judge(report)
+        self.stats["paths"] = time.perf_counter() - clock
+        self.stats["parsed"] = float(len(project.parsed()))
+        self.stats["candidates"] = float(len(candidates))
         self.suppress(report, project)
         report.files_checked = len(files) - sum(
             1 for d in project.diagnostics.values() if d.code != "ZL901")
         report.sort()
         outcome.parsed = [m.path for m in project.parsed()]
         outcome.candidates = candidates
-        outcome.display = {p: project.display_of(p) for p in files}
+        outcome.display = {p: project.display_of(p) for p in set(outcome.parsed) | candidates}
         return outcome
 
     # ------------------------------------------------------------------ analysis
@@ -149,6 +156,7 @@ class Engine:
         return [modules[p] for p in sorted(modules)], candidates
 
     def findings_in(self, mod: ModuleInfo, analyzer: Analyzer) -> list[Finding]:
+        """One finding per sink call of ``mod`` that zero-able lengths reach, judged."""
         by_call: dict[int, list[SinkHit]] = {}
         for key in analyzer.module_functions(mod):
             for hit in analyzer.summary(key).hits:
@@ -156,13 +164,30 @@ class Engine:
                     by_call.setdefault(id(hit.call), []).append(hit)
         out = []
         for hits in by_call.values():
+            finding = self.finding_for(hits, analyzer)
+            if finding is not None:
+                out.append(finding)
+        return out
+
+    def finding_for(self, hits: list[SinkHit], analyzer: Analyzer) -> Finding | None:
+        """Resolve the paths into a sink call in two rounds: first through the modules
+        already parsed; only when those paths do not already show the call unsafe, through
+        every module they lead into (parsing costs more than everything else)."""
+        for allow_parse in (False, True):
+            analyzer.allow_parse = allow_parse
+            if allow_parse:
+                analyzer.forget_resolutions()
             traces: list[Trace] = []
             for hit in hits:
                 traces += analyzer.resolve(hit.val)
             live = [t for t in dict.fromkeys(traces) if t.concrete and t.live]
-            if live:
-                out.append(self.make_finding(hits[0], live))
-        return out
+            if not live:
+                continue
+            finding = self.make_finding(hits[0], live)
+            finding.verdict = self.verdict(finding)
+            if finding.verdict.status == "unsafe" or allow_parse:
+                return finding
+        return None
 
     def make_finding(self, hit: SinkHit, traces: list[Trace]) -> Finding:
         rule = self.rule_for(hit)
@@ -185,20 +210,15 @@ class Engine:
 
     # ------------------------------------------------------------------ verdicts
 
-    def judge(self, report: Report) -> None:
-        """Ask the SMT judge about each candidate: proved-safe paths leave the findings."""
-        if not report.findings:
-            return
-        from zerolint import smt  # z3 is imported only when there is something to prove
+    def verdict(self, finding: Finding) -> Verdict:
+        """The SMT judge's answer; z3 is imported only when there is something to prove."""
+        from zerolint import smt
 
-        kept: list[Finding] = []
-        for finding in report.findings:
-            finding.verdict = smt.judge(finding, ratios=self.ratios_for(finding))
-            if finding.verdict.status == "safe":
-                report.proved.append(finding)
-            else:
-                kept.append(finding)
-        report.findings = kept
+        clock = time.perf_counter()
+        try:
+            return smt.judge(finding, ratios=self.ratios_for(finding))
+        finally:
+            self.stats["judge"] = self.stats.get("judge", 0.0) + time.perf_counter() - clock
 
     def ratios_for(self, finding: Finding) -> dict[str, tuple[int, ...]] | None:
         """``compress-ratios`` from the configuration, applied to every divisor symbol."""

@@ -26,9 +26,10 @@ return after the read are not guards.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator, Literal, Sequence, Union
+from typing import Literal
 
 HeaderStatus = Literal["guarded", "unguarded", "unknown"]
 
@@ -121,9 +122,11 @@ def check_header(path: Path) -> HeaderCheck:
 def check_source(source: str, path: str = "<header>") -> HeaderCheck:
     """Like :func:`check_header`, on the text of a header."""
     lines = source.splitlines()
-    tokens = tokenize(source)
-    functions = list(_functions(tokens))
-    readings = [r for fn in functions for r in _Reader(fn, lines).read()]
+    try:
+        functions = list(_functions(tokenize(source)))
+        readings = [r for fn in functions for r in _Reader(fn, lines).read()]
+    except (_SyntaxError, RecursionError) as exc:
+        return HeaderCheck(path, "unknown", f"could not read the header: {exc}")
     return _decide(path, readings, functions, lines)
 
 
@@ -138,8 +141,17 @@ class Token:
 
 
 _ALTERNATIVE_TOKENS = {
-    "and": "&&", "or": "||", "not": "!", "not_eq": "!=", "bitand": "&", "bitor": "|",
-    "xor": "^", "compl": "~", "and_eq": "&=", "or_eq": "|=", "xor_eq": "^=",
+    "and": "&&",
+    "or": "||",
+    "not": "!",
+    "not_eq": "!=",
+    "bitand": "&",
+    "bitor": "|",
+    "xor": "^",
+    "compl": "~",
+    "and_eq": "&=",
+    "or_eq": "|=",
+    "xor_eq": "^=",
 }
 _STRING_PREFIXES = {"L", "u", "U", "u8", "R", "LR", "uR", "UR", "u8R"}
 _TOKEN_RE = re.compile(
@@ -245,21 +257,21 @@ class Num:
 
 @dataclass(eq=False, slots=True)
 class Call:
-    func: "Expr"
-    args: list["Expr"]
+    func: Expr
+    args: list[Expr]
     line: int
 
 
 @dataclass(eq=False, slots=True)
 class Index:
-    base: "Expr"
-    index: "Expr"
+    base: Expr
+    index: Expr
     line: int
 
 
 @dataclass(eq=False, slots=True)
 class Member:
-    base: "Expr"
+    base: Expr
     name: str
     line: int
 
@@ -267,37 +279,37 @@ class Member:
 @dataclass(eq=False, slots=True)
 class Unary:
     op: str
-    operand: "Expr"
+    operand: Expr
     line: int
 
 
 @dataclass(eq=False, slots=True)
 class Binary:
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     line: int
 
 
 @dataclass(eq=False, slots=True)
 class Ternary:
-    cond: "Expr"
-    then: "Expr"
-    other: "Expr"
+    cond: Expr
+    then: Expr
+    other: Expr
     line: int
 
 
 @dataclass(eq=False, slots=True)
 class Assign:
     op: str
-    target: "Expr"
-    value: "Expr"
+    target: Expr
+    value: Expr
     line: int
 
 
 @dataclass(eq=False, slots=True)
 class Lambda:
-    body: "Block"
+    body: Block
     line: int
 
 
@@ -308,7 +320,7 @@ class Opaque:
     line: int
 
 
-Expr = Union[Name, Num, Call, Index, Member, Unary, Binary, Ternary, Assign, Lambda, Opaque]
+Expr = Name | Num | Call | Index | Member | Unary | Binary | Ternary | Assign | Lambda | Opaque
 
 
 @dataclass(eq=False, slots=True)
@@ -334,24 +346,24 @@ class ExprStmt:
 
 @dataclass(eq=False, slots=True)
 class Block:
-    body: list["Stmt"]
+    body: list[Stmt]
     line: int
 
 
 @dataclass(eq=False, slots=True)
 class If:
     cond: Expr
-    then: "Stmt"
-    other: "Stmt | None"
+    then: Stmt
+    other: Stmt | None
     line: int
 
 
 @dataclass(eq=False, slots=True)
 class Loop:
-    init: "Stmt | None"
+    init: Stmt | None
     cond: Expr | None
     step: Expr | None
-    body: "Stmt"
+    body: Stmt
     line: int
 
 
@@ -368,7 +380,7 @@ class Skip:
     unread: bool = False
 
 
-Stmt = Union[Decl, ExprStmt, Block, If, Loop, Jump, Skip]
+Stmt = Decl | ExprStmt | Block | If | Loop | Jump | Skip
 
 
 @dataclass(slots=True)
@@ -388,15 +400,46 @@ _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {")", "]", "}"}
 # Function-like specifiers whose parentheses are not a parameter list.
 _NOT_A_FUNCTION = {
-    "__launch_bounds__", "noexcept", "alignas", "decltype", "__attribute__", "throw",
-    "__declspec", "requires", "if", "for", "while", "switch", "sizeof", "return",
+    "__launch_bounds__",
+    "noexcept",
+    "alignas",
+    "decltype",
+    "__attribute__",
+    "throw",
+    "__declspec",
+    "requires",
+    "if",
+    "for",
+    "while",
+    "switch",
+    "sizeof",
+    "return",
 }
 _KERNEL_MARKERS = {"__global__", "CUTLASS_GLOBAL", "__launch_bounds__"}
 _TYPE_WORDS = {
-    "const", "constexpr", "static", "extern", "volatile", "unsigned", "signed", "long",
-    "short", "register", "inline", "auto", "typename", "struct", "mutable", "thread_local",
-    "__shared__", "__device__", "__constant__", "__restrict__", "__forceinline__",
-    "CUTLASS_DEVICE", "__align__",
+    "const",
+    "constexpr",
+    "static",
+    "extern",
+    "volatile",
+    "unsigned",
+    "signed",
+    "long",
+    "short",
+    "register",
+    "inline",
+    "auto",
+    "typename",
+    "struct",
+    "mutable",
+    "thread_local",
+    "__shared__",
+    "__device__",
+    "__constant__",
+    "__restrict__",
+    "__forceinline__",
+    "CUTLASS_DEVICE",
+    "__align__",
 }
 
 
@@ -437,7 +480,7 @@ def _functions(tokens: list[Token]) -> Iterator[Function]:
     start = i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if tok.kind != "op" or tok.text not in "{;}":
+        if tok.kind != "op" or tok.text not in ("{", ";", "}"):
             i += 1
             continue
         if tok.text != "{":
@@ -454,7 +497,7 @@ def _functions(tokens: list[Token]) -> Iterator[Function]:
             name, params, kernel = header
             try:
                 body = _Parser(tokens[i : end + 1]).block()
-            except _SyntaxError:
+            except (_SyntaxError, RecursionError):
                 body = Block([Skip(tok.line, unread=True)], tok.line)
             yield Function(name, kernel, params, body, prefix[0].line if prefix else tok.line)
             start = end + 1
@@ -506,18 +549,55 @@ def _param_name(tokens: list[Token]) -> str:
 
 _PRECEDENCE = {
     ",": 1,
-    "=": 2, "+=": 2, "-=": 2, "*=": 2, "/=": 2, "%=": 2, "<<=": 2, ">>=": 2, "&=": 2,
-    "|=": 2, "^=": 2,
-    "?": 3, "||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9,
-    "<": 10, ">": 10, "<=": 10, ">=": 10, "<<": 11, ">>": 11,
-    "+": 12, "-": 12, "*": 13, "/": 13, "%": 13, ".*": 14, "->*": 14,
+    "=": 2,
+    "+=": 2,
+    "-=": 2,
+    "*=": 2,
+    "/=": 2,
+    "%=": 2,
+    "<<=": 2,
+    ">>=": 2,
+    "&=": 2,
+    "|=": 2,
+    "^=": 2,
+    "?": 3,
+    "||": 4,
+    "&&": 5,
+    "|": 6,
+    "^": 7,
+    "&": 8,
+    "==": 9,
+    "!=": 9,
+    "<": 10,
+    ">": 10,
+    "<=": 10,
+    ">=": 10,
+    "<<": 11,
+    ">>": 11,
+    "+": 12,
+    "-": 12,
+    "*": 13,
+    "/": 13,
+    "%": 13,
+    ".*": 14,
+    "->*": 14,
 }
 _ASSIGN_PRECEDENCE = 2
 _PREFIX = {"-", "+", "!", "~", "*", "&", "++", "--"}
 _CASTS = {"static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"}
 _BASIC_TYPES = {
-    "int", "unsigned", "signed", "long", "short", "char", "float", "double", "bool", "auto",
-    "const", "size_t",
+    "int",
+    "unsigned",
+    "signed",
+    "long",
+    "short",
+    "char",
+    "float",
+    "double",
+    "bool",
+    "auto",
+    "const",
+    "size_t",
 }
 
 
@@ -948,7 +1028,7 @@ def _int_value(text: str) -> int | None:
 class _Binding:
     """A variable, parameter or outside name, identified by object, not by spelling."""
 
-    __slots__ = ("name", "line", "array", "shared", "assignments")
+    __slots__ = ("array", "assignments", "line", "name", "shared")
 
     def __init__(self, name: str, line: int, *, array: bool = False, shared: bool = False):
         self.name = name
@@ -961,7 +1041,7 @@ class _Binding:
 class _Scope:
     __slots__ = ("names", "parent")
 
-    def __init__(self, parent: "_Scope | None" = None) -> None:
+    def __init__(self, parent: _Scope | None = None) -> None:
         self.names: dict[str, _Binding] = {}
         self.parent = parent
 
@@ -1008,24 +1088,24 @@ class _Cond:
 @dataclass(frozen=True, slots=True)
 class _Choose:
     cond: _Cond
-    then: "_Value"
-    other: "_Value"
+    then: _Value
+    other: _Value
 
 
 @dataclass(frozen=True, slots=True)
 class _Either:
-    first: "_Value"
-    second: "_Value"
+    first: _Value
+    second: _Value
 
 
 @dataclass(frozen=True, slots=True)
 class _Update:
     op: str
-    old: "_Value"
+    old: _Value
     rhs: _At
 
 
-_Value = Union[_At, _Choose, _Either, _Update, None]
+_Value = _At | _Choose | _Either | _Update | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1351,10 +1431,14 @@ class _Reader:
             return (_RAW if any(k == _RAW for k, _ in kinds) else _OTHER), []
         if isinstance(expr, Ternary):
             cond = self.cond(expr.cond, scope, expr.line)
-            return self._choose([
-                self.classify(expr.then, scope, facts + [_Fact(cond, True)], search, depth + 1),
-                self.classify(expr.other, scope, facts + [_Fact(cond, False)], search, depth + 1),
-            ])
+            return self._choose(
+                [
+                    self.classify(expr.then, scope, facts + [_Fact(cond, True)], search, depth + 1),
+                    self.classify(
+                        expr.other, scope, facts + [_Fact(cond, False)], search, depth + 1
+                    ),
+                ]
+            )
         return _OTHER, []
 
     def classify_value(
@@ -1366,15 +1450,19 @@ class _Reader:
             return self.classify(value.expr, value.scope, facts, search, depth)
         if isinstance(value, _Choose):
             when_true, when_false = _Fact(value.cond, True), _Fact(value.cond, False)
-            return self._choose([
-                self.classify_value(value.then, facts + [when_true], search, depth + 1),
-                self.classify_value(value.other, facts + [when_false], search, depth + 1),
-            ])
+            return self._choose(
+                [
+                    self.classify_value(value.then, facts + [when_true], search, depth + 1),
+                    self.classify_value(value.other, facts + [when_false], search, depth + 1),
+                ]
+            )
         if isinstance(value, _Either):
-            return self._choose([
-                self.classify_value(value.first, facts, search, depth + 1),
-                self.classify_value(value.second, facts, search, depth + 1),
-            ])
+            return self._choose(
+                [
+                    self.classify_value(value.first, facts, search, depth + 1),
+                    self.classify_value(value.second, facts, search, depth + 1),
+                ]
+            )
         # A compound update of a value (x += ..., x -= ...): the result of the search is
         # only ever read through plain copies and bounds, so an update is not that result.
         return _OTHER, []
@@ -1439,7 +1527,7 @@ class _Reader:
         """Facts on the path that make the total of the searched array non-zero."""
         guards = []
         for fact in facts:
-            for op, left, right in self._nonzero_relations(fact):
+            for op, left, right in self._relations_at(fact.cond.at, fact.truth):
                 subject = self._nonzero_subject(op, left, right)
                 if subject is None:
                     continue
@@ -1447,15 +1535,14 @@ class _Reader:
                 # The search's own bounds read the array too, but say nothing of the total.
                 internal = {search.result, search.other_bound}
                 if self.depends_on_array(expr, scope, search.array, 0, internal):
-                    note = ("returns early when the total is 0" if fact.exit
-                            else "runs only when the total is non-zero")
+                    note = (
+                        "returns early when the total is 0"
+                        if fact.exit
+                        else "runs only when the total is non-zero"
+                    )
                     guards.append(self.evidence(fact.line, "zero-total", note))
                     break
         return guards
-
-    def _nonzero_relations(self, fact: _Fact) -> Iterator[tuple[str, _At, object]]:
-        for op, left_at, right_key in self._relations_at(fact.cond.at, fact.truth):
-            yield op, left_at, right_key
 
     def _relations_at(self, cond: _At, truth: bool) -> Iterator[tuple[str, _At, object]]:
         """Like :meth:`relations`, keeping the non-constant side as an expression."""
@@ -1479,13 +1566,17 @@ class _Reader:
     def _nonzero_subject(op: str, left: _At, right: object) -> tuple[Expr, _Scope] | None:
         if not isinstance(right, int):
             return None
-        nonzero = (op == "!=" and right == 0) or (op == ">" and right >= 0) or (
-            op == ">=" and right >= 1
+        nonzero = (
+            (op == "!=" and right == 0) or (op == ">" and right >= 0) or (op == ">=" and right >= 1)
         )
         return (left.expr, left.scope) if nonzero else None
 
     def depends_on_array(
-        self, expr: Expr, scope: _Scope, array: tuple[_Binding, object], depth: int,
+        self,
+        expr: Expr,
+        scope: _Scope,
+        array: tuple[_Binding, object],
+        depth: int,
         seen: set[_Binding],
     ) -> bool:
         """Whether ``expr`` is computed from what the kernel stored into (or reads from) array."""
@@ -1523,13 +1614,19 @@ class _Reader:
         if isinstance(expr, Num):
             return ("num", expr.value)
         if isinstance(expr, Binary):
-            return (expr.op, self.canon(expr.left, scope, depth + 1),
-                    self.canon(expr.right, scope, depth + 1))
+            return (
+                expr.op,
+                self.canon(expr.left, scope, depth + 1),
+                self.canon(expr.right, scope, depth + 1),
+            )
         if isinstance(expr, Unary):
             return (expr.op, self.canon(expr.operand, scope, depth + 1))
         if isinstance(expr, Call):
-            return ("call", _callee(expr) or id(expr),
-                    tuple(self.canon(a, scope, depth + 1) for a in expr.args))
+            return (
+                "call",
+                _callee(expr) or id(expr),
+                tuple(self.canon(a, scope, depth + 1) for a in expr.args),
+            )
         if isinstance(expr, Member):
             return ("member", self.canon(expr.base, scope, depth + 1), expr.name)
         return ("expr", id(expr))
@@ -1544,8 +1641,13 @@ _MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
 
 def _is_minus(key: object, limit: object) -> bool:
     return (
-        isinstance(key, tuple) and len(key) == 3 and key[0] == "-" and key[1] == limit
-        and isinstance(key[2], tuple) and key[2][0] == "num" and isinstance(key[2][1], int)
+        isinstance(key, tuple)
+        and len(key) == 3
+        and key[0] == "-"
+        and key[1] == limit
+        and isinstance(key[2], tuple)
+        and key[2][0] == "num"
+        and isinstance(key[2][1], int)
         and key[2][1] >= 1
     )
 
@@ -1668,13 +1770,16 @@ def _is_midpoint(expr: Expr, low: str, high: str) -> bool:
 
 
 def _midpoint_name(body: Stmt, low: str, high: str) -> str | None:
+    """The variable the loop body sets to the midpoint of ``low`` and ``high``."""
     for node in _walk_stmt(body):
         if isinstance(node, Declarator) and node.init is not None:
-            if _is_midpoint(node.init, low, high):
-                return node.name
+            name, value = node.name, node.init
         elif isinstance(node, Assign) and node.op == "=" and isinstance(node.target, Name):
-            if _is_midpoint(node.value, low, high):
-                return node.target.id
+            name, value = node.target.id, node.value
+        else:
+            continue
+        if _is_midpoint(value, low, high):
+            return name
     return None
 
 
@@ -1689,14 +1794,22 @@ def _indexed_by(body: Stmt, mid: str) -> Expr | None:
 def _moved_past(body: Stmt, mid: str, low: str, high: str) -> str:
     """Which bound the loop sets to ``mid + 1``: that bound is the search result."""
     for node in _walk_stmt(body):
-        if isinstance(node, Assign) and isinstance(node.target, Name):
-            if node.target.id in (low, high) and any(
-                isinstance(n, Binary) and n.op == "+" and isinstance(n.left, Name)
-                and n.left.id == mid and _int_of(n.right) == 1
-                for n in _walk(node.value)
-            ):
-                return node.target.id
+        if not (isinstance(node, Assign) and isinstance(node.target, Name)):
+            continue
+        if node.target.id in (low, high) and any(_is_successor(n, mid) for n in _walk(node.value)):
+            return node.target.id
     return low
+
+
+def _is_successor(expr: Expr, name: str) -> bool:
+    """``name + 1``."""
+    return (
+        isinstance(expr, Binary)
+        and expr.op == "+"
+        and isinstance(expr.left, Name)
+        and expr.left.id == name
+        and _int_of(expr.right) == 1
+    )
 
 
 def _int_of(expr: Expr) -> int | None:
@@ -1734,56 +1847,68 @@ def _decide(
         return HeaderCheck(path, "unknown", "no function definition found in the header")
     relevant = [r for r in readings if r.reads]
     if not relevant:
-        found = "a binary search but no read of its array by its result" if readings else (
-            "no binary search over an array in any function")
+        found = (
+            "a binary search but no read of its array at its result"
+            if readings
+            else "no binary search over an array in any function"
+        )
         return HeaderCheck(path, "unknown", f"could not find the scheduler's search: {found}")
     reads = [read for r in relevant for read in r.reads]
     hazards = [read for read in reads if not read.guards]
     chosen = hazards[0] if hazards else reads[0]
-    reading = next(r for r in relevant if chosen in r.reads)
     search = chosen.search
-    result_name = search.result.name
-    limit = _render_limit(search)
-    base = dict(
+    found = HeaderCheck(
+        path,
+        "unknown",
+        "",
         function=search.function,
         array=search.array_name,
-        result=result_name,
-        limit=limit,
-        search=Evidence(search.line, "search", _code(lines, search.line),
-                        f"binary search over {search.array_name}; result {result_name}"),
+        result=search.result.name,
+        limit=_render_limit(search),
+        search=Evidence(
+            search.line,
+            "search",
+            _code(lines, search.line),
+            f"binary search over {search.array_name}; result {search.result.name}",
+        ),
     )
     if hazards:
-        evidence = []
-        for read in hazards:
-            evidence.append(Evidence(read.line, "read", _code(lines, read.line),
-                                     f"{search.array_name}[{read.index}] read"))
-            if read.index_line and read.index_line != read.line:
-                evidence.append(Evidence(read.index_line, "index",
-                                         _code(lines, read.index_line),
-                                         f"{read.index} is the search result, unbounded"))
-        first = hazards[0]
-        details = [f"{first.index} = {result_name}"] if first.index != result_name else []
-        details += [_storage(search)] if search.array[0].shared else []
-        detail = f" ({', '.join(details)})" if details else ""
-        reason = (
-            f"line {first.line} reads {search.array_name}[{first.index}]{detail} at the result "
-            f"of the binary search on line {search.line}, with no bound below {limit} and no "
-            f"early return on a zero total: when every length is 0 the search ends at "
-            f"{result_name} == {limit}, one past the data"
-        )
-        return HeaderCheck(path, "unguarded", reason, hazards=tuple(_unique(evidence)), **base)
-    guards = _unique(g for read in reads for g in read.guards)
+        return _unguarded(found, search, hazards, lines)
+    guards = tuple(_unique(g for read in reads for g in read.guards))
+    reading = next(r for r in relevant if chosen in r.reads)
     unread = sorted(set(reading.unread_lines))
     if unread:
-        return HeaderCheck(
-            path, "unknown",
-            f"guards found, but lines {', '.join(map(str, unread))} could not be read",
-            guards=tuple(guards), **base,
-        )
-    reason = "every read of the search result is guarded: " + "; ".join(
+        reason = f"guards found, but lines {', '.join(map(str, unread))} could not be read"
+        return replace(found, reason=reason, guards=guards)
+    reason = f"every read of {search.array_name} at the search result is guarded: " + "; ".join(
         f"{g.note} (line {g.line})" for g in guards
     )
-    return HeaderCheck(path, "guarded", reason, guards=tuple(guards), **base)
+    return replace(found, status="guarded", reason=reason, guards=guards)
+
+
+def _unguarded(
+    found: HeaderCheck, search: _Search, hazards: list[_Read], lines: list[str]
+) -> HeaderCheck:
+    evidence = []
+    for read in hazards:
+        code = _code(lines, read.line)
+        evidence.append(
+            Evidence(read.line, "read", code, f"{search.array_name}[{read.index}] read")
+        )
+        if read.index_line and read.index_line != read.line:
+            note = f"{read.index} is the search result, unbounded"
+            evidence.append(Evidence(read.index_line, "index", _code(lines, read.index_line), note))
+    first, result, limit = hazards[0], search.result.name, found.limit
+    details = [f"{first.index} = {result}"] if first.index != result else []
+    details += [_storage(search)] if search.array[0].shared else []
+    detail = f" ({', '.join(details)})" if details else ""
+    reason = (
+        f"reads {search.array_name}[{first.index}]{detail} at the result of the binary "
+        f"search on line {search.line}, with no bound below {limit} and no early return on "
+        f"a zero total: when every length is 0 the search ends at {result} == {limit}, "
+        "one past the data"
+    )
+    return replace(found, status="unguarded", reason=reason, hazards=tuple(_unique(evidence)))
 
 
 def _code(lines: list[str], line: int) -> str:

@@ -14,13 +14,13 @@ vendored ``vllm.third_party.deep_gemm``. The order is read from that file.
 from __future__ import annotations
 
 import ast
-import importlib.metadata as metadata
 import re
 import site
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
-from typing import Iterable, Sequence
 
 PIP_DEEP_GEMM = "deep_gemm"
 VENDORED_DEEP_GEMM = "vllm.third_party.deep_gemm"
@@ -114,7 +114,10 @@ class Environment:
         """The DeepGEMM vLLM would import: the first of its import order that is present."""
         if self.vllm is None:
             return None
-        candidates = {PIP_DEEP_GEMM: self.pip_deep_gemm, VENDORED_DEEP_GEMM: self.vendored_deep_gemm}
+        candidates = {
+            PIP_DEEP_GEMM: self.pip_deep_gemm,
+            VENDORED_DEEP_GEMM: self.vendored_deep_gemm,
+        }
         for name in self.vllm_import_order:
             found = candidates.get(name)
             if found is not None:
@@ -193,7 +196,7 @@ def deep_gemm_version(package: Path) -> str | None:
         text = init.read_text(encoding="utf-8", errors="replace")
     except OSError:
         text = ""
-    match = re.search(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", text, re.M)
+    match = re.search(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", text, re.MULTILINE)
     if match:
         return match.group(1)
     version_file = package / "VERSION"
@@ -267,13 +270,20 @@ def _module(name: str, search: Sequence[Path], env: Environment) -> Module | Non
 def _owner(path: Path, distributions: Iterable[Distribution]) -> Distribution | None:
     """The distribution that installed the top-level module at ``path``.
 
-    One installed next to it wins; else (an editable install, found through a .pth
-    folder) any distribution that declares the name.
+    One declaring it and installed next to it wins; else (an editable install, found
+    through a .pth folder) any declaring it; else one of the same name next to it.
     """
     top = path.name.split(".", 1)[0]
+    distributions = list(distributions)
     declaring = [d for d in distributions if top in d.top_level]
     beside = [d for d in declaring if d.location.resolve() == path.parent.resolve()]
-    return (beside or declaring or [None])[0]
+    # Metadata without top_level.txt or RECORD: a distribution named like the module.
+    named = [
+        d
+        for d in distributions
+        if d.key.replace("-", "_") == top and d.location.resolve() == path.parent.resolve()
+    ]
+    return (beside or declaring or named or [None])[0]
 
 
 def _vllm_import_order(vllm: Path) -> tuple[tuple[str, ...], str]:

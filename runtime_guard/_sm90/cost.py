@@ -66,6 +66,8 @@ def graph_us(torch: Any, fn: Callable[[], Any]) -> float:
 
 def measure(ctx: Any, case: Row, _options: Row) -> Row:
     """Medians for one batch size, non-zero lengths (so the raw kernel runs too)."""
+    from runtime_guard import clamp_context_lens
+
     torch = ctx.torch
     generator = torch.Generator().manual_seed(case["batch"])
     lens = torch.randint(1, 8192, (case["batch"], 1), generator=generator, dtype=torch.int32).cuda()
@@ -74,16 +76,20 @@ def measure(ctx: Any, case: Row, _options: Row) -> Row:
     def call(fn: Callable[..., Any]) -> Callable[[], Any]:
         return lambda: fn(lens, C.BLOCK_KV, ctx.num_sms)
 
+    timers = {
+        "eager": lambda fn: eager_us(fn, torch.cuda.synchronize),
+        "graph": lambda fn: graph_us(torch, fn),
+    }
     row: Row = {"status": "ok", "calls_per_sample": CALLS_PER_SAMPLE, "samples": SAMPLES}
-    for mode, timer in (
-        ("eager", lambda f: eager_us(call(f), torch.cuda.synchronize)),
-        ("graph", lambda f: graph_us(torch, call(f))),
-    ):
-        raw_us, guarded_us = timer(raw), timer(guarded)
+    for mode, timer in timers.items():
+        raw_us, guarded_us = timer(call(raw)), timer(call(guarded))
         row[mode] = {
             "unguarded_us": round(raw_us, 3),
             "guarded_us": round(guarded_us, 3),
             "added_us": round(guarded_us - raw_us, 3),
             "ratio": round(guarded_us / raw_us, 3),
+            # Where the added time goes: the clamp alone, and the bare torch op under it.
+            "clamp_context_lens_us": round(timer(lambda: clamp_context_lens(lens)), 3),
+            "torch_clamp_us": round(timer(lambda: torch.clamp(lens, min=1)), 3),
         }
     return row

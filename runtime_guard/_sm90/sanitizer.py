@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error")
-_FIRST_ERROR_LINES = 12
+_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+errors?\s*$", re.MULTILINE)
+_FIRST_ERROR_LINES = 8
+_LINE_CHARS = 240
 
 
 def find_sanitizer(cuda_home: str | None) -> str | None:
@@ -42,8 +44,11 @@ def parse_log(text: str) -> dict[str, Any]:
     summary = _SUMMARY.findall(text)
     first = next((i for i, line in enumerate(lines) if line.startswith("Invalid ")), None)
     return {
-        "errors": int(summary[-1]) if summary else None,  # None: no summary, the run broke
+        "errors": int(summary[0]) if summary else None,  # None: no summary, the run broke
         "invalid_shared_reads": sum("Invalid __shared__ read" in line for line in lines),
         "out_of_bounds": sorted({line for line in lines if "is out of bounds" in line}),
-        "first_error": [] if first is None else lines[first : first + _FIRST_ERROR_LINES],
+        "printed_error_kinds": dict(Counter(line for line in lines if line.startswith("Invalid "))),
+        "first_error": []
+        if first is None
+        else [line[:_LINE_CHARS] for line in lines[first : first + _FIRST_ERROR_LINES]],
     }

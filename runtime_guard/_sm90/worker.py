@@ -71,7 +71,8 @@ class Context:
         return [tuple(pair) for pair in result.schedule], result.faults
 
     def run(self, lens: C.Lens, guarded: bool) -> list[tuple[int, int]]:
-        out = self.metadata(guarded)(self.tensor(lens), C.BLOCK_KV, self.num_sms)
+        lens_tensor = self.tensor(lens)  # alive until the sync: a fault surfaces there
+        out = self.metadata(guarded)(lens_tensor, C.BLOCK_KV, self.num_sms)
         self.torch.cuda.synchronize()
         return [tuple(pair) for pair in out.tolist()]
 
