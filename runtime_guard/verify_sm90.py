@@ -26,10 +26,8 @@ import argparse
 import datetime
 import hashlib
 import json
-import os
 import platform
 import subprocess
-import sys
 import tempfile
 import time
 import traceback
@@ -381,6 +379,23 @@ def dump_report(report: Row) -> str:
     return render(report, 0) + "\n"
 
 
+def write_report(args: argparse.Namespace, report: Row) -> None:
+    """Write the report with this machine's folders replaced by neutral names."""
+    text = dump_report(report)
+    for path, name in ((REPO_ROOT, "."), (args.work, "<work>"), (Path.home(), "~")):
+        text = text.replace(str(path), name)
+    args.out.write_text(text)
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The command that made the report, without this machine's paths."""
+    return (
+        f"python -m runtime_guard.verify_sm90 --out {args.out.name} --sections {args.sections}"
+        f" --parallel {args.parallel} --diff-cases {args.diff_cases} --seed {args.seed}"
+        f" --fault-samples {args.fault_samples}"
+    )
+
+
 # -- main ------------------------------------------------------------------------------------
 
 
@@ -446,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     sanitizer = sanitizer_tools.find_sanitizer(CUDA_HOME)
     report: Row = {
         "schema": REPORT_SCHEMA,
-        "command": "python -m runtime_guard.verify_sm90 " + " ".join(sys.argv[1:]),
+        "command": command_line(args),
         "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "environment": environment(sanitizer),
         "pieces": manifest,
@@ -486,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:  # noqa: BLE001 - a broken section is reported, the others still run
             report[name] = {"passed": False, "error": traceback.format_exc()[-3000:]}
         report[name]["seconds"] = round(time.time() - section_started, 1)
-        args.out.write_text(dump_report(report))  # a run cut short keeps what it finished
+        write_report(args, report)  # a run cut short keeps what it finished
         print(
             f"[verify_sm90] {name}: passed={report[name]['passed']} "
             f"counts={json.dumps(report[name].get('counts'))}",
@@ -499,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
         for t in harness.runner.transcripts
         if t["ended"] != "exit" or t["returncode"] not in (0, 3)
     ]
-    args.out.write_text(dump_report(report))
+    write_report(args, report)
     print(
         f"[verify_sm90] wrote {args.out} in {report['wall_seconds']} s; "
         f"verdict {json.dumps(report['verdict'])}",
@@ -509,5 +524,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     raise SystemExit(main())

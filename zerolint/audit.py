@@ -103,6 +103,7 @@ class EngineAudit:
     path: Path | None
     kernel: KernelCheck | None = None
     fallback: KernelCheck | None = None
+    import_order: tuple[str, ...] = ()  # the DeepGEMM modules it tries, first to last
     findings: list[Finding] = field(default_factory=list)
     clamped: list[Finding] = field(default_factory=list)
     capture: CaptureResult | None = None
@@ -156,6 +157,8 @@ def audit(
     input it cannot use.
     """
     environ = os.environ if environ is None else environ
+    if any(ratio < 1 for ratio in compress_ratios):
+        raise AuditError(f"--compress-ratio must be >= 1, got {list(compress_ratios)}")
     folders = [Path(p) for p in site_packages] if site_packages else default_site_packages()
     try:
         env = find_environment(folders)
@@ -191,6 +194,7 @@ def _audit_vllm(
     assert env.vllm is not None
     dist = env.vllm.distribution
     engine = EngineAudit("vllm", dist.version if dist else None, env.vllm.path)
+    engine.import_order = env.vllm_import_order
     chosen = env.vllm_deep_gemm()
     engine.kernel = _kernel(chosen) if chosen else None
     fallback = env.vllm_fallback_deep_gemm()
@@ -205,8 +209,9 @@ def _audit_vllm(
 def _audit_sglang(env: Environment, gpu: Gpu, ratios: tuple[int, ...]) -> EngineAudit:
     assert env.sglang is not None
     dist = env.sglang.distribution
-    engine = EngineAudit("sglang", dist.version if dist else None, env.sglang.path)
     # SGLang vendors no DeepGEMM: it imports the deep_gemm package (sgl-deep-gemm).
+    engine = EngineAudit("sglang", dist.version if dist else None, env.sglang.path)
+    engine.import_order = ("deep_gemm",)
     engine.kernel = _kernel(env.pip_deep_gemm) if env.pip_deep_gemm else None
     engine.findings, engine.clamped = _zl001(env.sglang.path, ratios)
     engine.verdict, engine.reasons = decide(engine, gpu, ratios)
@@ -513,6 +518,8 @@ def render_text(result: Audit) -> str:
 
 def _engine_lines(engine: EngineAudit) -> list[str]:
     lines = []
+    if engine.import_order:
+        lines.append(f"imports DeepGEMM from: {', then '.join(engine.import_order)}")
     if engine.kernel is None:
         lines.append("DeepGEMM: none importable")
     else:
@@ -580,6 +587,7 @@ def _engine_dict(engine: EngineAudit) -> dict[str, Any]:
         "path": str(engine.path) if engine.path else None,
         "verdict": engine.verdict,
         "reasons": engine.reasons,
+        "deep_gemm_import_order": list(engine.import_order),
         "deep_gemm": _kernel_dict(engine.kernel),
         "fallback_deep_gemm": _kernel_dict(engine.fallback),
         "unclamped": [_finding_dict(engine, f) for f in engine.findings],

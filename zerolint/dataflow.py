@@ -38,8 +38,9 @@ from zerolint.project import ClassInfo, ModuleInfo, Project, resolve_relative
 from zerolint.rules import Rule, SinkSpec
 
 MAX_TRACES = 24
-PARAM_PREFIX = "<param>"
-CTOR_PREFIX = "<ctor>"  # field_writes slot for constructor arguments: <ctor>Class.field  # state key standing for the object a parameter was bound to
+PARAM_PREFIX = "<param>"  # state key standing for the object a parameter was bound to
+# field_writes slot for constructor arguments, by the class's short name: <ctor>Class.field
+CTOR_PREFIX = "<ctor>"
 MAX_DEPTH = 8
 LIVE_KINDS = frozenset({"floordiv", "rshift", "fill_zero"})
 
@@ -1388,7 +1389,7 @@ class Analyzer:
         if isinstance(ref, ClassRef):
             for field_name, arg_val in self.constructor_fields(frame, ref.cls, node, args):
                 if arg_val.traces:
-                    slot = f"{CTOR_PREFIX}{ref.cls.qualname}.{field_name}"
+                    slot = f"{CTOR_PREFIX}{ref.cls.name}.{field_name}"
                     prev = frame.summary.field_writes.get(slot, EMPTY)
                     frame.summary.field_writes[slot] = prev.join(
                         arg_val.then(self.step(frame, node, "flow", IDENTITY, f"{ref.cls.name}({field_name}=...)")))
@@ -1430,7 +1431,8 @@ class Analyzer:
         if chosen is None:
             return
         arg_node, val = chosen
-        step = RawStep(frame.mod, frame.stmt, node, "sink", IDENTITY, spec.function)
+        step = RawStep(frame.mod, frame.stmt, node, "sink", IDENTITY,
+                       f"sink ({spec.keyword or f'argument {spec.position}'})")
         frame.summary.hits.append(SinkHit(spec, frame.mod, frame.stmt, node, arg_node,
                                           val.then(step), frame.key))
 
@@ -1474,7 +1476,7 @@ class Analyzer:
                       args: list[tuple[cst.Arg, Val]]) -> Val:
         key = ref.key
         bound = self.bind_args(key, ref, args)
-        call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, key.name)
+        call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
         site = CallSite(key, bound, call_step)
         eager = key.mod is frame.mod or key.mod.name in self.sink_capable
         if eager:
@@ -1508,7 +1510,8 @@ class Analyzer:
                   args: list[tuple[cst.Arg, Val]]) -> Val:
         """A call into a module nobody has parsed: its result and its effects on the
         arguments stay placeholders until a path reaching a sink needs them."""
-        call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, ref.qual.rsplit(".", 1)[-1])
+        call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY,
+                            f"into {ref.qual.rsplit('.', 1)[-1]}")
         site = CallSite(None, {}, call_step, lazy=ref.qual, raw=args, bound=False)
         position = 0
         for a, v in args:
@@ -1518,8 +1521,15 @@ class Analyzer:
             if v.traces and not a.star and base_key(a.value) is not None:
                 self.write(frame, a.value, Val([Trace(EffectOrigin(site, which), ())]),
                            strong=False, in_place=True)
-        if ref.qual.rsplit(".", 1)[-1][:1].isupper():
-            # Probably a constructor: keep its keyword arguments as the instance's fields.
+        short = ref.qual.rsplit(".", 1)[-1]
+        if short[:1].isupper():
+            # Probably a constructor: its keyword arguments are the instance's fields.
+            for a, v in args:
+                if a.keyword is not None and v.traces:
+                    slot = f"{CTOR_PREFIX}{short}.{a.keyword.value}"
+                    prev = frame.summary.field_writes.get(slot, EMPTY)
+                    frame.summary.field_writes[slot] = prev.join(v.then(
+                        self.step(frame, node, "flow", IDENTITY, f"{short}({a.keyword.value}=...)")))
             result = Val([Trace(CallOrigin(site), ())], [InstRef(ref.qual)])
         else:
             result = Val([Trace(CallOrigin(site), ())], [PendingRef(CallOrigin(site))])
@@ -1904,8 +1914,8 @@ class Analyzer:
             return False
         if f"self.{attr}" in text:
             return True
-        short = qual.rsplit(".", 1)[-1]
-        return any(f"{short}(" in m.text and m.name != modname for m in self.project.parsed())
+        short = f'{qual.rsplit(".", 1)[-1]}('
+        return any(short in (self.project.text(p) or "") for p in self.project.files)
 
     def field_values(self, cls_or_name: ClassInfo | str, attr: str) -> list[Val]:
         """Everything written to ``attr`` on instances of ``cls`` (its bases and subclasses)."""
@@ -1941,14 +1951,27 @@ class Analyzer:
         for c in family:
             if not c.is_dataclass and attr not in c.fields:
                 continue
-            for mod in self.project.parsed():
-                if c.name not in mod.text:
-                    continue
+            slot = f"{CTOR_PREFIX}{c.name}.{attr}"
+            for mod in self.modules_mentioning(f"{c.name}("):
                 for key in self.module_functions(mod):
-                    s = self.summary(key)
-                    v = s.field_writes.get(f"{CTOR_PREFIX}{c.qualname}.{attr}")
+                    v = self.summary(key).field_writes.get(slot)
                     if v is not None and v.traces:
                         out.append(self.drop_params(v))
+        return out
+
+    def modules_mentioning(self, text: str) -> list[ModuleInfo]:
+        """Modules whose source contains ``text``: parsed now if parsing is allowed."""
+        out = []
+        for path in self.project.files:
+            source = self.project.text(path)
+            if source is None or text not in source:
+                continue
+            name = self.project.name_of.get(path, "")
+            if not self.may_parse(name):
+                continue
+            mod = self.project.module_at(path)
+            if mod is not None:
+                out.append(mod)
         return out
 
     def global_values(self, mod: ModuleInfo, name: str) -> list[Val]:

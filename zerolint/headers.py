@@ -95,7 +95,7 @@ class HeaderCheck:
 
 
 class HeaderError(Exception):
-    """A header that cannot be read (missing, not text)."""
+    """A header file that cannot be read."""
 
 
 def find_scheduler_header(package_dir: Path) -> Path | None:
@@ -121,7 +121,7 @@ def check_header(path: Path) -> HeaderCheck:
 
 def check_source(source: str, path: str = "<header>") -> HeaderCheck:
     """Like :func:`check_header`, on the text of a header."""
-    lines = source.splitlines()
+    lines = source.split("\n")  # as the tokenizer counts lines
     try:
         functions = list(_functions(tokenize(source)))
         readings = [r for fn in functions for r in _Reader(fn, lines).read()]
@@ -213,11 +213,12 @@ def tokenize(source: str) -> list[Token]:
 
 
 def _directive_end(source: str, i: int) -> int:
+    """End of a preprocessor line, following backslash continuations."""
     while True:
         end = source.find("\n", i)
         if end < 0:
             return len(source)
-        if source[end - 1] != "\\" and not source[i:end].rstrip().endswith("\\"):
+        if not source[i:end].rstrip().endswith("\\"):
             return end
         i = end + 1
 
@@ -234,8 +235,10 @@ def _literal_end(source: str, i: int, *, raw: bool) -> int:
         if source[j] == "\\":
             j += 2
             continue
-        if source[j] == quote or source[j] == "\n":
+        if source[j] == quote:
             return j + 1
+        if source[j] == "\n":  # unterminated: stop at the end of the line
+            return j
         j += 1
     return j
 
@@ -836,7 +839,7 @@ class _Parser:
             name += "::" + self.take().text
         if self.at("<") and self._template_args_follow():
             self._skip_template_args()
-        if self.at("{") and name not in ("return",):
+        if self.at("{"):
             args = [_expression(p) for p in _split(self.group(), ",") if p]
             return Call(Name(name, tok.line), args, tok.line)
         return Name(name, tok.line)
@@ -854,8 +857,6 @@ class _Parser:
                     return after in ("(", "{", "::")
             elif text in (";", "{", "}", "&&", "||", "?", "=", "==", "!="):
                 return False
-            elif text in _OPEN:
-                j = _match(self.toks, j)
         return False
 
     def _skip_template_args(self) -> None:

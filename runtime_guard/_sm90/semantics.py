@@ -178,7 +178,7 @@ def run_batch(ctx: Any, case: Row, options: Row) -> Row:
     row: Row = {
         "status": "ok",
         "deep_gemm_version": deep_gemm.__version__,
-        "rows": _row_kinds(inputs["last"]),
+        "row_kinds": _row_kinds(inputs["last"]),
         "num_sms": num_sms,
     }
     if options.get("clamped_only"):

@@ -143,7 +143,7 @@ def semantics_counts(rows: Sequence[Row], sanitizer: Sequence[Row]) -> Row:
     ran = [r for r in rows if r["status"] == "ok"]
     return {
         "batches": len(rows),
-        "mixed_batches": sum(r["rows"]["zero"] < sum(r["rows"].values()) for r in ran),
+        "mixed_batches": sum(r["row_kinds"]["zero"] < sum(r["row_kinds"].values()) for r in ran),
         "ran": len(ran),
         "logits_identical": sum(r.get("logits_identical") is True for r in ran),
         "schedules_differ": sum(r.get("schedules_differ") is True for r in ran),

@@ -1,0 +1,44 @@
+"""Copy each rule's documentation (rules/ZLxxx.md) into README.md between its markers.
+
+    python devtools/sync_readme.py          # rewrite README.md
+    python devtools/sync_readme.py --check  # exit 1 when README.md is out of date
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKERS = re.compile(
+    r"(<!-- rule:(?P<code>ZL\d+) start[^>]*-->\n)(?P<body>.*?)(<!-- rule:(?P=code) end -->)", re.S
+)
+
+
+def rendered(readme: str) -> str:
+    def body(match: re.Match[str]) -> str:
+        doc = (ROOT / "rules" / f"{match['code']}.md").read_text(encoding="utf-8")
+        # The rule's own title becomes a level-3 heading under "The rule".
+        doc = re.sub(r"^# ", "### ", doc, count=1)
+        doc = re.sub(r"^## ", "#### ", doc, flags=re.M)
+        return match.group(1) + doc.rstrip("\n") + "\n" + match.group(4)
+
+    return MARKERS.sub(body, readme)
+
+
+def main() -> int:
+    path = ROOT / "README.md"
+    current = path.read_text(encoding="utf-8")
+    wanted = rendered(current)
+    if "--check" in sys.argv:
+        if wanted != current:
+            print("README.md is out of date: run python devtools/sync_readme.py")
+            return 1
+        return 0
+    path.write_text(wanted, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
