@@ -47,7 +47,8 @@ SGL_PIP_ARGS = (
 INDEXER = "vllm/v1/attention/backends/mla/indexer.py"
 SM90_HEADER = "sm90_paged_mqa_logits.cuh"
 MULTIPLES_OF_32_UP_TO_512 = list(range(32, 513, 32))
-NO_GUARD_ENV: dict[str, str] = {"PATH": ""}
+# The serving environment: no ZEROLINT_GUARD, no VLLM_PLUGINS, no nvidia-smi on PATH.
+CLEAN_ENV: dict[str, str] = {"PATH": ""}
 
 
 def site_of(requirement: str) -> Path:
@@ -66,7 +67,7 @@ def audited():
         key = (requirements, gpu)
         if key not in answers:
             folders = [site_of(r) for r in requirements]
-            answers[key] = audit(folders, gpu=gpu, environ=NO_GUARD_ENV)
+            answers[key] = audit(folders, gpu=gpu, environ=CLEAN_ENV)
         return answers[key]
 
     return run
@@ -156,7 +157,7 @@ def test_json_and_exit_code_for_an_exposed_stack(capsys):
 @pytest.mark.network
 @pytest.mark.slow
 def test_vllm_0_27_1_with_the_runtime_guard_is_protected(vllm_0_27_1_with_guard):
-    result = audit([vllm_0_27_1_with_guard], gpu="sm90", environ=NO_GUARD_ENV)
+    result = audit([vllm_0_27_1_with_guard], gpu="sm90", environ=CLEAN_ENV)
     assert result.verdict == "protected"
     text = reasons_text(result)
     assert (
@@ -334,6 +335,7 @@ SMALL_STACKS = [
     ({"vendored": GUARDED_HEADER}, {}, "protected", "code still unclamped: vllm/v1/indexer.py:6"),
     ({"indexer": CLAMPED}, {}, "protected", "serving code clamps the lengths"),
     ({}, {"compress_ratios": (1,)}, "not affected", "no compress ratio > 1"),
+    ({}, {"vllm_args": "--max-num-seqs 16"}, "not affected", "no capture size and no runtime"),
     ({}, {"gpu": "sm100"}, "not affected", "SM90 scheduler"),
     ({"vendored": None}, {}, "not affected", "no DeepGEMM importable"),
     ({"pip": GUARDED_HEADER}, {}, "protected", "DeepGEMM 2.0.0 (pip-installed deep_gemm"),
@@ -355,7 +357,7 @@ SMALL_STACKS = [
 @pytest.mark.parametrize("stack, options, verdict, phrase", SMALL_STACKS)
 def test_small_stack_verdict(tmp_path, stack, options, verdict, phrase):
     site = small_stack(tmp_path, **stack)
-    result = audit([site], environ=NO_GUARD_ENV, **{"gpu": "sm90", **options})
+    result = audit([site], environ=CLEAN_ENV, **{"gpu": "sm90", **options})
     assert result.verdict == verdict, result.reasons
     assert phrase in reasons_text(result)
 
@@ -378,7 +380,7 @@ def test_sglang_uses_the_pip_installed_deep_gemm(tmp_path, header, verdict):
     dist_info(tmp_path, "sglang", "0.0.2")
     deep_gemm_package(tmp_path / "deep_gemm", "0.2.3.post2", header)
     dist_info(tmp_path, "sgl-deep-gemm", "0.2.3.post2", top_level="deep_gemm")
-    result = audit([tmp_path], gpu="sm90", environ=NO_GUARD_ENV)
+    result = audit([tmp_path], gpu="sm90", environ=CLEAN_ENV)
     (engine,) = result.engines
     assert (engine.name, engine.version, engine.capture, engine.guard) == (
         "sglang",
@@ -396,7 +398,7 @@ def test_sglang_uses_the_pip_installed_deep_gemm(tmp_path, header, verdict):
 
 def test_a_kernel_without_a_readable_guard_is_assumed_unguarded(tmp_path):
     site = small_stack(tmp_path, vendored="no_search.cuh")
-    result = audit([site], gpu="sm90", environ=NO_GUARD_ENV)
+    result = audit([site], gpu="sm90", environ=CLEAN_ENV)
     assert result.verdict == "exposed"
     assert "kernel guard not found, assuming unguarded" in reasons_text(result)
 
@@ -475,7 +477,7 @@ def test_guard_switch_reads_as_the_runtime_guard_does(monkeypatch, value):
 
 def test_the_guard_protects_a_small_exposed_stack(tmp_path):
     site = guard_site(small_stack(tmp_path))
-    result = audit([site], gpu="sm90", environ=NO_GUARD_ENV)
+    result = audit([site], gpu="sm90", environ=CLEAN_ENV)
     assert result.verdict == "protected"
     assert "runtime guard active" in result.reasons[0]
 

@@ -133,6 +133,8 @@ def test_unguarded_evidence_names_the_read_and_the_index_lines():
     assert [(e.kind, e.line) for e in result.hazards] == [("read", 113), ("index", 111)]
     assert result.hazards[1].code == "const uint32_t q_idx = lo;"
     assert result.search is not None and result.search.code == "while (lo < hi) {"
+    assert result.function == "sm90_paged_mqa_logits_metadata"
+    assert "in kernel sm90_paged_mqa_logits_metadata" in result.search.note
     assert result.location() == "sm90_paged_mqa_logits.cuh:113"
     assert "smem_buffer" in result.reason  # the searched array lives in shared memory
 

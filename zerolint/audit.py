@@ -51,6 +51,10 @@ GUARD_ENV = "ZEROLINT_GUARD"
 # The values runtime_guard.patch.guard_enabled() reads as "off".
 GUARD_OFF_VALUES = frozenset({"0", "false", "no", "off"})
 _SEVERITY: dict[str, int] = {"not affected": 0, "protected": 1, "exposed": 2}
+NO_CAPTURE_MODEL = (
+    "capture sizes not modelled for this engine; live decode batches whose lengths are all "
+    "below the compress ratio reach the kernel"
+)
 UNKNOWN_CALLERS = (
     "no vLLM or SGLang found beside it to check its callers: any caller that passes "
     "all-zero context lengths with a batch that is a multiple of 32 faults"
@@ -269,71 +273,66 @@ def _capture(vllm_args: str, gpu: Gpu, ratios: tuple[int, ...]) -> CaptureResult
 def decide(engine: EngineAudit, gpu: Gpu, ratios: Sequence[int]) -> tuple[AuditVerdict, list[str]]:
     """The verdict for one engine and the reasons for it, most decisive first."""
     if gpu.arch != "sm90":
-        return "not affected", [
-            (
-                f"GPU is {gpu.describe()}: the fault is in DeepGEMM's SM90 scheduler, "
-                "which this GPU does not run"
-            )
-        ]
+        why = f"GPU is {gpu.describe()}: the fault is in DeepGEMM's SM90 scheduler, not run here"
+        return "not affected", [why]
     if engine.kernel is None:
         return "not affected", ["no DeepGEMM importable: the paged-MQA indexer cannot run"]
     if max(ratios, default=1) <= 1:
         return "not affected", ["no compress ratio > 1: no length is floor-divided to 0"]
-    kernel = engine.kernel
-    guarded = kernel.header.status == "guarded"
-    guard = engine.guard
-    unclamped = _unclamped_reason(engine)
-    if guarded or (guard is not None and guard.active):
-        reasons = []
-        if guarded:
-            reasons.append(f"kernel guarded: {_kernel_reason(kernel)}")
-        if guard is not None and guard.active:
-            reasons.append(f"runtime guard active: {guard.reason}")
-            if not guarded:
-                reasons.append(f"kernel still unguarded: {_kernel_reason(kernel)}")
-        reasons.append(
-            f"code still unclamped: {unclamped}" if unclamped else _clamped_reason(engine)
-        )
-        reasons.extend(_fallback_reasons(engine))
-        return "protected", [r for r in reasons if r]
-    kernel_reason = _kernel_reason(kernel)
-    if kernel.header.status == "unknown":
-        kernel_reason = f"kernel guard not found, assuming unguarded: {kernel_reason}"
-    else:
-        kernel_reason = f"kernel unguarded: {kernel_reason}"
+    guard_active = engine.guard is not None and engine.guard.active
+    if engine.kernel.header.status == "guarded" or guard_active:
+        return "protected", _protected_reasons(engine, engine.kernel)
+    kernel = _unguarded_reason(engine.kernel)
     if engine.name == "deep_gemm":
-        return "exposed", [
-            kernel_reason,
-            UNKNOWN_CALLERS,
-        ]
+        return "exposed", [kernel, UNKNOWN_CALLERS]
+    if not engine.findings and engine.clamped:
+        return "protected", [_clamped_reason(engine), kernel]
     if not engine.findings:
-        if engine.clamped:
-            return "protected", [_clamped_reason(engine), kernel_reason]
         return "not affected", [
             "no call of get_paged_mqa_logits_metadata in the serving code",
-            kernel_reason,
+            kernel,
         ]
+    unclamped = f"code unclamped: {_unclamped_reason(engine)}"
     capture = engine.capture
     if capture is not None and not capture.exposed:
-        return "not affected", [
-            f"no capture size and no runtime batch makes every length 0 ({capture.summary()})",
-            kernel_reason,
-            f"code unclamped: {unclamped}",
-        ]
-    reasons = [kernel_reason, f"code unclamped: {unclamped}"]
-    if capture is not None:
-        reasons.extend(_capture_reasons(capture))
+        quiet = f"no capture size and no runtime batch makes every length 0 ({capture.summary()})"
+        return "not affected", [quiet, kernel, unclamped]
+    return "exposed", [kernel, unclamped, *_exposure_reasons(engine, gpu)]
+
+
+def _protected_reasons(engine: EngineAudit, kernel: KernelCheck) -> list[str]:
+    """By what (a guarded kernel, the runtime guard), and what is still unprotected."""
+    guarded = kernel.header.status == "guarded"
+    reasons = [f"kernel guarded: {_kernel_reason(kernel)}"] if guarded else []
+    if engine.guard is not None and engine.guard.active:
+        reasons.append(f"runtime guard active: {engine.guard.reason}")
+        if not guarded:
+            reasons.append(f"kernel still unguarded: {_kernel_reason(kernel)}")
+    if engine.findings:
+        reasons.append(f"code still unclamped: {_unclamped_reason(engine)}")
+    elif engine.clamped:
+        reasons.append(_clamped_reason(engine))
+    return reasons + _fallback_reasons(engine)
+
+
+def _unguarded_reason(kernel: KernelCheck) -> str:
+    if kernel.header.status == "unknown":
+        return f"kernel guard not found, assuming unguarded: {_kernel_reason(kernel)}"
+    return f"kernel unguarded: {_kernel_reason(kernel)}"
+
+
+def _exposure_reasons(engine: EngineAudit, gpu: Gpu) -> list[str]:
+    """What feeds the unguarded kernel all-zero lengths, and what does not stop it."""
+    if engine.capture is not None:
+        reasons = _capture_reasons(engine.capture)
     else:
-        reasons.append(
-            "capture sizes not modelled for this engine; live decode batches whose "
-            "lengths are all below the compress ratio reach the kernel"
-        )
-    if guard is not None:
-        reasons.append(f"runtime guard not active: {guard.reason}")
-    reasons.extend(_fallback_reasons(engine))
+        reasons = [NO_CAPTURE_MODEL]
+    if engine.guard is not None:
+        reasons.append(f"runtime guard not active: {engine.guard.reason}")
+    reasons += _fallback_reasons(engine)
     if gpu.assumed:
         reasons.append(f"GPU {gpu.describe()}")
-    return "exposed", reasons
+    return reasons
 
 
 def _kernel_reason(kernel: KernelCheck) -> str:
@@ -347,8 +346,6 @@ def _unclamped_reason(engine: EngineAudit) -> str:
 
 
 def _clamped_reason(engine: EngineAudit) -> str:
-    if not engine.clamped:
-        return ""
     sites = ", ".join(_site(engine, f) for f in engine.clamped)
     return f"the serving code clamps the lengths before the kernel ({sites})"
 

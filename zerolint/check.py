@@ -198,18 +198,26 @@ def lint(paths: Sequence[Path], settings: Settings, *, use_cache: bool,
     timings["cache"] = time.perf_counter() - clock - timings["discover"]
     if warm:
         timings["cached"] = 1.0
-        return report_from_cache(found.files, lookups, found.diagnostics)
+        cached = report_from_cache(found.files, lookups, found.diagnostics)
+        if cached is not None:
+            cache.save()  # keeps the file stats learned on this run: no hashing next time
+            return cached
     return analyse(found.files, found.diagnostics, settings, negatives, progress, lookups,
                    cache, key, timings)
 
 
-def report_from_cache(files: Sequence[Path], lookups: dict, diagnostics: list[Diagnostic]) -> Report:
+def report_from_cache(files: Sequence[Path], lookups: dict,
+                      diagnostics: list[Diagnostic]) -> Report | None:
+    """The report stored for unchanged files; None if an entry cannot be read back."""
     report = Report(diagnostics=list(diagnostics), files_checked=len(files))
-    for path in files:
-        result = lookups[path].result
-        report.findings += [finding_from_dict(f) for f in result.get("f", [])]
-        report.proved += [finding_from_dict(f) for f in result.get("p", [])]
-        report.diagnostics += [diagnostic_from_dict(d) for d in result.get("d", [])]
+    try:
+        for path in files:
+            result = lookups[path].result
+            report.findings += [finding_from_dict(f) for f in result.get("f", [])]
+            report.proved += [finding_from_dict(f) for f in result.get("p", [])]
+            report.diagnostics += [diagnostic_from_dict(d) for d in result.get("d", [])]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
     report.files_checked -= sum(1 for d in report.diagnostics if d.code != "ZL901")
     report.sort()
     return report
@@ -266,13 +274,10 @@ def apply_fixes(report: Report, settings: Settings, *, diff_only: bool,
                 force_exclude: bool) -> tuple[bool, list[Diagnostic]]:
     """Clamp the lengths at every reported sink; True if anything changed (or would)."""
     from zerolint.engine import Engine
-    from zerolint.fix import FixError, FixTarget, fix_file
+    from zerolint.fix import FixError, fix_file, targets_from_findings
 
-    by_path: dict[str, list[FixTarget]] = {}
-    for f in report.findings:
-        argument: int | str = int(f.argument) if f.argument.isdigit() else f.argument
-        by_path.setdefault(f.path, []).append(
-            FixTarget(f.line, f.col - 1, argument, f.end_line, max(f.end_col - 1, 0)))
+    sinks = [s for r in settings.rules() for s in r.sinks] + list(settings.extra_sinks)
+    by_path = targets_from_findings(report.findings, sinks)
     changed = False
     failed: list[Diagnostic] = []
     for shown, targets in sorted(by_path.items()):
@@ -291,6 +296,9 @@ def apply_fixes(report: Report, settings: Settings, *, diff_only: bool,
         except OSError as exc:
             failed.append(Diagnostic("ZL902", shown, f"cannot fix: {exc.strerror or exc}"))
             continue
+        for target, reason in result.skipped:
+            failed.append(Diagnostic("ZL910", shown, f"not fixed: {reason}", target.line,
+                                     target.col + 1))
         if result.changed:
             changed = True
             if diff_only:

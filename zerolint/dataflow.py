@@ -335,6 +335,12 @@ class FuncKey:
                 *p.kwonly_params, *([p.star_kwarg] if p.star_kwarg else [])]
 
     @property
+    def is_classmethod(self) -> bool:
+        return self.node is not None and any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
+            for d in self.node.decorators)
+
+    @property
     def is_method(self) -> bool:
         if self.cls is None or self.node is None:
             return False
@@ -378,6 +384,10 @@ class Summary:
     param_effects: dict[str, Val] = field(default_factory=dict)
     # Parameters that reach a sink: name -> the hits carrying their placeholder traces.
     forwards: dict[str, list[SinkHit]] = field(default_factory=dict)
+    # Parameters called as functions: name -> (statement, call, evaluated arguments), so a
+    # caller that passes a sink as that parameter can replay the call as a sink call.
+    param_calls: dict[str, list[tuple[cst.CSTNode, cst.Call, list[tuple[cst.Arg, Val]]]]] = \
+        field(default_factory=dict)
 
 
 class Frame:
@@ -590,15 +600,26 @@ class Analyzer:
             self._in_progress.discard(key)
             self.allow_parse = allow
         self.summaries[key] = summary
-        for name, hits in summary.forwards.items():
-            if hits and key.node is not None:
-                self.wrapper_names.add(key.node.name.value)
+        self.note_providers(summary)
         return summary
+
+    def note_providers(self, summary: Summary) -> None:
+        """Names through which other files can reach a sink without naming it: wrappers
+        (forward a parameter to it), resolvers (return it), fields and globals (hold it)."""
+        key = summary.key
+        if key.node is not None and (any(summary.forwards.values()) or
+                                     _holds_sink(summary.returns)):
+            self.wrapper_names.add(key.node.name.value)
+        for table in (summary.field_writes, summary.global_writes):
+            for name, val in table.items():
+                if not name.startswith(CTOR_PREFIX) and _holds_sink(val):
+                    self.wrapper_names.add(name)
 
     def forget_resolutions(self) -> None:
         """Drop what was resolved without parsing, before resolving again with parsing."""
         self._field_cache.clear()
         self._origin_cache.clear()
+        self._mro_cache.clear()
 
     def reset_summaries(self) -> None:
         self.summaries.clear()
@@ -640,7 +661,7 @@ class Analyzer:
         if name in self.sinks_by_name:
             refs.append(SinkRef(self.sinks_by_name[name]))
         if key.is_method and key.params() and key.params()[0] is p and key.cls is not None:
-            refs.append(InstRef(key.cls))
+            refs.append(ClassRef(key.cls) if key.is_classmethod else InstRef(key.cls))
         elif p.annotation is not None:
             ann = p.annotation.annotation
             if isinstance(ann, cst.SimpleString):
@@ -994,11 +1015,17 @@ class Analyzer:
                 return name
         return None
 
-    def materialize(self, ref: Ref, depth: int = 0) -> list[Ref]:
-        """What a lazy name is, parsing its module now."""
+    def materialize(self, ref: Ref, depth: int = 0, *, force: bool = False) -> list[Ref]:
+        """What a lazy name is, parsing its module now (if parsing is allowed, or forced)."""
         if not isinstance(ref, LazyRef):
             return [ref]
-        return [r for r in self.resolve_in_project(ref.qual, depth) if not isinstance(r, LazyRef)]
+        allow = self.allow_parse
+        self.allow_parse = allow or force
+        try:
+            found = self.resolve_in_project(ref.qual, depth)
+        finally:
+            self.allow_parse = allow
+        return [r for r in found if not isinstance(r, LazyRef)]
 
     def may_parse(self, modname: str) -> bool:
         """While summaries are built, only modules that mention a sink are parsed; once
@@ -1352,9 +1379,11 @@ class Analyzer:
         lazy = [r for r in refs if isinstance(r, LazyRef)]
         if lazy:
             refs = [r for r in refs if not isinstance(r, LazyRef)]
+            passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
             for r in lazy:
-                if self.project_module_of(r.qual) in self.sink_capable:
-                    refs += self.materialize(r)
+                if self.project_module_of(r.qual) in self.sink_capable or passes_sink:
+                    # A callee given a sink may call it: it must be analysed now.
+                    refs += self.materialize(r, force=passes_sink)
                 else:
                     return self.call_lazy(frame, node, r, args)
         result = EMPTY
@@ -1366,6 +1395,7 @@ class Analyzer:
                 handled = True
         if handled:
             return result
+        self.record_param_call(frame, node, args)
         if method is not None and receiver is not None:
             out = self.tensor_method(frame, node, method, receiver, args)
             if out is not None:
@@ -1379,6 +1409,59 @@ class Analyzer:
             return self.extend(frame, join_all(tainted).only_traces(), Op("opaque", name))
         return EMPTY
 
+    def record_param_call(self, frame: Frame, node: cst.Call,
+                          args: list[tuple[cst.Arg, Val]]) -> None:
+        if not isinstance(node.func, cst.Name) or frame.key.node is None:
+            return
+        val = frame.state.get(node.func.value)
+        if val is None:
+            return
+        for t in val.traces:
+            if isinstance(t.origin, ParamOrigin) and t.origin.func is frame.key:
+                calls = frame.summary.param_calls.setdefault(t.origin.name, [])
+                calls.append((frame.stmt, node, args))
+
+    def replay_param_calls(self, frame: Frame, node: cst.Call, key: FuncKey, summary: Summary,
+                           site: CallSite) -> None:
+        """The callee calls a parameter that this call binds to a sink: a sink call here."""
+        for pname, calls in summary.param_calls.items():
+            actual = site.args.get(pname)
+            if actual is None:
+                continue
+            refs = [x for r in actual.refs
+                    for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])]
+            for ref in refs:
+                if not isinstance(ref, SinkRef):
+                    continue
+                for stmt, inner, inner_args in calls:
+                    lens = self.sink_argument(ref, inner_args)
+                    if lens is None:
+                        continue
+                    shown = self.arg_node_for(node, key, lens[0].value) \
+                        if isinstance(lens[0], cst.Name) else None
+                    sink_step = RawStep(key.mod, stmt, inner, "sink", IDENTITY,
+                                        f"sink ({ref.spec.keyword or 'argument'})")
+                    val = self.substitute(lens[1].then(sink_step), key, site, 0,
+                                          keep_unresolved=True)
+                    frame.summary.hits.append(SinkHit(ref.spec, frame.mod, frame.stmt, node,
+                                                      shown, val, frame.key))
+
+    def sink_argument(self, ref: SinkRef, args: list[tuple[cst.Arg, Val]]
+                      ) -> tuple[cst.BaseExpression | None, Val] | None:
+        """The argument carrying the lengths in a call of the sink ``ref``."""
+        spec = ref.spec
+        if ref.bound is not None:
+            return (None, ref.bound)
+        for a, v in args:
+            if a.keyword is not None and a.keyword.value == spec.keyword:
+                return (a.value, v)
+        positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        if spec.position is not None and spec.position < len(positional):
+            a, v = positional[spec.position]
+            return (a.value, v)
+        starred = [(a, v) for a, v in args if a.star]
+        return (starred[0][0].value, starred[0][1]) if starred else None
+
     def call_ref(self, frame: Frame, node: cst.Call, ref: Ref,
                  args: list[tuple[cst.Arg, Val]]) -> Val | None:
         if isinstance(ref, SinkRef):
@@ -1387,17 +1470,7 @@ class Analyzer:
         if isinstance(ref, FuncRef):
             return self.call_function(frame, node, ref, args)
         if isinstance(ref, ClassRef):
-            for field_name, arg_val in self.constructor_fields(frame, ref.cls, node, args):
-                if arg_val.traces:
-                    slot = f"{CTOR_PREFIX}{ref.cls.name}.{field_name}"
-                    prev = frame.summary.field_writes.get(slot, EMPTY)
-                    frame.summary.field_writes[slot] = prev.join(
-                        arg_val.then(self.step(frame, node, "flow", IDENTITY, f"{ref.cls.name}({field_name}=...)")))
-            if ref.cls.is_dataclass or "__init__" in ref.cls.methods:
-                init = ref.cls.methods.get("__init__")
-                if init is not None:
-                    self.call_function(frame, node, FuncRef(self.func_key(ref.cls.module, init, ref.cls),
-                                                            Val((), [InstRef(ref.cls)])), args)
+            self.construct(frame, node, ref.cls, args)
             return Val((), [InstRef(ref.cls)])
         if isinstance(ref, LambdaRef):
             return self.call_lambda(frame, node, ref, args)
@@ -1410,24 +1483,34 @@ class Analyzer:
                                                                Val((), [ref])), args)
         return None
 
+    def construct(self, frame: Frame, node: cst.Call, cls: ClassInfo,
+                  args: list[tuple[cst.Arg, Val]]) -> None:
+        """``Cls(...)``: record what the new instance's fields hold, for reads elsewhere."""
+        def record(attr: str, val: Val) -> None:
+            if val.traces:
+                slot = f"{CTOR_PREFIX}{cls.name}.{attr}"
+                prev = frame.summary.field_writes.get(slot, EMPTY)
+                frame.summary.field_writes[slot] = prev.join(val)
+
+        init = cls.methods.get("__init__")
+        if init is None:
+            for field_name, arg_val in self.constructor_fields(frame, cls, node, args):
+                record(field_name, arg_val.then(self.step(frame, node, "flow", IDENTITY,
+                                                          f"{cls.name}({field_name}=...)")))
+            return
+        ref = FuncRef(self.func_key(cls.module, init, cls), Val((), [InstRef(cls)]))
+        self.call_function(frame, node, ref, args)
+        bound = self.bind_args(ref.key, ref, args)
+        site = CallSite(ref.key, bound, RawStep(frame.mod, frame.stmt, node, "call", IDENTITY,
+                                                f"into {cls.name}.__init__"))
+        for attr, val in self.summary(ref.key).field_writes.items():
+            if not attr.startswith(CTOR_PREFIX):
+                record(attr, self.substitute(val, ref.key, site, 0))
+
     def sink_hit(self, frame: Frame, node: cst.Call, ref: SinkRef,
                  args: list[tuple[cst.Arg, Val]]) -> None:
         spec = ref.spec
-        chosen: tuple[cst.BaseExpression | None, Val] | None = None
-        if ref.bound is not None:
-            chosen = (None, ref.bound)
-        else:
-            positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
-            for a, v in args:
-                if a.keyword is not None and a.keyword.value == spec.keyword:
-                    chosen = (a.value, v)
-            if chosen is None and spec.position is not None and spec.position < len(positional):
-                a, v = positional[spec.position]
-                chosen = (a.value, v)
-            if chosen is None:
-                starred = [(a, v) for a, v in args if a.star]
-                if starred:
-                    chosen = (starred[0][0].value, starred[0][1])
+        chosen = self.sink_argument(ref, args)
         if chosen is None:
             return
         arg_node, val = chosen
@@ -1478,15 +1561,20 @@ class Analyzer:
         bound = self.bind_args(key, ref, args)
         call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
         site = CallSite(key, bound, call_step)
-        eager = key.mod is frame.mod or key.mod.name in self.sink_capable
+        passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
+        eager = key.mod is frame.mod or key.mod.name in self.sink_capable or passes_sink
         if eager:
             summary = self.summary(key)
+            self.replay_param_calls(frame, node, key, summary, site)
             for pname, hits in summary.forwards.items():
                 arg = bound.get(pname)
                 if arg is None or not arg.traces:
                     continue
                 for hit in hits:
-                    val = self.substitute(hit.val, key, site, 0, keep_unresolved=True)
+                    # Only what the caller passed: lengths made inside the callee are
+                    # reported at the callee's own sink call.
+                    val = self.substitute(hit.val, key, site, 0, keep_unresolved=True,
+                                          params_only=True)
                     frame.summary.hits.append(SinkHit(hit.spec, frame.mod, frame.stmt, node,
                                                       self.arg_node_for(node, key, pname), val,
                                                       frame.key))
@@ -1912,7 +2000,7 @@ class Analyzer:
         text = self.project.text(path) if path is not None else None
         if text is None:
             return False
-        if f"self.{attr}" in text:
+        if f"self.{attr}" in text or "cls(" in text:
             return True
         short = f'{qual.rsplit(".", 1)[-1]}('
         return any(short in (self.project.text(p) or "") for p in self.project.files)
@@ -1949,10 +2037,9 @@ class Analyzer:
         """Keyword or positional constructor arguments for dataclass-like fields."""
         out: list[Val] = []
         for c in family:
-            if not c.is_dataclass and attr not in c.fields:
-                continue
             slot = f"{CTOR_PREFIX}{c.name}.{attr}"
-            for mod in self.modules_mentioning(f"{c.name}("):
+            # Its own module too: a classmethod factory builds it as `cls(...)`.
+            for mod in dict.fromkeys([c.module, *self.modules_mentioning(f"{c.name}(")]):
                 for key in self.module_functions(mod):
                     v = self.summary(key).field_writes.get(slot)
                     if v is not None and v.traces:
@@ -2009,7 +2096,7 @@ class Analyzer:
         return Val((t for t in val.traces if not isinstance(t.origin, ParamOrigin)), val.refs)
 
     def substitute(self, val: Val, callee: FuncKey, site: CallSite, depth: int,
-                   *, keep_unresolved: bool = False) -> Val:
+                   *, keep_unresolved: bool = False, params_only: bool = False) -> Val:
         """Replace the callee's parameter placeholders by the caller's argument values."""
         out: list[Trace] = []
         for t in val.traces:
@@ -2017,6 +2104,8 @@ class Analyzer:
                 actual = site.args.get(t.origin.name, EMPTY)
                 for at in actual.traces:
                     out.append(Trace(at.origin, at.steps + (site.step,) + t.steps))
+            elif params_only:
+                continue
             elif t.origin is None:
                 out.append(Trace(None, t.steps))
             elif keep_unresolved:
@@ -2087,6 +2176,10 @@ class Analyzer:
                 out += [t for t in self.resolve(v, depth + 1) if t.origin is None]
             return out
         return []
+
+
+def _holds_sink(val: Val) -> bool:
+    return any(isinstance(r, SinkRef) for r in val.refs)
 
 
 def affine_prefix(node: cst.BaseExpression) -> list[Op] | None:

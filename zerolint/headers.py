@@ -1136,6 +1136,7 @@ class _Search:
     array_name: str
     line: int
     function: str
+    kernel: bool  # declared __global__ (or with a launch-bounds / *_GLOBAL marker)
 
 
 @dataclass(slots=True)
@@ -1151,7 +1152,6 @@ class _Read:
 class _Reading:
     """What one function says: its searches and the reads of their results."""
 
-    function: Function
     searches: list[_Search] = field(default_factory=list)
     reads: list[_Read] = field(default_factory=list)
     unread_lines: list[int] = field(default_factory=list)
@@ -1170,7 +1170,8 @@ class _Reader:
         self.lines = lines
         self.values: dict[_Binding, _Value] = {}
         self.stores: dict[tuple[_Binding, object], set[_Binding]] = {}
-        self.reading = _Reading(function)
+        self.conds: dict[If, _Cond] = {}  # each if's condition, read before its branches
+        self.reading = _Reading()
 
     def read(self) -> list[_Reading]:
         scope = _Scope()
@@ -1190,15 +1191,16 @@ class _Reader:
             if self.stmt(stmt, scope, facts):
                 return True
             if isinstance(stmt, If):
-                facts.extend(self.exit_facts(stmt, scope))
+                facts.extend(self.exit_facts(stmt))
         return False
 
-    def exit_facts(self, stmt: If, scope: _Scope) -> list[_Fact]:
+    def exit_facts(self, stmt: If) -> list[_Fact]:
+        """What the rest of a block knows after an ``if`` one of whose branches leaves."""
         then_exits = _always_exits(stmt.then)
         other_exits = stmt.other is not None and _always_exits(stmt.other)
         if then_exits == other_exits:
             return []
-        return [_Fact(self.cond(stmt.cond, scope, stmt.line), not then_exits, exit=True)]
+        return [_Fact(self.conds[stmt], not then_exits, exit=True)]
 
     def stmt(self, stmt: Stmt, scope: _Scope, facts: list[_Fact]) -> bool:
         if isinstance(stmt, Block):
@@ -1230,7 +1232,7 @@ class _Reader:
 
     def if_(self, stmt: If, scope: _Scope, facts: list[_Fact]) -> bool:
         self.expr(stmt.cond, scope, facts)
-        cond = self.cond(stmt.cond, scope, stmt.line)
+        cond = self.conds[stmt] = self.cond(stmt.cond, scope, stmt.line)
         before = dict(self.values)
         then_exits = self.stmt(stmt.then, _Scope(scope), facts + [_Fact(cond, True)])
         after_then = self.values
@@ -1352,6 +1354,7 @@ class _Reader:
             array_name=_spelling(array),
             line=loop.line,
             function=self.fn.name,
+            kernel=self.fn.kernel,
         )
 
     def root(self, expr: Expr, scope: _Scope, depth: int) -> tuple[_Binding, object] | None:
@@ -1375,8 +1378,8 @@ class _Reader:
 
     # -- reads of the searched array by the search result
     def index_read(self, expr: Index, scope: _Scope, facts: list[_Fact]) -> None:
+        root = self.root(expr.base, scope, 0) if self.reading.searches else None
         for search in self.reading.searches:
-            root = self.root(expr.base, scope, 0)
             if root != search.array:
                 continue
             kind, guards = self.classify(expr.index, scope, facts, search, 0)
@@ -1533,6 +1536,8 @@ class _Reader:
                 if subject is None:
                     continue
                 expr, scope = subject
+                if self.is_boolean(expr, scope, 0):  # a comparison holding is not a count
+                    continue
                 # The search's own bounds read the array too, but say nothing of the total.
                 internal = {search.result, search.other_bound}
                 if self.depends_on_array(expr, scope, search.array, 0, internal):
@@ -1571,6 +1576,20 @@ class _Reader:
             (op == "!=" and right == 0) or (op == ">" and right >= 0) or (op == ">=" and right >= 1)
         )
         return (left.expr, left.scope) if nonzero else None
+
+    def is_boolean(self, expr: Expr, scope: _Scope, depth: int) -> bool:
+        """A comparison or logical value, directly or through a copy."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, Name):
+            binding = scope.lookup(expr.id)
+            value = self.values.get(binding)
+            if binding.assignments == 0 and isinstance(value, _At):
+                return self.is_boolean(value.expr, value.scope, depth + 1)
+            return False
+        if isinstance(expr, Binary):
+            return expr.op in _NEGATE or expr.op in ("&&", "||")
+        return isinstance(expr, Unary) and expr.op == "!"
 
     def depends_on_array(
         self,
@@ -1612,8 +1631,8 @@ class _Reader:
             if binding.assignments == 0 and isinstance(value, _At) and not binding.array:
                 return self.canon(value.expr, value.scope, depth + 1)
             return ("var", id(binding))
-        if isinstance(expr, Num):
-            return ("num", expr.value)
+        if isinstance(expr, Num):  # an unknown constant (sizeof, a literal) equals only itself
+            return ("num", expr.value if expr.value is not None else id(expr))
         if isinstance(expr, Binary):
             return (
                 expr.op,
@@ -1870,7 +1889,9 @@ def _decide(
             search.line,
             "search",
             _code(lines, search.line),
-            f"binary search over {search.array_name}; result {search.result.name}",
+            f"binary search over {search.array_name} in "
+            f"{'kernel' if search.kernel else 'function'} {search.function}; "
+            f"result {search.result.name}",
         ),
     )
     if hazards:

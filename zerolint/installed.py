@@ -107,29 +107,27 @@ class Environment:
     plugins: tuple[Plugin, ...] = ()
     notes: list[str] = field(default_factory=list)
 
-    def distribution(self, name: str) -> Distribution | None:
-        return self.distributions.get(normalize(name))
-
     def vllm_deep_gemm(self) -> DeepGemm | None:
         """The DeepGEMM vLLM would import: the first of its import order that is present."""
         if self.vllm is None:
             return None
-        candidates = {
-            PIP_DEEP_GEMM: self.pip_deep_gemm,
-            VENDORED_DEEP_GEMM: self.vendored_deep_gemm,
-        }
-        for name in self.vllm_import_order:
-            found = candidates.get(name)
-            if found is not None:
-                return found
-        return None
+        found = (self._deep_gemm(name) for name in self.vllm_import_order)
+        return next((f for f in found if f is not None), None)
 
     def vllm_fallback_deep_gemm(self) -> DeepGemm | None:
         """The DeepGEMM vLLM falls back to when the preferred one fails to import."""
         chosen = self.vllm_deep_gemm()
-        if chosen is None or self.pip_deep_gemm is None or self.vendored_deep_gemm is None:
-            return None
-        return self.vendored_deep_gemm if chosen is self.pip_deep_gemm else self.pip_deep_gemm
+        present = [
+            found
+            for found in (self._deep_gemm(name) for name in self.vllm_import_order)
+            if found is not None and found is not chosen
+        ]
+        return present[0] if chosen is not None and present else None
+
+    def _deep_gemm(self, module: str) -> DeepGemm | None:
+        return {PIP_DEEP_GEMM: self.pip_deep_gemm, VENDORED_DEEP_GEMM: self.vendored_deep_gemm}.get(
+            module
+        )
 
 
 def normalize(name: str) -> str:
@@ -170,8 +168,8 @@ def find_environment(site_packages: Sequence[Path | str]) -> Environment:
         env.vllm_import_order, env.vllm_import_order_source = _vllm_import_order(env.vllm.path)
         if not env.vllm_import_order_source:
             env.notes.append(
-                "vllm/utils/deep_gemm.py not readable: assumed vLLM imports a pip-installed "
-                "deep_gemm before its vendored copy"
+                "no DeepGEMM import found in vllm/utils/deep_gemm.py: assumed vLLM imports a "
+                "pip-installed deep_gemm before its vendored copy"
             )
     env.plugins = tuple(_plugins(env.distributions.values()))
     return env
