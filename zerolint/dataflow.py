@@ -37,7 +37,7 @@ from zerolint.model import IDENTITY, Op
 from zerolint.project import ClassInfo, ModuleInfo, Project, resolve_relative
 from zerolint.rules import Rule, SinkSpec
 
-MAX_TRACES = 24
+MAX_TRACES = 64
 PARAM_PREFIX = "<param>"  # state key standing for the object a parameter was bound to
 # field_writes slot for constructor arguments, by the class's short name: <ctor>Class.field
 CTOR_PREFIX = "<ctor>"
@@ -66,6 +66,11 @@ VIEW_FUNCTIONS = frozenset({
 CONCAT_FUNCTIONS = frozenset({
     "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
     "torch.vstack", "torch.column_stack", "numpy.concatenate", "numpy.stack",
+})
+# Tensors whose values do not come from their arguments' values.
+CONSTANT_FUNCTIONS = frozenset({
+    "torch.ones", "torch.ones_like", "torch.empty", "torch.empty_like", "torch.arange",
+    "torch.randint", "torch.rand", "torch.randn", "torch.eye", "torch.empty_strided",
 })
 REDUCTIONS = frozenset({
     "sum", "max", "min", "item", "numel", "size", "dim", "stride", "mean", "prod", "any",
@@ -105,6 +110,10 @@ class RawStep:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RawStep) and self._key == other._key
+
+    def stable_key(self) -> tuple:
+        return (self.mod.name, self.mod.statement_order(self.stmt), self.role, self.op.kind,
+                str(self.op.arg))
 
     def __hash__(self) -> int:
         return self._hash
@@ -181,9 +190,14 @@ class Trace:
     def then(self, step: RawStep) -> "Trace":
         last = self.steps[-1] if self.steps else None
         if last is not None and last.stmt is step.stmt and (
-                last == step or step.op is IDENTITY and step.role == "flow"):
+                last == step or step.op is IDENTITY and step.role in ("flow", "return")):
             return self  # one line per statement unless the statement changes the values
         return Trace(self.origin, self.steps + (step,))
+
+    def keep_order(self) -> tuple:
+        """Which traces to keep when there are too many: live ones, short ones; ties broken
+        by where the steps are, never by hashes (which change from run to run)."""
+        return (not self.live, len(self.steps), tuple(s.stable_key() for s in self.steps))
 
     def key_source(self) -> RawStep | None:
         for step in self.steps:
@@ -260,7 +274,7 @@ class Val:
         ts = frozenset(traces)
         if len(ts) > MAX_TRACES:
             # Keep the live ones first, then the shortest: enough to report and judge.
-            ts = frozenset(sorted(ts, key=lambda t: (not t.live, len(t.steps)))[:MAX_TRACES])
+            ts = frozenset(sorted(ts, key=Trace.keep_order)[:MAX_TRACES])
         self.traces = ts
         self.refs = frozenset(refs)
         self.elements = elements
@@ -358,6 +372,26 @@ class CallSite:
     lazy: str | None = None
     raw: list[tuple[cst.Arg, Val]] | None = None
     bound: bool = True
+    # The caller's operand for each parameter (a literal or a dotted name): a divisor the
+    # callee names by its parameter is the caller's literal on this path.
+    operands: dict[str, int | str] = field(default_factory=dict)
+
+    def rebind(self, steps: tuple[RawStep, ...]) -> tuple[RawStep, ...]:
+        """The callee's steps with its parameter symbols replaced by this call's operands."""
+        if not self.operands:
+            return steps
+        out = []
+        for step in steps:
+            arg = step.op.arg
+            if isinstance(arg, str) and arg in self.operands:
+                step = RawStep(step.mod, step.stmt, step.node, step.role,
+                               Op(step.op.kind, self.operands[arg]), step.note)
+            out.append(step)
+        return tuple(out)
+
+    def landing(self) -> RawStep:
+        """The call's line as a plain step: where lengths made in the callee come out."""
+        return RawStep(self.step.mod, self.step.stmt, self.step.node, "flow")
 
 
 @dataclass(eq=False)
@@ -481,9 +515,35 @@ def string_value(node: cst.CSTNode | None) -> str | None:
     return None
 
 
+CONSTANT_TENSORS = {"ones": 1, "ones_like": 1, "new_ones": 1}
+VALUE_TENSORS = ("tensor", "new_tensor", "as_tensor", "scalar_tensor")
+FULL_TENSORS = ("full", "full_like", "new_full")
+
+
+def tensor_constant(node: cst.CSTNode | None) -> int | None:
+    """The value of a constant tensor written as a bound: torch.ones_like(x) -> 1,
+    torch.tensor(4) -> 4, torch.full_like(x, 2) -> 2."""
+    if not isinstance(node, cst.Call):
+        return None
+    name = node.func.attr.value if isinstance(node.func, cst.Attribute) else \
+        node.func.value if isinstance(node.func, cst.Name) else ""
+    positional = [a.value for a in node.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    if name in CONSTANT_TENSORS:
+        return CONSTANT_TENSORS[name]
+    if name in VALUE_TENSORS and positional:
+        return int_value(positional[0])
+    if name in FULL_TENSORS:
+        fill = keywords.get("fill_value", positional[1] if len(positional) > 1 else None)
+        return int_value(fill)
+    return None
+
+
 def operand(node: cst.CSTNode | None) -> int | str:
     """A divisor or bound as the SMT model takes it: a literal, or the expression's text."""
     value = int_value(node)
+    if value is None:
+        value = tensor_constant(node)
     if value is not None:
         return value
     text = dotted(node)
@@ -1476,7 +1536,7 @@ class Analyzer:
             return self.call_lambda(frame, node, ref, args)
         if isinstance(ref, ExtRef):
             return self.external(frame, node, ref.name, args)
-        if isinstance(ref, InstRef):
+        if isinstance(ref, InstRef) and isinstance(ref.cls, ClassInfo):
             call = ref.cls.methods.get("__call__")
             if call is not None:
                 return self.call_function(frame, node, FuncRef(self.func_key(ref.cls.module, call, ref.cls),
@@ -1560,7 +1620,7 @@ class Analyzer:
         key = ref.key
         bound = self.bind_args(key, ref, args)
         call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
-        site = CallSite(key, bound, call_step)
+        site = CallSite(key, bound, call_step, operands=self.operands(node, key))
         passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
         eager = key.mod is frame.mod or key.mod.name in self.sink_capable or passes_sink
         if eager:
@@ -1639,8 +1699,21 @@ class Analyzer:
             if isinstance(ref, FuncRef):
                 site.callee = ref.key
                 site.args = self.bind_args(ref.key, ref, site.raw or [])
+                if isinstance(site.step.node, cst.Call):
+                    site.operands = self.operands(site.step.node, ref.key)
                 return True
         return False
+
+    def operands(self, node: cst.Call, key: FuncKey) -> dict[str, int | str]:
+        out: dict[str, int | str] = {}
+        for p in key.params():
+            arg = self.arg_node_for(node, key, p.name.value)
+            if arg is None:
+                continue
+            value = operand(arg)
+            if value != "<expr>":
+                out[p.name.value] = value
+        return out
 
     def arg_node_for(self, node: cst.Call, key: FuncKey, pname: str) -> cst.BaseExpression | None:
         params = [p.name.value for p in key.params()]
@@ -1728,9 +1801,12 @@ class Analyzer:
             return self.zero_source(frame, "zero-filled tensor")
         if name in names.get("full", ()):
             fill = self.kwarg(args, "fill_value")
-            fill_node = fill[0].value if fill else (pos[1][0].value if len(pos) > 1 else None)
-            if is_zero(fill_node):
+            chosen = fill or (pos[1] if len(pos) > 1 else None)
+            if chosen is not None and is_zero(chosen[0].value if fill is None else fill[0].value):
                 return self.zero_source(frame, "tensor filled with 0")
+            # Every row is the fill value: its lengths are the rows'.
+            return chosen[1].only_traces() if chosen is not None else EMPTY
+        if name in CONSTANT_FUNCTIONS:
             return EMPTY
         if name in CONCAT_FUNCTIONS:
             return join_all(v for _, v in args).only_traces()
@@ -1779,6 +1855,10 @@ class Analyzer:
         # max(x, k) / torch.maximum(x, k): the traced operand is the value, the other the bound.
         if len(pos) == 2:
             (a0, v0), (a1, v1) = pos
+            if isinstance(operand(a1.value), int):
+                v1 = EMPTY  # a constant bound: torch.maximum(x, torch.ones_like(x))
+            elif isinstance(operand(a0.value), int):
+                v0 = EMPTY
             value, bound = ((v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value))
             if bound is not None and not (v0.traces and v1.traces):
                 if upper:
@@ -1886,9 +1966,10 @@ class Analyzer:
         if method in names.get("zero_alloc_methods", ()):
             return self.zero_source(frame, f".{method}()")
         if method in names.get("full_methods", ()):
-            fill = self.kwarg(args, "fill_value")
-            fill_node = fill[0].value if fill else (pos[1][0].value if len(pos) > 1 else None)
-            return self.zero_source(frame, f".{method}()") if is_zero(fill_node) else EMPTY
+            fill = self.kwarg(args, "fill_value") or (pos[1] if len(pos) > 1 else None)
+            if fill is not None and is_zero(fill[0].value):
+                return self.zero_source(frame, f".{method}()")
+            return fill[1].only_traces() if fill is not None else EMPTY
         if method == "copy_" and pos and target is not None:
             src = pos[0][1].then(self.step(frame, None, "flow", IDENTITY, ".copy_()"))
             whole = isinstance(target, cst.Name)
@@ -2103,11 +2184,11 @@ class Analyzer:
             if isinstance(t.origin, ParamOrigin) and t.origin.func is callee:
                 actual = site.args.get(t.origin.name, EMPTY)
                 for at in actual.traces:
-                    out.append(Trace(at.origin, at.steps + (site.step,) + t.steps))
+                    out.append(Trace(at.origin, at.steps + (site.step,) + site.rebind(t.steps)))
             elif params_only:
                 continue
             elif t.origin is None:
-                out.append(Trace(None, t.steps))
+                out.append(Trace(None, site.rebind(t.steps) + (site.landing(),)))
             elif keep_unresolved:
                 out.append(t)
         return Val(out, val.refs)
@@ -2120,7 +2201,7 @@ class Analyzer:
             out += self.resolve_trace(t, depth)
         unique = list(dict.fromkeys(out))
         if len(unique) > MAX_TRACES * 4:
-            unique = sorted(unique, key=lambda t: (not t.live, len(t.steps)))[: MAX_TRACES * 4]
+            unique = sorted(unique, key=Trace.keep_order)[: MAX_TRACES * 4]
         return unique
 
     def resolve_trace(self, t: Trace, depth: int) -> list[Trace]:
@@ -2158,12 +2239,15 @@ class Analyzer:
                 produced = summary.param_effects.get(param, EMPTY) if param else EMPTY
             out: list[Trace] = []
             for inner in self.resolve(produced, depth + 1):
+                steps = site.rebind(inner.steps)
                 if isinstance(inner.origin, ParamOrigin) and inner.origin.func is site.callee:
                     actual = site.args.get(inner.origin.name, EMPTY)
                     for at in self.resolve(actual, depth + 1):
-                        out.append(Trace(at.origin, at.steps + (site.step,) + inner.steps))
+                        out.append(Trace(at.origin, at.steps + (site.step,) + steps))
                 elif inner.origin is None:
-                    out.append(Trace(None, (site.step,) + inner.steps))
+                    # Made inside the callee: the path starts there and comes out here.
+                    tail = (site.landing(),) if isinstance(origin, EffectOrigin) else ()
+                    out.append(Trace(None, steps + tail))
             return out
         if isinstance(origin, FieldOrigin):
             out = []

@@ -8,6 +8,7 @@ when a path needs them.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from dataclasses import dataclass, field
@@ -184,23 +185,37 @@ class Engine:
             if not live:
                 continue
             finding = self.make_finding(hits[0], live)
-            finding.verdict = self.verdict(finding)
-            if finding.verdict.status == "unsafe" or allow_parse:
+            if finding.verdict is not None and (finding.verdict.status == "unsafe" or allow_parse):
                 return finding
         return None
 
     def make_finding(self, hit: SinkHit, traces: list[Trace]) -> Finding:
+        """A finding whose paths are judged one by one: the verdict is the worst, and each
+        place where lengths became zero-able is shown by its worst path."""
+        from zerolint import smt  # z3 is imported only when there is something to prove
+
         rule = self.rule_for(hit)
         span = hit.mod.positions().call(hit.stmt, hit.call) or \
             hit.mod.positions().statement(hit.stmt) or (0, 0, 0, 0)
         expr = hit.mod.code(hit.arg_node) if hit.arg_node is not None else "the lengths"
         argument = f"`{hit.spec.keyword}`" if hit.spec.keyword else f"argument {hit.spec.position}"
         message = rule.message.format(expr=expr, sink=hit.spec.function, argument=argument)
-        flows = [to_flow(t) for t in representative_traces(traces)]
-        return Finding(code=rule.code, path=hit.mod.display, line=span[0], col=span[1] + 1,
-                       message=message, sink=hit.spec.function,
-                       argument=hit.spec.keyword or str(hit.spec.position), flows=flows,
-                       end_line=span[2], end_col=span[3] + 1)
+        flows = sorted({to_flow(t): t for t in traces}.items(), key=lambda kv: flow_key(kv[0]))
+        clock = time.perf_counter()
+        judged = [(flow, trace, smt.judge_flow(flow, ratios=self.ratios_for(flow)))
+                  for flow, trace in flows]
+        self.stats["judge"] = self.stats.get("judge", 0.0) + time.perf_counter() - clock
+        shown = representatives(judged)
+        finding = Finding(code=rule.code, path=hit.mod.display, line=span[0], col=span[1] + 1,
+                          message=message, sink=hit.spec.function,
+                          argument=hit.spec.keyword or str(hit.spec.position),
+                          flows=[flow for flow, _, _ in shown],
+                          end_line=span[2], end_col=span[3] + 1)
+        worst = max(range(len(shown)), key=lambda i: (SEVERITY[shown[i][2].status], -i))
+        finding.verdict = dataclasses.replace(shown[worst][2], flow_index=worst)
+        if finding.verdict.status == "safe":
+            finding.verdict = dataclasses.replace(finding.verdict, flow_index=None)
+        return finding
 
     def rule_for(self, hit: SinkHit) -> Rule:
         for rule in self.rules:
@@ -210,21 +225,11 @@ class Engine:
 
     # ------------------------------------------------------------------ verdicts
 
-    def verdict(self, finding: Finding) -> Verdict:
-        """The SMT judge's answer; z3 is imported only when there is something to prove."""
-        from zerolint import smt
-
-        clock = time.perf_counter()
-        try:
-            return smt.judge(finding, ratios=self.ratios_for(finding))
-        finally:
-            self.stats["judge"] = self.stats.get("judge", 0.0) + time.perf_counter() - clock
-
-    def ratios_for(self, finding: Finding) -> dict[str, tuple[int, ...]] | None:
+    def ratios_for(self, flow: Flow) -> dict[str, tuple[int, ...]] | None:
         """``compress-ratios`` from the configuration, applied to every divisor symbol."""
         if not self.settings.compress_ratios:
             return None
-        symbols = {op.arg for flow in finding.flows for op in flow.ops
+        symbols = {op.arg for op in flow.ops
                    if op.kind in ("floordiv", "ceildiv", "rshift") and isinstance(op.arg, str)}
         return {s: self.settings.compress_ratios for s in symbols} or None
 
@@ -267,35 +272,33 @@ def suppressed(line: str, code: str) -> bool:
     return False
 
 
-def representative_traces(traces: list[Trace]) -> list[Trace]:
-    """One path per place where the lengths became zero-able: the one that shows the most
-    of the code the lengths went through, each statement once."""
-    best: dict[int, Trace] = {}
-    order: list[int] = []
-
-    def score(t: Trace) -> tuple[bool, int, int]:
-        # Prefer the path that starts where the lengths became zero-able, then the one
-        # that shows the most statements.
-        src = t.key_source()
-        starts_there = src is not None and t.steps[0].stmt is src.stmt
-        distinct = len({id(s.stmt) for s in t.steps})
-        return (starts_there, distinct, -len(t.steps))
-
-    for t in traces:
-        src = t.key_source()
-        k = id(src.stmt) if src is not None else id(t)
-        if k not in best:
-            order.append(k)
-            best[k] = t
-        elif score(t) > score(best[k]):
-            best[k] = t
-    chosen = [best[k] for k in order]
-    return sorted(chosen, key=lambda t: _step_sort_key(t.steps[0]))
+SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
 
 
-def _step_sort_key(step: RawStep) -> tuple[str, int]:
-    span = step.mod.positions().statement(step.stmt)
-    return (step.mod.display, span[0] if span else 0)
+def flow_key(flow: Flow) -> tuple:
+    """A stable order for paths (trace sets are hashed by identity: never rely on them)."""
+    return tuple((s.path, s.line, s.col, s.role, s.op.kind, str(s.op.arg)) for s in flow.steps)
+
+
+def representatives(judged: list[tuple[Flow, Trace, Verdict]]) -> list[tuple[Flow, Trace, Verdict]]:
+    """One path per place where the lengths became zero-able: its worst verdict first, then
+    the one that starts there, repeats no statement and shows the most of the code."""
+    def score(item: tuple[Flow, Trace, Verdict]) -> tuple:
+        flow, trace, verdict = item
+        src = trace.key_source()
+        starts_there = src is not None and trace.steps[0].stmt is src.stmt
+        lines = [(s.path, s.line) for s in flow.steps]
+        distinct = len(set(lines))
+        return (SEVERITY[verdict.status], starts_there, distinct == len(lines), distinct,
+                -len(lines))
+
+    best: dict[tuple, tuple[Flow, Trace, Verdict]] = {}
+    for item in judged:
+        src = item[1].key_source()
+        group = (src.mod.display, src.mod.positions().statement(src.stmt)) if src else flow_key(item[0])
+        if group not in best or score(item) > score(best[group]):
+            best[group] = item
+    return sorted(best.values(), key=lambda item: flow_key(item[0]))
 
 
 def to_flow(trace: Trace) -> Flow:

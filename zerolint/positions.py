@@ -197,6 +197,11 @@ def _cst_calls(stmt: cst.CSTNode) -> list[cst.Call]:
     return collector.calls
 
 
+def statements_in_order(module: cst.Module) -> list[cst.CSTNode]:
+    """Every statement of the module (small statements one by one), in source order."""
+    return list(_cst_stmts(module.body))
+
+
 def build_index(module: cst.Module, tree: ast.Module, source: str) -> PositionIndex:
     lines = source.encode("utf-8").splitlines()
     cst_list = list(_cst_stmts(module.body))

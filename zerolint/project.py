@@ -61,6 +61,7 @@ class ModuleInfo:
     declared_globals: set[str] = field(default_factory=set)
     _positions: PositionIndex | None = None
     _code_cache: dict[int, str] = field(default_factory=dict)
+    _order: dict[int, int] | None = None
 
     @property
     def package(self) -> str:
@@ -72,6 +73,14 @@ class ModuleInfo:
         if self._positions is None:
             self._positions = build_index(self.module, self.tree, self.text)
         return self._positions
+
+    def statement_order(self, stmt: cst.CSTNode) -> int:
+        """The statement's rank in source order: a key that is the same on every run."""
+        if self._order is None:
+            from zerolint.positions import statements_in_order
+
+            self._order = {id(n): i for i, n in enumerate(statements_in_order(self.module))}
+        return self._order.get(id(stmt), -1)
 
     def code(self, node: cst.CSTNode) -> str:
         """The node's source on one line, whitespace folded (for path steps)."""

@@ -234,7 +234,7 @@ def evaluate(ops: Sequence[Op], value: int, symbols: Mapping[str, int] | None = 
 def _judge_ops(ops: tuple[Op, ...], ratios: _FrozenRatios, timeout_ms: int) -> Verdict:
     problem = _outside_model(ops)
     if problem:
-        return Verdict("unknown", reason=problem)
+        return _judge_after_unknown(ops, ratios, timeout_ms, problem)
     z3 = _z3()
     enc = _Encoder(z3, ratios)
     try:
@@ -251,6 +251,36 @@ def _judge_ops(ops: tuple[Op, ...], ratios: _FrozenRatios, timeout_ms: int) -> V
         "no batch of B % 32 == 0 rows has every length 0",
         prefer=flow.preferences(),
     )
+
+
+def _judge_after_unknown(
+    ops: tuple[Op, ...], ratios: _FrozenRatios, timeout_ms: int, problem: str
+) -> Verdict:
+    """A path with an operation outside the model is still safe when what follows the last
+    such operation leaves no row 0 whatever value it started from (a clamp to >= 1 at the
+    sink proves the path whatever happened before); otherwise it is unknown."""
+    last = max(i for i, op in enumerate(ops) if _outside_model((op,)))
+    suffix = ops[last + 1 :]
+    if not suffix or _outside_model(suffix):
+        return Verdict("unknown", reason=problem)
+    z3 = _z3()
+    enc = _Encoder(z3, ratios)
+    value = z3.Int("unmodelled_value")
+    try:
+        for i, op in enumerate(suffix):
+            if op.kind == "fill_zero":
+                value = z3.IntVal(0)
+            elif op.kind == "pad_zero":  # this row may be a padding row
+                value = z3.If(z3.Bool(f"padding_{i}"), 0, value)
+            elif op.kind != "identity":
+                value = enc.apply(op, value)
+    except OutsideModel:
+        return Verdict("unknown", reason=problem)
+    solver = enc.solver(timeout_ms)
+    solver.add(value == 0)
+    if solver.check() == z3.unsat:
+        return Verdict("safe", reason="no row can be 0 after the clamp, whatever came before it")
+    return Verdict("unknown", reason=problem)
 
 
 def _outside_model(ops: Sequence[Op]) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runtime_guard._sm90.worker import MARKER
+from runtime_guard._sm90.worker import EXIT_FAULT, MARKER
 
 Row = dict[str, Any]
 
@@ -96,7 +96,7 @@ class Runner:
         )
         try:
             stdout, stderr = process.communicate(payload, timeout=deadline)
-            ended = "crash" if process.returncode not in (0, 3) else "exit"
+            ended = "exit" if process.returncode in (0, EXIT_FAULT) else "crash"
         except subprocess.TimeoutExpired:
             process.kill()
             stdout, stderr = process.communicate()
@@ -123,15 +123,10 @@ class Runner:
         return reported, transcript
 
 
-def worker_env(
-    repo_root: Path, extra_paths: Sequence[Path] = (), **variables: str
-) -> dict[str, str]:
-    """The environment of a worker: this one, the repo (and ``extra_paths``) on PYTHONPATH."""
+def worker_env(repo_root: Path, **variables: str) -> dict[str, str]:
+    """The environment of a worker: this one, with the repository first on PYTHONPATH."""
     env = dict(os.environ)
-    paths = [str(repo_root), *map(str, extra_paths)]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(repo_root), env.get("PYTHONPATH"))))
     env["PYTHONUNBUFFERED"] = "1"
     env.update(variables)
     return env

@@ -41,7 +41,8 @@ def semantics_batches() -> list[Row]:
 
 def import_deep_gemm(package_root: str) -> Any:
     """Import the prepared DeepGEMM 2.5.0 as ``deep_gemm`` (and make sure it is that one)."""
-    sys.path.insert(0, package_root)
+    if package_root not in sys.path:
+        sys.path.insert(0, package_root)
     module = importlib.import_module("deep_gemm")
     if not Path(module.__file__).resolve().is_relative_to(Path(package_root).resolve()):
         raise RuntimeError(f"imported deep_gemm from {module.__file__}, not from {package_root}")

@@ -18,7 +18,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -199,8 +199,7 @@ def _first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0] if text else ''}"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    del argv
+def main() -> int:
     return run_task(json.load(sys.stdin))
 
 

@@ -1,0 +1,307 @@
+"""The results part of docs/sm90-verification.md, rendered from the JSON report.
+
+    python -m runtime_guard._sm90.render docs/sm90-report.json
+
+prints the Markdown that sits between the ``results`` markers of the doc; the CPU test
+checks that the committed doc holds exactly this rendering of the committed report.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from runtime_guard._sm90 import cases
+
+BEGIN = "<!-- results:begin (python -m runtime_guard._sm90.render docs/sm90-report.json) -->"
+END = "<!-- results:end -->"
+
+Row = dict[str, Any]
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def yes(flag: object) -> str:
+    return "yes" if flag else "**no**"
+
+
+def environment(report: Row) -> str:
+    env = report["environment"]
+    return table(
+        ("", ""),
+        [
+            (
+                "GPU",
+                (
+                    f"{env['gpu']} (compute capability {env['compute_capability']}, "
+                    f"{env['num_sms']} SMs)"
+                ),
+            ),
+            ("driver", env["driver"]),
+            ("CUDA", f"{env['cuda_runtime_torch']} (torch's runtime); nvcc: {env['nvcc']}"),
+            ("torch / Python", f"{env['torch']} / {env['python']}"),
+            ("compute-sanitizer", env["compute_sanitizer"]),
+            (
+                "run",
+                (
+                    f"`{report['command']}`, {report['wall_seconds']} s, "
+                    f"started {report['started_utc']}"
+                ),
+            ),
+        ],
+    )
+
+
+def pieces(report: Row) -> str:
+    rows = []
+    for role, use in (
+        ("scheduler", "SM90 metadata kernel, built by verify_sm90"),
+        ("semantics", "`deep_gemm` package (logits kernel, JIT)"),
+    ):
+        piece = report["pieces"][role]
+        rows.append(
+            (
+                use,
+                f"`{piece['requirement']}` (`{piece['wheel_sha256'][:16]}…`)",
+                piece["deep_gemm_version"],
+                f"`{piece['header']}`",
+                f"`{piece['header_sha256'][:16]}…`",
+            )
+        )
+    return table(("piece", "wheel (sha256)", "DeepGEMM", "scheduler header", "header sha256"), rows)
+
+
+def verdict(report: Row) -> str:
+    return table(
+        ("section", "passed", "seconds"),
+        [
+            (name, yes(passed), report[name].get("seconds"))
+            for name, passed in report["verdict"].items()
+        ],
+    )
+
+
+def seed_table(report: Row) -> str:
+    by_case = {(r["batch"], r["fill"], r["guarded"]): r for r in report["seed_table"]["rows"]}
+
+    def outcome(row: Row) -> str:
+        if row["status"] == "fault":
+            return f"fault: {row['error'].split(': ', 1)[-1]}"
+        return f"{row['status']}, schedule = model: {yes(row.get('schedule_match'))}"
+
+    rows = [
+        (b, f, outcome(by_case[(b, f, False)]), outcome(by_case[(b, f, True)]))
+        for b, f in cases.SEED_SHAPES
+    ]
+    return table(("B", "fill", "unguarded", "runtime_guard in front"), rows)
+
+
+def sanitizer(report: Row) -> str:
+    rows = []
+    for row in report["sanitizer"]["rows"]:
+        first = " / ".join(row["first_error"][:1] + row["out_of_bounds"][:1]) or "–"
+        rows.append((row["case"], row["errors"], first, row["worker_status"]))
+    return table(("memcheck on", "ERROR SUMMARY", "first error", "process"), rows)
+
+
+def capture(report: Row) -> str:
+    section, counts = report["capture"], report["capture"]["counts"]
+    config = section["config"]
+    faults = sorted(r["size"] for r in section["rows"] if r["status"] == "fault")
+    return "\n".join(
+        [
+            (
+                f"Config: max_num_seqs {config['max_num_seqs']}, max_num_batched_tokens "
+                f"{config['max_num_batched_tokens']}, max capture size "
+                f"{config['max_cudagraph_capture_size']}, no speculative decoding: "
+                f"{counts['sizes']} sizes, {counts['multiples_of_32']} of them multiples of 32."
+            ),
+            "",
+            table(
+                ("", "count"),
+                [
+                    ("unguarded: faulted at replay", counts["unguarded_faults"]),
+                    (
+                        "unguarded: captured and replayed (schedule = model)",
+                        (
+                            f"{counts['unguarded_captured_and_replayed']} "
+                            f"({counts['unguarded_schedule_matches']})"
+                        ),
+                    ),
+                    (
+                        "guarded: captured and replayed (schedule = model)",
+                        f"{counts['guarded_captured_and_replayed']} ({counts['guarded_schedule_matches']})",
+                    ),
+                ],
+            ),
+            "",
+            "Faulting sizes: " + ", ".join(map(str, faults)) + ".",
+        ]
+    )
+
+
+def differential(report: Row) -> str:
+    c = report["differential"]["counts"]
+    return table(
+        ("", "count"),
+        [
+            ("random inputs (next_n 1 / 2)", f"{c['cases']} ({c['next_n_1']} / {c['next_n_2']})"),
+            ("inputs whose every read length is 0", c["zero_lengths_everywhere"]),
+            (
+                "model predicts a fault (= DOMAIN.md predicate)",
+                f"{c['model_faults']} ({c['model_agrees_with_predicate']} of {c['cases']} agree)",
+            ),
+            (
+                "predicted non-faulting: ran, schedule identical to the model",
+                f"{c['non_faulting_ran_ok']}, {c['schedule_matches']} of {c['non_faulting_cases']}",
+            ),
+            ("unexpected faults", c["unexpected_faults"]),
+            (
+                "predicted faults run on the raw kernel (one process per (B, next_n) class)",
+                (
+                    f"{c['predicted_faults_run']} of {c['predicted_fault_classes']} classes, "
+                    f"{c['predicted_faults_faulted']} faulted"
+                ),
+            ),
+            ("predicted faults not run (same class as a run one)", c["predicted_faults_not_run"]),
+            (
+                "guarded kernel = model on clamped lengths",
+                f"{c['guarded_matches']} of {c['cases']}",
+            ),
+        ],
+    )
+
+
+def semantics(report: Row) -> str:
+    section = report["semantics"]
+    rows = []
+    for row in section["rows"]:
+        kinds = row.get("row_kinds", {})
+        rows.append(
+            (
+                row["id"],
+                f"{kinds.get('zero')}/{kinds.get('short')}/{kinds.get('long')}",
+                row.get("valid_elements"),
+                yes(row.get("schedules_differ")),
+                yes(row.get("logits_identical")),
+                "–"
+                if row.get("gap_vs_fp32_reference") is None
+                else f"{row['gap_vs_fp32_reference']:.1e}",
+                yes(row.get("install_gives_clamped_schedule")),
+                yes(row["raw_schedule_equals_2_6_1_kernel"])
+                if "raw_schedule_equals_2_6_1_kernel" in row
+                else "– (2.6.1 faults)",
+            )
+        )
+    memcheck = "; ".join(
+        f"{r['case']}: ERROR SUMMARY {r['errors']} (process {r['worker_status']})"
+        for r in section["sanitizer"]
+    )
+    header = (
+        "batch",
+        "rows 0/short/long",
+        "valid logits",
+        "schedules differ",
+        "logits identical",
+        "gap vs fp32",
+        "install() clamps",
+        "raw schedule = 2.6.1 kernel's",
+    )
+    return f"{table(header, rows)}\n\ncompute-sanitizer memcheck on the logits kernel, {memcheck}."
+
+
+def cost(report: Row) -> str:
+    rows = []
+    for row in report["cost"]["rows"]:
+        e, g = row["eager"], row["graph"]
+        rows.append(
+            (
+                row["id"],
+                e["unguarded_us"],
+                e["guarded_us"],
+                e["added_us"],
+                e["ratio"],
+                g["unguarded_us"],
+                g["guarded_us"],
+                g["added_us"],
+                g["ratio"],
+                g["clamp_context_lens_us"],
+            )
+        )
+    counts = report["cost"]["counts"]
+    return "\n".join(
+        [
+            table(
+                (
+                    "batch",
+                    "eager",
+                    "eager guarded",
+                    "added",
+                    "ratio",
+                    "graph",
+                    "graph guarded",
+                    "added",
+                    "ratio",
+                    "clamp alone (graph)",
+                ),
+                rows,
+            ),
+            "",
+            (
+                f"Medians in microseconds per call. Target: under {counts['graph_target_us']} µs added "
+                f"in graph replay; measured at most {counts['max_graph_added_us']} µs: "
+                f"{'met' if report['cost']['passed'] else '**not met**'}."
+            ),
+        ]
+    )
+
+
+def sources(report: Row) -> str:
+    return table(
+        ("runtime_guard source", "sha256"),
+        [(f"`{path}`", f"`{digest}`") for path, digest in report["runtime_guard_sources"].items()],
+    )
+
+
+def render(report: Row) -> str:
+    """The results block: every number comes from ``report``."""
+    parts = [
+        ("Environment", environment),
+        ("Pieces", pieces),
+        ("Verdict", verdict),
+        ("2. The seed's table (each case in its own process)", seed_table),
+        ("2. compute-sanitizer memcheck, B = 32, all lengths 0", sanitizer),
+        ("3. vLLM's FULL decode capture sizes in a CUDA graph", capture),
+        ("4. runtime_guard.reference against the kernel", differential),
+        ("5. Semantics: DeepGEMM 2.5.0 logits with raw and clamped schedules", semantics),
+        ("6. Cost of the guard", cost),
+        ("runtime_guard at the time of the run", sources),
+    ]
+    body = "\n\n".join(f"### {title}\n\n{section(report)}" for title, section in parts)
+    return f"{BEGIN}\n\n{body}\n\n{END}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m runtime_guard._sm90.render REPORT.json", file=sys.stderr)
+        return 2
+    path = Path(args[0])
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        print(f"error: {path}: {error}", file=sys.stderr)
+        return 1
+    print(render(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

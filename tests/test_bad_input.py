@@ -1,0 +1,267 @@
+"""Bad input as a specification: one clear line per file, and the run goes on.
+
+A file zerolint cannot check (a syntax error, bytes that are not UTF-8, a NUL byte, a
+symlink loop, a special file, no read permission, nesting deeper than any parser should
+follow) gets exactly one diagnostic line, ``path[:line:col]: ZL90x reason``, among the
+findings on stdout. The other files are still checked: a good file's finding in the same
+run is reported and the exit code is 1. Exit 2 only when nothing at all could be checked.
+No Python traceback is printed.
+
+Every case runs the real command in a child process, so a crash of a native parser (LibCST's
+segfaults on deep nesting) fails the test instead of killing pytest.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ARGS = ["check", "--no-cache", "--color", "never"]
+SINK_IMPORT = "from deep_gemm import get_paged_mqa_logits_metadata\n"
+GOOD = SINK_IMPORT + """
+
+def build(seq_lens, num_sms):
+    return get_paged_mqa_logits_metadata(seq_lens // 4, 64, num_sms)
+"""
+GOOD_FINDING = re.compile(r"^good\.py:5:12: ZL001 ", re.M)
+NOBODY = 65534
+
+
+def zerolint(*args: str, cwd: Path, timeout: float = 15) -> subprocess.CompletedProcess[str]:
+    """``python -m zerolint check --no-cache --color never ARGS`` in ``cwd``."""
+    try:
+        return subprocess.run([sys.executable, "-m", "zerolint", *ARGS, *args], cwd=cwd,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"zerolint {' '.join(args)} did not finish in {timeout} s (in {cwd})")
+
+
+def lines_about(output: str, name: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith(name)]
+
+
+def assert_no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "internal error" not in proc.stderr
+
+
+# ------------------------------------------------------------------------ bad files
+
+def syntax_error(folder: Path) -> str:
+    (folder / "syntax_error.py").write_text(
+        SINK_IMPORT + "\n\ndef build(seq_lens:\n    return get_paged_mqa_logits_metadata(seq_lens)\n")
+    return "syntax_error.py"
+
+
+def undecodable(folder: Path) -> str:
+    (folder / "undecodable.py").write_bytes(SINK_IMPORT.encode() + b"name = '\xff\xfe'\n")
+    return "undecodable.py"
+
+
+def nul_byte(folder: Path) -> str:
+    (folder / "nul_byte.py").write_bytes(SINK_IMPORT.encode() + b"x = 1\x00\n")
+    return "nul_byte.py"
+
+
+def symlink_loop(folder: Path) -> str:
+    os.symlink("loop.py", folder / "loop.py")
+    return "loop.py"
+
+
+def fifo(folder: Path) -> str:
+    os.mkfifo(folder / "pipe.py")  # a special file: reading it would wait for a writer
+    return "pipe.py"
+
+
+def deep_parentheses(folder: Path) -> str:
+    depth = 50_000
+    (folder / "deep.py").write_text(
+        SINK_IMPORT + "lens = " + "(" * depth + "1" + ")" * depth
+        + "\nget_paged_mqa_logits_metadata(lens, 64, 132)\n")
+    return "deep.py"
+
+
+# (make the file, its code, a word the reason must contain)
+BAD_FILES: dict[str, tuple[Callable[[Path], str], str, str]] = {
+    "syntax_error": (syntax_error, "ZL901", "syntax"),
+    "undecodable": (undecodable, "ZL903", "UTF-8"),
+    "nul_byte": (nul_byte, "ZL904", "NUL"),
+    "symlink_loop": (symlink_loop, "ZL902", "symbolic links"),
+    "fifo": (fifo, "ZL902", "regular file"),
+    "deep_parentheses": (deep_parentheses, "ZL90", "nested"),
+}
+
+
+def assert_one_diagnostic(output: str, name: str, code: str, word: str) -> None:
+    about = lines_about(output, name)
+    assert len(about) == 1, output
+    assert re.match(rf"^{re.escape(name)}(:\d+:\d+)?: {code}\d* \S", about[0]), about[0]
+    assert word in about[0]
+
+
+@pytest.mark.parametrize("case", BAD_FILES)
+def test_each_bad_file_gets_one_line_and_the_run_goes_on(case: str, tmp_path: Path) -> None:
+    make, code, word = BAD_FILES[case]
+    (tmp_path / "good.py").write_text(GOOD)
+    name = make(tmp_path)
+    proc = zerolint(".", cwd=tmp_path)
+    assert_no_traceback(proc)
+    assert_one_diagnostic(proc.stdout, name, code, word)
+    assert GOOD_FINDING.search(proc.stdout), proc.stdout
+    assert proc.returncode == 1
+
+
+@pytest.mark.parametrize("case", BAD_FILES)
+def test_nothing_checkable_exits_2(case: str, tmp_path: Path) -> None:
+    make, code, word = BAD_FILES[case]
+    name = make(tmp_path)
+    proc = zerolint(".", cwd=tmp_path)
+    assert_no_traceback(proc)
+    assert_one_diagnostic(proc.stdout, name, code, word)
+    assert proc.returncode == 2, proc.stdout
+
+
+def test_syntax_error_names_its_line(tmp_path: Path) -> None:
+    name = syntax_error(tmp_path)
+    proc = zerolint(name, cwd=tmp_path)
+    assert lines_about(proc.stdout, name)[0].startswith("syntax_error.py:4:")
+
+
+def test_symlink_loop_named_on_the_command_line(tmp_path: Path) -> None:
+    name = symlink_loop(tmp_path)
+    (tmp_path / "good.py").write_text(GOOD)
+    proc = zerolint(name, "good.py", cwd=tmp_path)
+    assert_no_traceback(proc)
+    assert_one_diagnostic(proc.stdout, name, "ZL902", "symbolic links")
+    assert GOOD_FINDING.search(proc.stdout), proc.stdout
+    assert proc.returncode == 1
+
+
+def test_special_file_named_on_the_command_line(tmp_path: Path) -> None:
+    name = fifo(tmp_path)
+    proc = zerolint(name, cwd=tmp_path)
+    assert_one_diagnostic(proc.stdout, name, "ZL902", "regular file")
+    assert proc.returncode == 2
+
+
+def test_missing_path_is_one_line_and_the_others_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "good.py").write_text(GOOD)
+    proc = zerolint("missing.py", "good.py", cwd=tmp_path)
+    assert_no_traceback(proc)
+    assert_one_diagnostic(proc.stdout, "missing.py", "ZL902", "No such file")
+    assert GOOD_FINDING.search(proc.stdout)
+    assert proc.returncode == 1
+
+
+DEEP = 50_000
+NESTINGS = {
+    "parentheses": "(" * DEEP + "1" + ")" * DEEP,
+    "unary_minus": "-" * DEEP + "1",
+    "not": "not " * DEEP + "1",
+    "attributes": "a" + ".a" * DEEP,
+    "calls": "f" + "()" * DEEP,
+    "subscripts": "a" + "[0]" * DEEP,
+    "sums": "1" + " + 1" * DEEP,
+}
+
+
+def test_deep_nesting_never_crashes_the_process(tmp_path: Path) -> None:
+    """Python's own parser sees each file first: none reaches LibCST's native parser, whose
+    stack would overflow, and each gets one ZL90x line."""
+    for name, expression in NESTINGS.items():
+        (tmp_path / f"{name}.py").write_text(
+            SINK_IMPORT + f"lens = {expression}\nget_paged_mqa_logits_metadata(lens, 64, 132)\n")
+    (tmp_path / "good.py").write_text(GOOD)
+    proc = zerolint(".", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
+    assert_no_traceback(proc)
+    for name in NESTINGS:
+        assert_one_diagnostic(proc.stdout, f"{name}.py", "ZL90", "")
+    assert GOOD_FINDING.search(proc.stdout)
+
+
+def test_deep_but_legal_nesting_is_still_analysed(tmp_path: Path) -> None:
+    depth = 150  # CPython accepts up to 200 nested brackets
+    (tmp_path / "legal.py").write_text(
+        SINK_IMPORT + "\n\ndef build(seq_lens, num_sms):\n    return get_paged_mqa_logits_metadata("
+        + "(" * depth + "seq_lens // 4" + ")" * depth + ", 64, num_sms)\n")
+    proc = zerolint("legal.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert re.match(r"^legal\.py:5:12: ZL001 ", proc.stdout)
+
+
+def test_syntax_error_in_a_file_that_never_mentions_a_sink_is_not_parsed(tmp_path: Path) -> None:
+    """The documented trade-off: the pre-filter reads every file but parses only those that
+    mention a sink (or a wrapper of one), which is what keeps zerolint as fast as Ruff on a
+    large tree. A syntax error elsewhere is left to Python and Ruff."""
+    (tmp_path / "unrelated.py").write_text("def build(:\n    pass\n")
+    proc = zerolint("unrelated.py", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (0, "All checks passed!\n")
+
+
+# ------------------------------------------------------------------ no read permission
+
+@pytest.fixture
+def unreadable_tree() -> Iterator[Path]:
+    """``base/target`` with a good file, a chmod 000 file and a chmod 000 folder; ``base/warm``
+    with a good file. Made world-readable otherwise (pytest's tmp_path is private to its
+    owner, and the check may run as `nobody`)."""
+    base = Path(tempfile.mkdtemp(prefix="zerolint-perm-"))
+    try:
+        base.chmod(0o755)
+        for folder in ("warm", "target", "target/locked"):
+            (base / folder).mkdir()
+            (base / folder).chmod(0o755)
+        (base / "warm" / "good.py").write_text(GOOD)
+        (base / "target" / "good.py").write_text(GOOD)
+        (base / "target" / "locked" / "inner.py").write_text(GOOD)
+        secret = base / "target" / "secret.py"
+        secret.write_text(SINK_IMPORT)
+        for path in (base / "warm" / "good.py", base / "target" / "good.py"):
+            path.chmod(0o644)
+        secret.chmod(0)
+        (base / "target" / "locked").chmod(0)
+        yield base
+    finally:
+        for path in (base / "target" / "locked", base / "target" / "secret.py"):
+            if path.exists():
+                path.chmod(stat.S_IRWXU)
+        shutil.rmtree(base)
+
+
+# Root reads a chmod 000 file anyway, and CI runs as root. So as root the child drops to
+# `nobody` with setgid/setuid, honestly losing the permission, but only after a first run
+# has imported everything `zerolint check` needs: the interpreter may live under a folder
+# that `nobody` cannot read.
+DROP_AND_CHECK = f"""
+import contextlib, io, os, sys
+from zerolint.cli import main
+if os.geteuid() == 0:
+    with contextlib.redirect_stdout(io.StringIO()):
+        main({ARGS + ["warm"]!r})
+    os.setgroups([])
+    os.setgid({NOBODY})
+    os.setuid({NOBODY})
+sys.exit(main({ARGS + ["target"]!r}))
+"""
+
+
+def test_unreadable_file_and_folder(unreadable_tree: Path) -> None:
+    if os.geteuid() != 0 and os.access(unreadable_tree / "target" / "secret.py", os.R_OK):
+        pytest.skip("this user reads chmod 000 files without being root")
+    proc = subprocess.run([sys.executable, "-c", DROP_AND_CHECK], cwd=unreadable_tree,
+                          capture_output=True, text=True, timeout=60)
+    assert_no_traceback(proc)
+    assert_one_diagnostic(proc.stdout, "target/secret.py", "ZL902", "Permission denied")
+    assert_one_diagnostic(proc.stdout, "target/locked", "ZL902", "Permission denied")
+    assert re.search(r"^target/good\.py:5:12: ZL001 ", proc.stdout, re.M), proc.stdout
+    assert proc.returncode == 1

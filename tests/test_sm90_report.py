@@ -1,0 +1,199 @@
+"""The committed SM90 report (docs/sm90-report.json) against its own rows and the CPU model.
+
+The GPU run (``python -m runtime_guard.verify_sm90``, docs/sm90-verification.md) is not part
+of CI. These tests keep what it recorded honest: every count and verdict follows from the
+raw rows, the inputs regenerate from the recorded seed, the recorded faults are exactly
+DOMAIN.md's predicate, and ``runtime_guard.reference`` still computes the schedules the real
+kernel wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runtime_guard import reference
+from runtime_guard._sm90 import cases, render, tally
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+REPORT = DOCS / "sm90-report.json"
+DOC = DOCS / "sm90-verification.md"
+SECTIONS = ("seed_table", "sanitizer", "capture", "differential", "semantics", "cost")
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+# DOMAIN.md section 2: the B=32 all-zero read lands at 0x400 reserved + 0x80 = prefix_sum[32].
+OUT_OF_BOUNDS_READ = "Access to 0x480 is out of bounds"
+SEED_FAULTS = {(32, 0), (64, 0), (96, 0), (256, 0), (1024, 0)}
+# Every non-faulting row of the differential is checked against the model, plus this share
+# of the others: enough to catch a changed model, quick enough for CI.
+MODEL_SAMPLE_EVERY = 10
+
+Row = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def report() -> Row:
+    return json.loads(REPORT.read_text())
+
+
+@pytest.fixture(scope="module")
+def diff_rows(report: Row) -> list[Row]:
+    section = report["differential"]
+    return [dict(zip(section["columns"], row)) for row in section["rows"]]
+
+
+@pytest.fixture(scope="module")
+def regenerated(report: Row, diff_rows: list[Row]) -> dict[int, cases.DiffCase]:
+    seed = report["differential"]["seed"]
+    return {row["index"]: cases.diff_case(seed, row["index"]) for row in diff_rows}
+
+
+# -- the report as a whole ----------------------------------------------------------------------
+
+
+def test_the_report_comes_from_an_sm90_gpu_with_the_whole_api(report: Row) -> None:
+    env = report["environment"]
+    assert env["compute_capability"] == "9.0"
+    for key in ("gpu", "driver", "cuda_runtime_torch", "nvcc", "torch", "compute_sanitizer"):
+        assert env[key], key
+    assert report["missing_api"] == []
+    assert set(report["verdict"]) == set(SECTIONS)
+
+
+def test_hashes_are_sha256_digests(report: Row) -> None:
+    sources = report["runtime_guard_sources"]
+    assert {"runtime_guard/__init__.py", "runtime_guard/reference.py"} <= set(sources)
+    assert all(path.startswith("runtime_guard/") for path in sources)
+    pieces = report["pieces"]
+    digests = [*sources.values(), report["extension"]["header_sha256"]]
+    digests += [pieces[role][key] for role in pieces for key in ("wheel_sha256", "header_sha256")]
+    assert all(SHA256.fullmatch(digest) for digest in digests)
+
+
+def test_each_deep_gemm_comes_from_the_wheel_domain_names(report: Row) -> None:
+    scheduler, semantics = report["pieces"]["scheduler"], report["pieces"]["semantics"]
+    assert (scheduler["requirement"], scheduler["deep_gemm_version"]) == ("vllm==0.27.1", "2.6.1")
+    assert scheduler["header"] == "deep_gemm/scheduler/sm90_paged_mqa_logits.cuh"
+    assert report["extension"]["header_sha256"] == scheduler["header_sha256"]
+    assert (semantics["requirement"], semantics["deep_gemm_version"]) == ("vllm==0.26.0", "2.5.0")
+
+
+@pytest.mark.parametrize("name", SECTIONS)
+def test_counts_and_verdict_follow_from_the_raw_rows(report: Row, name: str) -> None:
+    section = report[name]
+    assert section["counts"] == tally.counts_of(name, section)
+    assert section["passed"] == tally.passed_of(name, section["counts"])
+    assert report["verdict"][name] == section["passed"]
+
+
+def test_the_docs_results_section_renders_this_report(report: Row) -> None:
+    doc = DOC.read_text()
+    start, end = doc.index(render.BEGIN), doc.index(render.END) + len(render.END)
+    assert doc[start:end] == render.render(report)
+
+
+# -- 2. the seed's table and memcheck -------------------------------------------------------------
+
+
+def test_the_seed_table_faults_exactly_where_domain_says(report: Row) -> None:
+    rows = report["seed_table"]["rows"]
+    recorded = [(r["batch"], r["fill"], r["guarded"]) for r in rows]
+    assert recorded == [(s.batch, s.fill, s.guarded) for s in cases.seed_cases()]
+    assert {(r["batch"], r["fill"]) for r in rows if r["status"] == "fault"} == SEED_FAULTS
+    assert all(r["status"] == "ok" for r in rows if r["guarded"])
+
+
+def test_memcheck_reports_the_read_past_prefix_sum_unguarded_only(report: Row) -> None:
+    rows = {row["guarded"]: row for row in report["sanitizer"]["rows"]}
+    assert OUT_OF_BOUNDS_READ in rows[False]["out_of_bounds"]
+    assert set(rows[False]["printed_error_kinds"]) == {"Invalid __shared__ read of size 4 bytes"}
+    assert (rows[True]["errors"], rows[True]["worker_status"]) == (0, "ok")
+
+
+# -- 3. vLLM's capture sizes ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "sizes", "multiples_of_32"),
+    [
+        (cases.ServeConfig(max_cudagraph_capture_size=None), 51, 16),  # defaults on an H200
+        (cases.ServeConfig(max_cudagraph_capture_size=1024), 83, 32),
+    ],
+)
+def test_capture_sizes_follow_domains_table(
+    config: cases.ServeConfig, sizes: int, multiples_of_32: int
+) -> None:
+    got = cases.capture_sizes(config)
+    assert (len(got), sum(size % 32 == 0 for size in got)) == (sizes, multiples_of_32)
+
+
+def test_the_capture_ran_every_size_and_faulted_on_the_multiples_of_32(report: Row) -> None:
+    section = report["capture"]
+    sizes = cases.capture_sizes(cases.ServeConfig(**section["config"]))
+    assert len(sizes) == 83
+    for guarded in (False, True):
+        rows = [r for r in section["rows"] if r["guarded"] is guarded]
+        assert sorted(r["size"] for r in rows) == sizes
+    unguarded_faults = {r["size"] for r in section["rows"] if r["status"] == "fault"}
+    assert unguarded_faults == {size for size in sizes if size % 32 == 0}
+    assert all(not r["guarded"] for r in section["rows"] if r["status"] == "fault")
+
+
+# -- 4. the differential check --------------------------------------------------------------------
+
+
+def test_the_differential_inputs_regenerate_from_the_recorded_seed(
+    diff_rows: list[Row], regenerated: dict[int, cases.DiffCase]
+) -> None:
+    assert len(diff_rows) >= 10_000
+    for row in diff_rows:
+        case = regenerated[row["index"]]
+        got = (case.batch, case.next_n, case.pattern, cases.lens_digest(case.lens))
+        assert got == (row["batch"], row["next_n"], row["pattern"], row["input_digest"])
+
+
+def test_the_kernel_faulted_exactly_on_domains_predicate(
+    diff_rows: list[Row], regenerated: dict[int, cases.DiffCase]
+) -> None:
+    for row in diff_rows:
+        assert row["predicate_fault"] == cases.fault_predicate(regenerated[row["index"]].lens)
+        if row["unguarded"] in ("ok", "fault"):
+            assert (row["unguarded"] == "fault") == row["predicate_fault"], row["index"]
+
+
+def test_the_reference_model_still_computes_what_the_kernel_wrote(
+    report: Row, diff_rows: list[Row], regenerated: dict[int, cases.DiffCase]
+) -> None:
+    num_sms = report["differential"]["num_sms"]
+    sample = [
+        row for row in diff_rows if row["model_fault"] or row["index"] % MODEL_SAMPLE_EVERY == 0
+    ]
+    for row in sample:
+        result = reference.schedule(regenerated[row["index"]].lens, num_sms)
+        assert result.faults == row["model_fault"], row["index"]
+        if row["unguarded"] == "ok":
+            assert cases.schedule_digest(result.schedule) == row["kernel_digest"], row["index"]
+
+
+# -- 5. semantics and 6. cost ---------------------------------------------------------------------
+
+
+def test_semantics_covers_zero_short_and_long_rows_with_next_n_1_and_2(report: Row) -> None:
+    section = report["semantics"]
+    assert {batch["next_n"] for batch in section["batches"]} == {1, 2}
+    mixed = [r for r in section["rows"] if r["row_kinds"]["zero"] < sum(r["row_kinds"].values())]
+    assert mixed and all(min(r["row_kinds"].values()) > 0 for r in mixed)
+    assert all(r["deep_gemm_version"] == "2.5.0" for r in section["rows"])
+
+
+def test_cost_rows_are_internally_consistent(report: Row) -> None:
+    for row in report["cost"]["rows"]:
+        for mode in ("eager", "graph"):
+            m = row[mode]
+            assert m["added_us"] == pytest.approx(m["guarded_us"] - m["unguarded_us"], abs=2e-3)
+            assert m["ratio"] == pytest.approx(m["guarded_us"] / m["unguarded_us"], abs=2e-3)
+    assert report["cost"]["counts"]["graph_target_us"] == tally.GRAPH_TARGET_US == 1.0
