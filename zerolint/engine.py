@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 
 from zerolint.config import Settings, load_settings
-from zerolint.dataflow import Analyzer, RawStep, SinkHit, Trace
+from zerolint.dataflow import Analyzer, RawStep, SinkHit, Trace, Val
 from zerolint.discovery import discover
 from zerolint.model import Diagnostic, Finding, Flow, Report, Step, Verdict
 from zerolint.project import ModuleInfo, Project
@@ -180,7 +180,7 @@ class Engine:
                 analyzer.forget_resolutions()
             traces: list[Trace] = []
             for hit in hits:
-                traces += analyzer.resolve(hit.val)
+                traces += analyzer.resolve(unresolved_worth_following(hit.val))
             live = [t for t in dict.fromkeys(traces) if t.concrete and t.live]
             if not live:
                 continue
@@ -273,6 +273,23 @@ def suppressed(line: str, code: str) -> bool:
 
 
 SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
+
+
+def clamped_at_end(trace: Trace) -> bool:
+    """The trace's last value-changing step clamps to a constant >= 1: whatever its origin
+    turns out to hold, no row reaching the sink can be 0."""
+    for step in reversed(trace.steps):
+        op = step.op
+        if op.kind == "identity":
+            continue
+        return op.kind == "clamp_min" and isinstance(op.arg, int) and op.arg >= 1
+    return False
+
+
+def unresolved_worth_following(val: Val) -> Val:
+    """Placeholders clamped before the sink need no resolution (it may parse half a tree)."""
+    kept = [t for t in val.traces if t.concrete or not clamped_at_end(t)]
+    return val if len(kept) == len(val.traces) else Val(kept, val.refs)
 
 
 def flow_key(flow: Flow) -> tuple:
