@@ -111,9 +111,11 @@ def run(args: argparse.Namespace) -> int:
             report.diagnostics += failed
             report.sort()
     print_report(report, args)
-    if report.files_checked == 0 and report.diagnostics:
+    if report.files_checked <= 0 and report.diagnostics:
         return EXIT_ERROR
-    if report.findings and not args.exit_zero:
+    # As Ruff does: a file that could not be checked fails the run like a finding, since it
+    # may hold an unclamped call.
+    if (report.findings or report.diagnostics) and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
@@ -218,7 +220,7 @@ def report_from_cache(files: Sequence[Path], lookups: dict,
             report.diagnostics += [diagnostic_from_dict(d) for d in result.get("d", [])]
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    report.files_checked -= sum(1 for d in report.diagnostics if d.code != "ZL901")
+    report.files_checked -= sum(1 for path in files if lookups[path].result.get("d"))
     report.sort()
     return report
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,7 +82,9 @@ class Settings:
 
 def find_pyproject(paths: Sequence[Path]) -> Path | None:
     """The nearest pyproject.toml with a ``[tool.zerolint]`` table above the checked paths."""
-    start = _common_dir([p.resolve() for p in paths] or [Path.cwd().resolve()])
+    # abspath, not resolve(): a symlink loop named on the command line must reach
+    # discovery, which reports it as a file that cannot be read.
+    start = _common_dir([Path(os.path.abspath(p)) for p in paths] or [Path.cwd()])
     for folder in (start, *start.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():

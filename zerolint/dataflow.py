@@ -168,6 +168,15 @@ class GlobalOrigin(Origin):
         self.mod, self.name = mod, name
 
 
+class AttrOrigin(Origin):
+    """A field of a value that is itself a field: ``metadata.decode.seq_lens``."""
+
+    __slots__ = ("base", "attr")
+
+    def __init__(self, base: Origin, attr: str) -> None:
+        self.base, self.attr = base, attr
+
+
 class Trace:
     __slots__ = ("origin", "steps", "_hash", "live")
 
@@ -246,6 +255,7 @@ class ExtRef:
 class LambdaRef:
     node: cst.Lambda
     frame: "Frame"
+    stmt: cst.CSTNode  # where the lambda is written
 
 
 @dataclass(frozen=True, eq=False)
@@ -295,9 +305,10 @@ class Val:
         return Val(self.traces | other.traces, self.refs | other.refs, elements)
 
     def then(self, step: RawStep) -> "Val":
+        elements = None if self.elements is None else tuple(e.then(step) for e in self.elements)
         if not self.traces:
-            return Val((), self.refs)
-        return Val((t.then(step) for t in self.traces), self.refs)
+            return Val((), self.refs, elements)
+        return Val((t.then(step) for t in self.traces), self.refs, elements)
 
     def only_traces(self) -> "Val":
         return Val(self.traces)
@@ -940,7 +951,7 @@ class Analyzer:
                     continue
                 frame.state[base] = self.read_key(frame, base).join(val)
                 self.record_write(frame, base, val)
-        if "." not in key and key in frame.globals_declared:
+        if "." not in key and (key in frame.globals_declared or frame.key.node is None):
             prev = frame.summary.global_writes.get(key, EMPTY)
             frame.summary.global_writes[key] = prev.join(val)
 
@@ -1175,8 +1186,11 @@ class Analyzer:
         return self.lookup_qualified(mod, f"{imported}.{rest}" if rest else imported, depth)
 
     def subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
-        """Classes of the parsed modules that derive from ``cls``."""
+        """Classes that derive from ``cls``: in the parsed modules, and, while paths are
+        resolved, in every module that names it (parsed now)."""
         out = []
+        if self.allow_parse:
+            self.modules_mentioning(cls.name)
         for mod in self.project.parsed():
             for c in mod.classes.values():
                 if c is not cls and cls in self.mro(c):
@@ -1208,6 +1222,10 @@ class Analyzer:
                         refs += self.attribute(frame, Val((), [r]), attr).refs
         if attr in ("data", "T", "mT"):
             traces += base.traces
+        elif attr not in self.tensor_methods:
+            for t in base.traces:
+                if is_object_read(t):
+                    traces.append(Trace(AttrOrigin(t.origin, attr), ()))
         if attr in self.sinks_by_name and not any(isinstance(r, (SinkRef, FuncRef)) for r in refs):
             refs.append(SinkRef(self.sinks_by_name[attr]))
         return Val(traces, refs)
@@ -1300,7 +1318,7 @@ class Analyzer:
         return self.eval(frame, node.expression)
 
     def eval_Lambda(self, frame: Frame, node: cst.Lambda) -> Val:
-        return Val((), [LambdaRef(node, frame)])
+        return Val((), [LambdaRef(node, frame, frame.stmt)])
 
     def _comprehension(self, frame: Frame, node: cst.CSTNode, elts: Sequence[cst.BaseExpression]) -> Val:
         inner = frame.fork()
@@ -1432,6 +1450,8 @@ class Analyzer:
                     return out
                 return EMPTY
             refs = list(self.attribute(frame, receiver, method).refs)
+            if not refs and method in self.wrapper_names | set(self.sinks_by_name):
+                refs = self.refs_through_fields(frame, receiver, method)
         else:
             refs = list(self.eval(frame, func).refs)
         refs = [x for r in refs for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])]
@@ -1547,7 +1567,7 @@ class Analyzer:
                   args: list[tuple[cst.Arg, Val]]) -> None:
         """``Cls(...)``: record what the new instance's fields hold, for reads elsewhere."""
         def record(attr: str, val: Val) -> None:
-            if val.traces:
+            if val.traces or val.refs:  # refs: a field holding an object, or a callable
                 slot = f"{CTOR_PREFIX}{cls.name}.{attr}"
                 prev = frame.summary.field_writes.get(slot, EMPTY)
                 frame.summary.field_writes[slot] = prev.join(val)
@@ -1673,7 +1693,7 @@ class Analyzer:
         if short[:1].isupper():
             # Probably a constructor: its keyword arguments are the instance's fields.
             for a, v in args:
-                if a.keyword is not None and v.traces:
+                if a.keyword is not None and (v.traces or v.refs):
                     slot = f"{CTOR_PREFIX}{short}.{a.keyword.value}"
                     prev = frame.summary.field_writes.get(slot, EMPTY)
                     frame.summary.field_writes[slot] = prev.join(v.then(
@@ -1731,16 +1751,32 @@ class Analyzer:
 
     def call_lambda(self, frame: Frame, node: cst.Call, ref: LambdaRef,
                     args: list[tuple[cst.Arg, Val]]) -> Val:
-        inner = Frame(frame.key, frame.summary, parent=ref.frame)
-        inner.stmt = frame.stmt
+        """Evaluate the lambda's body with the call's arguments; a sink it calls is reported
+        at this call, its path going through the lambda's line."""
+        scratch = Summary(ref.frame.key)
+        inner = Frame(ref.frame.key, scratch, parent=ref.frame)
+        inner.stmt = ref.stmt
         params = [p.name.value for p in ref.node.params.params]
-        positional = [v for a, v in args if a.keyword is None and not a.star]
-        for name, v in zip(params, positional):
+        bound_nodes: dict[str, cst.BaseExpression] = {}
+        positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        for name, (a, v) in zip(params, positional):
             inner.state[name] = v
+            bound_nodes[name] = a.value
         for a, v in args:
             if a.keyword is not None:
                 inner.state[a.keyword.value] = v
-        return self.eval(inner, ref.node.body)
+                bound_nodes[a.keyword.value] = a.value
+        result = self.eval(inner, ref.node.body)
+        call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY,
+                            f"into {dotted(node.func) or 'lambda'}")
+        for hit in scratch.hits:
+            traces = [Trace(t.origin, t.steps[:-1] + (call_step,) + t.steps[-1:])
+                      for t in hit.val.traces]
+            shown = bound_nodes.get(hit.arg_node.value) if isinstance(hit.arg_node, cst.Name) \
+                else None
+            frame.summary.hits.append(SinkHit(hit.spec, frame.mod, frame.stmt, node, shown,
+                                              Val(traces), frame.key))
+        return result
 
     # ------------------------------------------------------------------ library semantics
 
@@ -1831,7 +1867,8 @@ class Analyzer:
                 return Val((), self.lookup_qualified(frame.mod, target))
             return EMPTY
         if name == "functools.partial" and pos:
-            return self.partial(frame, pos[0][1], pos[1:], [(a, v) for a, v in args if a.keyword])
+            return self.partial(frame, node, pos[0][1], pos[1:],
+                                [(a, v) for a, v in args if a.keyword])
         if name in ("torch.diff", "torch.cumsum", "torch.sum", "len", "isinstance", "print",
                     "torch.numel", "torch.max", "torch.min", "range", "sum", "any", "all"):
             self.out_target(frame, node, args, EMPTY)
@@ -1901,8 +1938,10 @@ class Analyzer:
         step = self.step(frame, None, "source", Op("fill_zero"), note)
         return Val([Trace(None, (step,))])
 
-    def partial(self, frame: Frame, fn: Val, pos: list[tuple[cst.Arg, Val]],
+    def partial(self, frame: Frame, node: cst.Call, fn: Val, pos: list[tuple[cst.Arg, Val]],
                 kws: list[tuple[cst.Arg, Val]]) -> Val:
+        """``functools.partial(f, ...)``: a callable with arguments bound. Lengths bound into
+        a sink are reported here, where a clamp would go."""
         refs: list[Ref] = []
         for r in fn.refs:
             if isinstance(r, PendingRef):
@@ -1914,10 +1953,18 @@ class Analyzer:
                     lens = None
                     for a, v in kws:
                         if a.keyword is not None and a.keyword.value == c.spec.keyword:
-                            lens = v
+                            lens = (a, v)
                     if lens is None and c.spec.position is not None and c.spec.position < len(pos):
-                        lens = pos[c.spec.position][1]
-                    refs.append(SinkRef(c.spec, lens) if lens is not None else c)
+                        lens = pos[c.spec.position]
+                    if lens is None:
+                        refs.append(c)
+                        continue
+                    step = RawStep(frame.mod, frame.stmt, node, "sink", IDENTITY,
+                                   f"sink ({c.spec.keyword or 'argument'}), bound by partial")
+                    frame.summary.hits.append(SinkHit(c.spec, frame.mod, frame.stmt, node,
+                                                      lens[0].value, lens[1].then(step),
+                                                      frame.key))
+                    refs.append(SinkRef(c.spec, EMPTY))
                 elif isinstance(c, FuncRef):
                     refs.append(FuncRef(c.key, c.self_val, c.bound + tuple(v for _, v in pos),
                                         c.bound_kw + tuple((a.keyword.value, v) for a, v in kws
@@ -2035,6 +2082,31 @@ class Analyzer:
 
     # ------------------------------------------------------------------ resolution
 
+    def origin_values(self, origin: Origin) -> list[Val]:
+        """What a field (or a field of a field) may hold, from every write to it."""
+        if isinstance(origin, FieldOrigin):
+            return self.field_values(origin.cls, origin.attr)
+        if isinstance(origin, AttrOrigin):
+            out: list[Val] = []
+            for val in self.origin_values(origin.base):
+                for ref in val.refs:
+                    for r in self.materialize(ref):
+                        if isinstance(r, InstRef):
+                            out += self.field_values(r.cls, origin.attr)
+            return out
+        return []
+
+    def refs_through_fields(self, frame: Frame, receiver: Val, method: str) -> list[Ref]:
+        """``self.ops.method(...)``: the objects stored in the field, and their method."""
+        refs: list[Ref] = []
+        for t in receiver.traces:
+            if not is_object_read(t):
+                continue
+            for val in self.origin_values(t.origin):
+                held = [x for r in val.refs for x in self.materialize(r)]
+                refs += self.attribute(frame, Val((), held), method).refs
+        return refs
+
     def resolve_refs(self, ref: PendingRef, depth: int = 0) -> list[Ref]:
         if depth > MAX_DEPTH or id(ref.origin) in self._resolving:
             return []
@@ -2123,7 +2195,7 @@ class Analyzer:
             for mod in dict.fromkeys([c.module, *self.modules_mentioning(f"{c.name}(")]):
                 for key in self.module_functions(mod):
                     v = self.summary(key).field_writes.get(slot)
-                    if v is not None and v.traces:
+                    if v is not None and (v.traces or v.refs):
                         out.append(self.drop_params(v))
         return out
 
@@ -2259,11 +2331,23 @@ class Analyzer:
             for v in self.global_values(origin.mod, origin.name):
                 out += [t for t in self.resolve(v, depth + 1) if t.origin is None]
             return out
+        if isinstance(origin, AttrOrigin):
+            out = []
+            for v in self.origin_values(origin):
+                out += [t for t in self.resolve(v, depth + 1) if t.origin is None]
+            return out
         return []
 
 
+def is_object_read(trace: Trace) -> bool:
+    """A field read that only moved (no arithmetic): it may hold an object with fields."""
+    return isinstance(trace.origin, (FieldOrigin, AttrOrigin)) and all(
+        s.op is IDENTITY for s in trace.steps)
+
+
 def _holds_sink(val: Val) -> bool:
-    return any(isinstance(r, SinkRef) for r in val.refs)
+    # A lambda may call a sink: its name is worth looking for in other files too.
+    return any(isinstance(r, (SinkRef, LambdaRef)) for r in val.refs)
 
 
 def affine_prefix(node: cst.BaseExpression) -> list[Op] | None:

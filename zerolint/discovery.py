@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -83,6 +84,15 @@ def _walk(folder: Path, exclude: Sequence[str], root: Path | None, out: Discover
                 continue
             path = Path(dirpath, name)
             if is_excluded(path, exclude, root):
+                continue
+            try:
+                regular = stat.S_ISREG(os.stat(path).st_mode)
+            except OSError as exc:
+                out.diagnostics.append(
+                    Diagnostic("ZL902", str(path), f"cannot read: {exc.strerror or exc}"))
+                continue
+            if not regular:  # a FIFO would block the run forever
+                out.diagnostics.append(Diagnostic("ZL902", str(path), "not a regular file"))
                 continue
             out.files.append(path)
 

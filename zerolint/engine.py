@@ -102,8 +102,7 @@ class Engine:
         self.stats["parsed"] = float(len(project.parsed()))
         self.stats["candidates"] = float(len(candidates))
         self.suppress(report, project)
-        report.files_checked = len(files) - sum(
-            1 for d in project.diagnostics.values() if d.code != "ZL901")
+        report.files_checked = len(files) - len(project.diagnostics)
         report.sort()
         outcome.parsed = [m.path for m in project.parsed()]
         outcome.candidates = candidates
