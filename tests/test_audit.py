@@ -210,7 +210,9 @@ def test_vllm_0_33_0_is_guarded_and_still_unclamped(audited):
     assert result.verdict == "protected"
     text = reasons_text(result)
     assert "kernel guarded" in text
-    assert f"code still unclamped: {INDEXER}:" in text
+    # 0.33.0 keeps the indexer's two unclamped calls and adds one in a DeepSeek-V4.1 module.
+    unclamped = text.split("code still unclamped: ", 1)[1]
+    assert f"{INDEXER}:1747" in unclamped and f"{INDEXER}:1829" in unclamped
 
 
 @pytest.mark.network

@@ -27,20 +27,29 @@ import pytest
 
 ARGS = ["check", "--no-cache", "--color", "never"]
 SINK_IMPORT = "from deep_gemm import get_paged_mqa_logits_metadata\n"
-GOOD = SINK_IMPORT + """
+GOOD = (
+    SINK_IMPORT
+    + """
 
 def build(seq_lens, num_sms):
     return get_paged_mqa_logits_metadata(seq_lens // 4, 64, num_sms)
 """
-GOOD_FINDING = re.compile(r"^good\.py:5:12: ZL001 ", re.M)
+)
+GOOD_FINDING = re.compile(r"^good\.py:5:12: ZL001 ", re.MULTILINE)
 NOBODY = 65534
 
 
 def zerolint(*args: str, cwd: Path, timeout: float = 15) -> subprocess.CompletedProcess[str]:
     """``python -m zerolint check --no-cache --color never ARGS`` in ``cwd``."""
     try:
-        return subprocess.run([sys.executable, "-m", "zerolint", *ARGS, *args], cwd=cwd,
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "zerolint", *ARGS, *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"zerolint {' '.join(args)} did not finish in {timeout} s (in {cwd})")
 
@@ -56,9 +65,12 @@ def assert_no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
 
 # ------------------------------------------------------------------------ bad files
 
+
 def syntax_error(folder: Path) -> str:
     (folder / "syntax_error.py").write_text(
-        SINK_IMPORT + "\n\ndef build(seq_lens:\n    return get_paged_mqa_logits_metadata(seq_lens)\n")
+        SINK_IMPORT
+        + "\n\ndef build(seq_lens:\n    return get_paged_mqa_logits_metadata(seq_lens)\n"
+    )
     return "syntax_error.py"
 
 
@@ -85,8 +97,13 @@ def fifo(folder: Path) -> str:
 def deep_parentheses(folder: Path) -> str:
     depth = 50_000
     (folder / "deep.py").write_text(
-        SINK_IMPORT + "lens = " + "(" * depth + "1" + ")" * depth
-        + "\nget_paged_mqa_logits_metadata(lens, 64, 132)\n")
+        SINK_IMPORT
+        + "lens = "
+        + "(" * depth
+        + "1"
+        + ")" * depth
+        + "\nget_paged_mqa_logits_metadata(lens, 64, 132)\n"
+    )
     return "deep.py"
 
 
@@ -179,7 +196,8 @@ def test_deep_nesting_never_crashes_the_process(tmp_path: Path) -> None:
     stack would overflow, and each gets one ZL90x line."""
     for name, expression in NESTINGS.items():
         (tmp_path / f"{name}.py").write_text(
-            SINK_IMPORT + f"lens = {expression}\nget_paged_mqa_logits_metadata(lens, 64, 132)\n")
+            SINK_IMPORT + f"lens = {expression}\nget_paged_mqa_logits_metadata(lens, 64, 132)\n"
+        )
     (tmp_path / "good.py").write_text(GOOD)
     proc = zerolint(".", cwd=tmp_path, timeout=120)
     assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
@@ -192,8 +210,13 @@ def test_deep_nesting_never_crashes_the_process(tmp_path: Path) -> None:
 def test_deep_but_legal_nesting_is_still_analysed(tmp_path: Path) -> None:
     depth = 150  # CPython accepts up to 200 nested brackets
     (tmp_path / "legal.py").write_text(
-        SINK_IMPORT + "\n\ndef build(seq_lens, num_sms):\n    return get_paged_mqa_logits_metadata("
-        + "(" * depth + "seq_lens // 4" + ")" * depth + ", 64, num_sms)\n")
+        SINK_IMPORT
+        + "\n\ndef build(seq_lens, num_sms):\n    return get_paged_mqa_logits_metadata("
+        + "(" * depth
+        + "seq_lens // 4"
+        + ")" * depth
+        + ", 64, num_sms)\n"
+    )
     proc = zerolint("legal.py", cwd=tmp_path)
     assert proc.returncode == 1
     assert re.match(r"^legal\.py:5:12: ZL001 ", proc.stdout)
@@ -209,6 +232,7 @@ def test_syntax_error_in_a_file_that_never_mentions_a_sink_is_not_parsed(tmp_pat
 
 
 # ------------------------------------------------------------------ no read permission
+
 
 @pytest.fixture
 def unreadable_tree() -> Iterator[Path]:
@@ -258,10 +282,16 @@ sys.exit(main({ARGS + ["target"]!r}))
 def test_unreadable_file_and_folder(unreadable_tree: Path) -> None:
     if os.geteuid() != 0 and os.access(unreadable_tree / "target" / "secret.py", os.R_OK):
         pytest.skip("this user reads chmod 000 files without being root")
-    proc = subprocess.run([sys.executable, "-c", DROP_AND_CHECK], cwd=unreadable_tree,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", DROP_AND_CHECK],
+        cwd=unreadable_tree,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert_no_traceback(proc)
     assert_one_diagnostic(proc.stdout, "target/secret.py", "ZL902", "Permission denied")
     assert_one_diagnostic(proc.stdout, "target/locked", "ZL902", "Permission denied")
-    assert re.search(r"^target/good\.py:5:12: ZL001 ", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^target/good\.py:5:12: ZL001 ", proc.stdout, re.MULTILINE), proc.stdout
     assert proc.returncode == 1

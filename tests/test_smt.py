@@ -101,11 +101,12 @@ EXAMPLES = [
         "B=32, seq_len=1 -> every context length 0",
     ),
     (
-        "a clamp before the padding: a batch of padding rows alone",
+        # `buf[n:m] = 0` pads after real rows: a symbolic start leaves at least one of them.
+        "a clamp before the padding: the real rows stay >= 1",
         [DIV, CLAMP1, PAD],
         V4,
-        "unsafe",
-        "B=32, compress_ratio=4, num_decodes=0 -> every context length 0",
+        "safe",
+        PROVED,
     ),
     ("zeros everywhere", [Op("fill_zero")], None, "unsafe", "B=32 -> every context length 0"),
     (

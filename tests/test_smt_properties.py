@@ -2,7 +2,7 @@
 
 The reference below evaluates concrete batches with numpy: every row of a batch of B
 rows (B a multiple of 32 up to 300), every seq_len from 1 to 600, every value of every
-configured symbol, every padding start from 0 to B. It shares no code with smt.py.
+configured symbol, every padding start from 1 to B. It shares no code with smt.py.
 
 For each random op chain:
   * Z3 safe      => no batch in the brute-force domain faults;
@@ -89,7 +89,8 @@ def rows_after(
 
 def environments(chain: list[Op], batch: int):
     symbols = sorted({op.arg for op in chain if isinstance(op.arg, str)})
-    domains = [range(batch + 1) if s == PAD_SYMBOL else DOMAINS[s] for s in symbols]
+    # A symbolic padding start leaves at least one real row (a literal 0 start is a fill).
+    domains = [range(1, batch + 1) if s == PAD_SYMBOL else DOMAINS[s] for s in symbols]
     for values in itertools.product(*domains):
         yield dict(zip(symbols, values))
 

@@ -68,7 +68,7 @@ def test_the_cases_cover_valid_and_invalid_projects() -> None:
         folder = CASES_DIR / case
         assert (folder / "pyproject.toml").is_file(), case
         assert (folder / "pkg" / "__init__.py").read_text(encoding="utf-8").startswith('"""')
-        assert len(list((folder / "pkg").glob("*.py"))) >= 3, f"{case} is not multi-file"
+        assert len(list((folder / "pkg").rglob("*.py"))) >= 3, f"{case} is not multi-file"
 
 
 @pytest.mark.parametrize("case", CASES)

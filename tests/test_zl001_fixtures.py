@@ -35,7 +35,7 @@ CASES = sorted(p.stem for p in FIXTURES.glob("*.py"))
 UPDATE = os.environ.get("ZEROLINT_UPDATE_GOLDEN") == "1"
 ARGS = ["check", "--no-cache", "--color", "never"]
 HEADER = re.compile(r"^# (Valid|Invalid): \S")
-FINDING = re.compile(r"^(?P<path>[^\s:]+\.py):\d+:\d+: ZL001 ", re.M)
+FINDING = re.compile(r"^(?P<path>[^\s:]+\.py):\d+:\d+: ZL001 ", re.MULTILINE)
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -50,8 +50,9 @@ def expected(case: str) -> str:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_fixture_output_matches_golden(case: str, capsys: pytest.CaptureFixture[str],
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fixture_output_matches_golden(
+    case: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(FIXTURES)
     code, out = run_cli([*ARGS, f"{case}.py"], capsys)
     if UPDATE:
@@ -77,11 +78,18 @@ def test_every_fixture_has_a_golden_file_and_there_are_enough() -> None:
 
 
 def test_whole_folder_in_one_subprocess_reports_each_file_as_alone(
-        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The real command over every fixture at once prints what each file gets when it is
     checked alone, sorted by path, and exits 1: files do not change each other's findings."""
-    proc = subprocess.run([sys.executable, "-m", "zerolint", *ARGS, "."], cwd=FIXTURES,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "zerolint", *ARGS, "."],
+        cwd=FIXTURES,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert proc.stderr == ""
     assert proc.returncode == 1
     monkeypatch.chdir(FIXTURES)
@@ -99,8 +107,9 @@ EXAMPLES = [example for rule in load_rules() if rule.code == "ZL001" for example
 
 
 @pytest.mark.parametrize("index", range(len(EXAMPLES)))
-def test_rule_example(index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rule_example(
+    index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each ``[[examples]]`` of rules/ZL001.toml: valid ones pass, invalid ones are found."""
     example: Example = EXAMPLES[index]
     (tmp_path / "example.py").write_text(example.code, encoding="utf-8")

@@ -42,6 +42,7 @@ PARAM_PREFIX = "<param>"  # state key standing for the object a parameter was bo
 # field_writes slot for constructor arguments, by the class's short name: <ctor>Class.field
 CTOR_PREFIX = "<ctor>"
 MAX_DEPTH = 8
+RECURSION_ROUNDS = 3
 LIVE_KINDS = frozenset({"floordiv", "rshift", "fill_zero"})
 
 VIEW_METHODS = frozenset({
@@ -383,6 +384,7 @@ class CallSite:
     lazy: str | None = None
     raw: list[tuple[cst.Arg, Val]] | None = None
     bound: bool = True
+    frame: "Frame | None" = None
     # The caller's operand for each parameter (a literal or a dotted name): a divisor the
     # callee names by its parameter is the caller's literal on this path.
     operands: dict[str, int | str] = field(default_factory=dict)
@@ -578,6 +580,23 @@ def base_key(node: cst.CSTNode) -> str | None:
     return dotted(node)
 
 
+def row_slice(target: cst.CSTNode, key: str) -> str | tuple | None:
+    """How a subscript write to ``key`` covers its rows: "all" for ``buf[:]``/``buf[...]``,
+    (lower, upper) for ``buf[:n]`` (rows from 0), None otherwise."""
+    if not isinstance(target, cst.Subscript) or dotted(target.value) != key or len(target.slice) != 1:
+        return None
+    part = target.slice[0].slice
+    if isinstance(part, cst.Index) and isinstance(part.value, cst.Ellipsis):
+        return "all"
+    if isinstance(part, cst.Slice) and part.step is None:
+        lower_zero = part.lower is None or is_zero(part.lower)
+        if lower_zero and part.upper is None:
+            return "all"
+        if lower_zero:
+            return (part.lower, part.upper)
+    return None
+
+
 def slice_bounds(node: cst.Subscript) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None] | None:
     """(lower, upper) of a first-axis slice ``buf[a:b]``, or None when it is not a slice."""
     if not node.slice:
@@ -586,6 +605,10 @@ def slice_bounds(node: cst.Subscript) -> tuple[cst.BaseExpression | None, cst.Ba
     if isinstance(first, cst.Slice):
         return first.lower, first.upper
     return None
+
+
+def is_none(node: cst.CSTNode | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def is_zero(node: cst.CSTNode | None) -> bool:
@@ -625,6 +648,9 @@ class Analyzer:
         )
         self.whole_program = whole_program
         self.summaries: dict[FuncKey, Summary] = {}
+        self._provisional: dict[FuncKey, Summary] = {}
+        self._recursion_seen = False
+        self._rerun: list[FuncKey] = []
         self.allow_parse = False
         self._field_cache: dict[tuple[int, str], list[Val]] = {}
         self._mro_cache: dict[int, list[ClassInfo]] = {}
@@ -656,11 +682,33 @@ class Analyzer:
                 yield self.func_key(mod, m, ci)
 
     def summary(self, key: FuncKey) -> Summary:
+        """What ``key`` does to lengths. Recursive functions (directly or across modules)
+        first see each other's partial summaries, then are interpreted again until their
+        summaries stop changing (a few rounds: enough for wrappers calling each other)."""
         found = self.summaries.get(key)
         if found is not None:
             return found
         if key in self._in_progress or len(self._in_progress) > MAX_DEPTH * 4:
-            return Summary(key)  # recursion: the partial answer is the empty one
+            self._recursion_seen = True
+            return self._provisional.get(key) or Summary(key)
+        outer_seen, self._recursion_seen = self._recursion_seen, False
+        summary = self._summarise(key)
+        if self._recursion_seen:
+            self._rerun.append(key)
+        self._recursion_seen = self._recursion_seen or outer_seen
+        if not self._in_progress:
+            for _ in range(RECURSION_ROUNDS):
+                again, self._rerun = self._rerun, []
+                if not again:
+                    break
+                for k in again:
+                    self.summaries.pop(k, None)
+                    self._summarise(k)
+            self._rerun = []
+            self._recursion_seen = False
+        return self.summaries[key]
+
+    def _summarise(self, key: FuncKey) -> Summary:
         self._in_progress.add(key)
         # Interpreting a body never parses modules that cannot reach a sink; only paths
         # being resolved do (allow_parse), and only for what they need.
@@ -671,6 +719,7 @@ class Analyzer:
             self._in_progress.discard(key)
             self.allow_parse = allow
         self.summaries[key] = summary
+        self._provisional[key] = summary
         self.note_providers(summary)
         return summary
 
@@ -694,6 +743,7 @@ class Analyzer:
 
     def reset_summaries(self) -> None:
         self.summaries.clear()
+        self._provisional.clear()
         self._field_cache.clear()
         self._mro_cache.clear()
         self._origin_cache.clear()
@@ -871,7 +921,7 @@ class Analyzer:
         op = stmt.operator
         if isinstance(op, (cst.FloorDivideAssign, cst.RightShiftAssign)):
             kind = "floordiv" if isinstance(op, cst.FloorDivideAssign) else "rshift"
-            new = self.source(frame, current, Op(kind, operand(stmt.value)), stmt.target,
+            new = self.source(frame, current, Op(kind, self.operand(frame, stmt.value)), stmt.target,
                               note="floor division" if kind == "floordiv" else "right shift")
         else:
             new = self.arith(frame, current, rhs, op, stmt.value, left_node=stmt.target)
@@ -937,10 +987,16 @@ class Analyzer:
         if key is None:
             return
         exact = key == dotted(target)
+        rows = row_slice(target, key)
+        if rows == "all":
+            exact, strong = True, True  # buf[:] = x writes every row
         if strong and exact:
             frame.state[key] = val
         else:
-            frame.state[key] = self.read_key(frame, key).join(val)
+            current = self.read_key(frame, key)
+            if isinstance(rows, tuple):
+                current = self.overwrite_zero_rows(frame, current, rows[1])
+            frame.state[key] = current.join(val)
         self.record_write(frame, key, frame.state[key] if strong and exact else val)
         if in_place or not exact:
             for base in frame.aliases.get(key, frozenset()):
@@ -954,6 +1010,19 @@ class Analyzer:
         if "." not in key and (key in frame.globals_declared or frame.key.node is None):
             prev = frame.summary.global_writes.get(key, EMPTY)
             frame.summary.global_writes[key] = prev.join(val)
+
+    def overwrite_zero_rows(self, frame: Frame, current: Val,
+                            upper: cst.BaseExpression) -> Val:
+        """``lens = torch.zeros(m); lens[:n] = real``: the zeros left are padding from n on."""
+        traces = []
+        for t in current.traces:
+            if t.origin is None and len(t.steps) == 1 and t.steps[0].op.kind == "fill_zero":
+                step = self.step(frame, None, "flow", Op("pad_zero", operand(upper)),
+                                 "padding rows stay 0")
+                traces.append(Trace(None, (step,)))
+            else:
+                traces.append(t)
+        return Val(traces, current.refs, current.elements)
 
     def record_write(self, frame: Frame, key: str, val: Val) -> None:
         if key.startswith("self.") and key.count(".") == 1 and frame.key.cls is not None:
@@ -1354,10 +1423,10 @@ class Analyzer:
         right = self.eval(frame, node.right)
         op = node.operator
         if isinstance(op, cst.FloorDivide):
-            return self.source(frame, left, Op("floordiv", operand(node.right)), node.left,
+            return self.source(frame, left, Op("floordiv", self.operand(frame, node.right)), node.left,
                                note="floor division")
         if isinstance(op, cst.RightShift):
-            return self.source(frame, left, Op("rshift", operand(node.right)), node.left,
+            return self.source(frame, left, Op("rshift", self.operand(frame, node.right)), node.left,
                                note="right shift")
         return self.arith(frame, left, right, op, node.right, left_node=node.left)
 
@@ -1396,6 +1465,12 @@ class Analyzer:
         """A floor division or shift: existing traces go through it, and new zero-able rows
         start here (the dividend's constant offsets are recorded so ceil-division idioms
         such as ``(x + c - 1) // c`` are judged on what they compute)."""
+        constant = int_value(dividend)
+        if constant is not None and not val.traces:
+            # 256 // 4 is a constant; 1 // 4 is a constant 0, a zero fill.
+            if isinstance(op.arg, int) and op.arg > 0:
+                value = constant // op.arg if op.kind == "floordiv" else constant >> op.arg
+                return self.zero_source(frame, note) if value == 0 else EMPTY
         step = self.step(frame, None, "source", op, note)
         prefix = affine_prefix(dividend) if dividend is not None else []
         if prefix is None:
@@ -1640,7 +1715,7 @@ class Analyzer:
         key = ref.key
         bound = self.bind_args(key, ref, args)
         call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
-        site = CallSite(key, bound, call_step, operands=self.operands(node, key))
+        site = CallSite(key, bound, call_step, operands=self.operands(frame, node, key))
         passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
         eager = key.mod is frame.mod or key.mod.name in self.sink_capable or passes_sink
         if eager:
@@ -1680,7 +1755,7 @@ class Analyzer:
         arguments stay placeholders until a path reaching a sink needs them."""
         call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY,
                             f"into {ref.qual.rsplit('.', 1)[-1]}")
-        site = CallSite(None, {}, call_step, lazy=ref.qual, raw=args, bound=False)
+        site = CallSite(None, {}, call_step, lazy=ref.qual, raw=args, bound=False, frame=frame)
         position = 0
         for a, v in args:
             which: str | int = a.keyword.value if a.keyword is not None else position
@@ -1719,18 +1794,29 @@ class Analyzer:
             if isinstance(ref, FuncRef):
                 site.callee = ref.key
                 site.args = self.bind_args(ref.key, ref, site.raw or [])
-                if isinstance(site.step.node, cst.Call):
-                    site.operands = self.operands(site.step.node, ref.key)
+                if isinstance(site.step.node, cst.Call) and site.frame is not None:
+                    site.operands = self.operands(site.frame, site.step.node, ref.key)
                 return True
         return False
 
-    def operands(self, node: cst.Call, key: FuncKey) -> dict[str, int | str]:
+    def operand(self, frame: Frame, node: cst.CSTNode | None) -> int | str:
+        """A divisor or bound: a literal, a module-level constant (``RATIO = 4``), or the
+        expression's text as a symbol."""
+        if isinstance(node, cst.Name) and node.value not in frame.state:
+            values = frame.mod.assigned.get(node.value, [])
+            if len(values) == 1 and node.value not in frame.mod.declared_globals:
+                constant = int_value(values[0])
+                if constant is not None:
+                    return constant
+        return operand(node)
+
+    def operands(self, frame: Frame, node: cst.Call, key: FuncKey) -> dict[str, int | str]:
         out: dict[str, int | str] = {}
         for p in key.params():
             arg = self.arg_node_for(node, key, p.name.value)
             if arg is None:
                 continue
-            value = operand(arg)
+            value = self.operand(frame, arg)
             if value != "<expr>":
                 out[p.name.value] = value
         return out
@@ -1787,16 +1873,25 @@ class Analyzer:
         return None
 
     def positional(self, args: list[tuple[cst.Arg, Val]]) -> list[tuple[cst.Arg, Val]]:
-        return [(a, v) for a, v in args if a.keyword is None and not a.star]
+        """Positional arguments, with torch's operand keywords (``input=``, ``other=``)
+        put back in their places."""
+        out = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        for index, name in enumerate(("input", "other")):
+            found = self.kwarg(args, name)
+            if found is not None and len(out) >= index:
+                out.insert(index, found)
+        return out
 
     def clamp(self, frame: Frame, val: Val, low: cst.BaseExpression | None,
               high: cst.BaseExpression | None, note: str) -> Val:
         out = val
+        low = None if is_none(low) else low
+        high = None if is_none(high) else high
         if low is not None:
-            step_op = Op("clamp_min", operand(low))
+            step_op = Op("clamp_min", self.operand(frame, low))
             out = self.extend_role(frame, out, step_op, "sanitizer", note)
         if high is not None:
-            out = self.extend(frame, out, Op("clamp_max", operand(high)))
+            out = self.extend(frame, out, Op("clamp_max", self.operand(frame, high)))
         return out
 
     def extend_role(self, frame: Frame, val: Val, op: Op, role: str, note: str) -> Val:
@@ -1819,16 +1914,16 @@ class Analyzer:
             if name == "math.ceil" and pos and isinstance(pos[0][0].value, cst.BinaryOperation):
                 div = pos[0][0].value
                 inner = self.eval(frame, div.left)
-                return self.extend(frame, inner, Op("ceildiv", operand(div.right)), "ceil division")
+                return self.extend(frame, inner, Op("ceildiv", self.operand(frame, div.right)), "ceil division")
             if len(pos) >= 2:
-                return self.extend(frame, pos[0][1], Op("ceildiv", operand(pos[1][0].value)),
+                return self.extend(frame, pos[0][1], Op("ceildiv", self.operand(frame, pos[1][0].value)),
                                    "ceil division")
             return EMPTY
         if name in ("int", "math.floor", "math.trunc") and pos:
             inner = pos[0][0].value
             if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
                 val = self.eval(frame, inner.left)
-                return self.source(frame, val, Op("floordiv", operand(inner.right)), inner.left,
+                return self.source(frame, val, Op("floordiv", self.operand(frame, inner.right)), inner.left,
                                    note="floor division")
             return pos[0][1]
         if name in names.get("floor_division", ()):
@@ -1892,9 +1987,9 @@ class Analyzer:
         # max(x, k) / torch.maximum(x, k): the traced operand is the value, the other the bound.
         if len(pos) == 2:
             (a0, v0), (a1, v1) = pos
-            if isinstance(operand(a1.value), int):
+            if isinstance(self.operand(frame, a1.value), int):
                 v1 = EMPTY  # a constant bound: torch.maximum(x, torch.ones_like(x))
-            elif isinstance(operand(a0.value), int):
+            elif isinstance(self.operand(frame, a0.value), int):
                 v0 = EMPTY
             value, bound = ((v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value))
             if bound is not None and not (v0.traces and v1.traces):
@@ -1917,7 +2012,7 @@ class Analyzer:
         if not is_floor:
             result = self.extend(frame, pos[0][1].only_traces(), Op("opaque", "true division"))
         else:
-            result = self.source(frame, pos[0][1], Op(kind, operand(pos[1][0].value)),
+            result = self.source(frame, pos[0][1], Op(kind, self.operand(frame, pos[1][0].value)),
                                  pos[0][0].value, note=f"{name}(rounding_mode={mode_text!r})"
                                  if mode_text else name)
         self.out_target(frame, node, args, result)
@@ -1995,7 +2090,7 @@ class Analyzer:
             if method.startswith("floor_divide") or mode_text in ("floor", "trunc"):
                 if not pos:
                     return recv.only_traces()
-                result = self.source(frame, recv, Op("floordiv", operand(pos[0][0].value)),
+                result = self.source(frame, recv, Op("floordiv", self.operand(frame, pos[0][0].value)),
                                      target, note=f".{method}()")
             else:
                 result = self.extend(frame, recv.only_traces(), Op("opaque", "true division"))
@@ -2064,20 +2159,20 @@ class Analyzer:
     def view_bases(self, frame: Frame, value: cst.BaseExpression) -> frozenset[str]:
         """The buffers ``value`` is a view of: ``self.buf[:n]``, ``x.view(...)``, aliases."""
         node = value
-        sliced = False
         while True:
             if isinstance(node, cst.Subscript):
-                node, sliced = node.value, True
+                node = node.value
             elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
                     node.func.attr.value in ("view", "unsqueeze", "squeeze", "reshape", "flatten",
                                              "narrow", "expand", "view_as", "select", "t",
                                              "transpose", "permute", "unflatten", "as_strided"):
-                node, sliced = node.func.value, True
+                node = node.func.value
             else:
                 break
         key = dotted(node)
-        if key is None or not sliced and key not in frame.aliases:
-            return frame.aliases.get(key, frozenset()) if key else frozenset()
+        if key is None:
+            return frozenset()
+        # `lens = self.seq_lens` names the same tensor: `lens //= 4` changes both.
         return frozenset({key}) | frame.aliases.get(key, frozenset())
 
     # ------------------------------------------------------------------ resolution

@@ -106,7 +106,8 @@ class Engine:
         report.sort()
         outcome.parsed = [m.path for m in project.parsed()]
         outcome.candidates = candidates
-        outcome.display = {p: project.display_of(p) for p in set(outcome.parsed) | candidates}
+        shown = set(outcome.parsed) | candidates | set(project.diagnostics)
+        outcome.display = {p: project.display_of(p) for p in shown}
         return outcome
 
     # ------------------------------------------------------------------ analysis

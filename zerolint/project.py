@@ -87,9 +87,23 @@ class ModuleInfo:
         key = id(node)
         cached = self._code_cache.get(key)
         if cached is None:
-            cached = fold_code(self.module.code_for_node(node))
+            cached = fold_code(self.header(node))
             self._code_cache[key] = cached
         return cached
+
+    def header(self, node: cst.CSTNode) -> str:
+        """A statement's own text: for if/while/for/with, the line that opens the block."""
+        text = self.module.code_for_node
+        if isinstance(node, (cst.If, cst.While)):
+            keyword = "while" if isinstance(node, cst.While) else "if"
+            return f"{keyword} {text(node.test)}:"
+        if isinstance(node, cst.For):
+            return f"for {text(node.target)} in {text(node.iter)}:"
+        if isinstance(node, cst.With):
+            return "with " + ", ".join(text(item).rstrip(", ") for item in node.items) + ":"
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.Match)):
+            return text(node).lstrip().split("\n", 1)[0]
+        return text(node)
 
 
 def fold_code(text: str, limit: int = 120) -> str:

@@ -487,9 +487,12 @@ class _Encoder:
         return named
 
     def pad_start(self, name: str, batch: Any) -> Any:
+        # `buf[n:m] = 0` pads after real rows: a symbolic start n is >= 1 (the analyzer
+        # turns a literal 0 start into fill_zero); a mask may zero any rows.
         var = self._variable(name)
         self.pads.add(name)
-        self.constraints += [var >= 0, var <= batch]
+        least = 0 if name.startswith("<") else 1
+        self.constraints += [var >= least, var <= batch]
         return var
 
     def apply(self, op: Op, value: Any) -> Any:

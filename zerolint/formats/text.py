@@ -11,6 +11,9 @@ Colour is added only when asked for; without it the output holds no escape codes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+
 from zerolint.formats import (
     RenderOptions,
     code_counts,
@@ -101,7 +104,7 @@ def finding_lines(finding: Finding, options: RenderOptions) -> list[str]:
         f"{paint(finding.code, _BOLD, _RED)} {finding.message}"
     )
     lines = [header]
-    labelled = [[(_step_label(step, finding, options), step) for step in flow.steps]
+    labelled = [[(_step_label(step, finding, options), step) for step in _one_per_line(flow.steps)]
                 for flow in finding.flows]
     column = _note_column(labelled)
     for number, flow_steps in enumerate(labelled, start=1):
@@ -112,6 +115,21 @@ def finding_lines(finding: Finding, options: RenderOptions) -> list[str]:
     if verdict:
         lines.append(f"  {_paint_verdict(verdict, finding, paint)}")
     return lines
+
+
+def _one_per_line(steps: Sequence[Step]) -> list[Step]:
+    """A step that repeats the line before it with nothing to say is not shown again: in
+    ``lens = (x + 3) // 4`` the offset and the division are one line, "floor division"."""
+    merged: list[Step] = []
+    for step in steps:
+        same_line = merged and (merged[-1].path, merged[-1].line) == (step.path, step.line)
+        if same_line and not step_note(step):
+            continue
+        if same_line and not step_note(merged[-1]):
+            merged[-1] = step
+            continue
+        merged.append(step)
+    return merged
 
 
 def _step_label(step: Step, finding: Finding, options: RenderOptions) -> str:

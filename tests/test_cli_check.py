@@ -1,0 +1,395 @@
+"""``zerolint check`` on the command line, as a specification of what users can rely on.
+
+Exit codes as in Ruff: 0 clean, 1 findings, 2 wrong arguments or configuration.
+``--select``/``--ignore``/``--exit-zero``, ``# noqa`` and ``# zerolint: ignore[...]`` on the
+sink line, ``[tool.zerolint]`` from the nearest pyproject.toml above the checked paths, and
+output that is byte-identical from run to run, sorted by path and line.
+
+Most cases call ``zerolint.cli.main`` in this process (what the console script calls); the
+ones about separate processes run the real command.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zerolint.cli import main
+
+ARGS = ["check", "--no-cache", "--color", "never"]
+HEADER = re.compile(r"^(?P<path>\S+?):(?P<line>\d+):(?P<col>\d+): (?P<code>ZL\d+) ", re.MULTILINE)
+
+# The sink call is on line 6; SINK_COMMENT goes at its end, SOURCE_COMMENT at line 5's.
+UNCLAMPED = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def build(seq_lens, num_sms):
+    lens = seq_lens // 4{source_comment}
+    return get_paged_mqa_logits_metadata(lens, 64, num_sms){sink_comment}
+"""
+CLEAN = """\
+def build(seq_lens):
+    return seq_lens // 4
+"""
+
+
+def unclamped(sink_comment: str = "", source_comment: str = "") -> str:
+    return UNCLAMPED.format(sink_comment=sink_comment, source_comment=source_comment)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def zerolint(
+    args: list[str], cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``zerolint ARGS`` run in ``cwd``."""
+    monkeypatch.chdir(cwd)
+    capsys.readouterr()
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse rejects bad options this way
+        code = exc.code if isinstance(exc.code, int) else 2
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def findings(out: str) -> list[tuple[str, int]]:
+    return [(m["path"], int(m["line"])) for m in HEADER.finditer(out)]
+
+
+@pytest.fixture
+def check(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """``check(*args, cwd=tmp_path, cache=False)`` -> (exit code, stdout, stderr)."""
+
+    def run(*args: str, cwd: Path = tmp_path, cache: bool = False) -> tuple[int, str, str]:
+        options = [option for option in ARGS if cache is False or option != "--no-cache"]
+        return zerolint([*options, *args], cwd, capsys, monkeypatch)
+
+    return run
+
+
+# ------------------------------------------------------------------------ exit codes
+
+
+def test_clean_tree_exits_0(tmp_path: Path, check) -> None:
+    write(tmp_path, {"clean.py": CLEAN})
+    assert check(".") == (0, "All checks passed!\n", "")
+
+
+def test_a_finding_exits_1(tmp_path: Path, check) -> None:
+    write(tmp_path, {"bad.py": unclamped()})
+    code, out, _ = check(".")
+    assert code == 1
+    assert findings(out) == [("bad.py", 6)]
+    assert out.endswith("\nFound 1 error.\n")
+
+
+def test_exit_zero_reports_the_finding_but_exits_0(tmp_path: Path, check) -> None:
+    write(tmp_path, {"bad.py": unclamped()})
+    code, out, _ = check("--exit-zero", ".")
+    assert code == 0
+    assert findings(out) == [("bad.py", 6)]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--select", "ZL001"], 1),
+        (["--select", "zl001"], 1),
+        (["--select", "ZL"], 1),
+        (["--ignore", "ZL001"], 0),
+        (["--select", "ZL001", "--ignore", "ZL001"], 0),
+    ],
+)
+def test_select_and_ignore(tmp_path: Path, check, options: list[str], expected: int) -> None:
+    write(tmp_path, {"bad.py": unclamped()})
+    code, out, _ = check(*options, ".")
+    assert code == expected
+    assert bool(findings(out)) == (expected == 1)
+
+
+@pytest.mark.parametrize(
+    ("options", "names"),
+    [
+        (["--bogus"], "--bogus"),
+        (["--select", "ZL999"], "ZL999"),
+        (["--ignore", "XY1"], "XY1"),
+        (["--config", "missing.toml"], "missing.toml"),
+        (["--format", "xml"], "xml"),
+    ],
+)
+def test_wrong_arguments_exit_2_with_a_message(
+    tmp_path: Path, check, options: list[str], names: str
+) -> None:
+    write(tmp_path, {"bad.py": unclamped()})
+    code, out, err = check(*options, ".")
+    assert (code, out) == (2, "")
+    assert names in err and "error" in err
+
+
+# ---------------------------------------------------------------------- suppressions
+
+
+@pytest.mark.parametrize(
+    ("comment", "suppressed"),
+    [
+        ("  # noqa: ZL001", True),
+        ("  # noqa", True),
+        ("  # noqa: E501, ZL001", True),
+        ("  # noqa: E501", False),
+        ("  # zerolint: ignore[ZL001]", True),
+        ("  # zerolint: ignore[ZL002]", False),
+    ],
+)
+def test_suppression_comment_on_the_sink_line(
+    tmp_path: Path, check, comment: str, suppressed: bool
+) -> None:
+    write(tmp_path, {"bad.py": unclamped(sink_comment=comment)})
+    code, out, _ = check(".")
+    assert (code, bool(findings(out))) == ((0, False) if suppressed else (1, True))
+
+
+@pytest.mark.parametrize("comment", ["  # noqa: ZL001", "  # zerolint: ignore[ZL001]"])
+def test_suppression_on_the_source_line_does_not_hide_the_sink(
+    tmp_path: Path, check, comment: str
+) -> None:
+    write(tmp_path, {"bad.py": unclamped(source_comment=comment)})
+    code, out, _ = check(".")
+    assert (code, findings(out)) == (1, [("bad.py", 6)])
+
+
+# ------------------------------------------------------------ [tool.zerolint] config
+
+
+def test_config_is_found_by_walking_up_past_a_pyproject_without_it(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.zerolint]\nignore = ["ZL001"]\n',
+            "pkg/pyproject.toml": '[project]\nname = "pkg"\n',
+            "pkg/sub/bad.py": unclamped(),
+        },
+    )
+    assert check(".", cwd=tmp_path / "pkg" / "sub")[0] == 0
+    assert check("pkg/sub/bad.py")[0] == 0
+
+
+def test_config_select(tmp_path: Path, check) -> None:
+    write(
+        tmp_path, {"pyproject.toml": '[tool.zerolint]\nselect = ["ZL001"]\n', "bad.py": unclamped()}
+    )
+    assert check(".")[0] == 1
+
+
+def test_config_given_with_the_config_option(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {"settings/pyproject.toml": '[tool.zerolint]\nignore = ["ZL001"]\n', "bad.py": unclamped()},
+    )
+    assert check("--config", "settings/pyproject.toml", ".")[0] == 0
+    assert check(".")[0] == 1
+
+
+LIB_USER = """\
+from mylib import plan, plan_kernel
+
+
+def build(seq_lens, table):
+    plan_kernel(table, seq_lens // 4)
+    plan_kernel(seq_lens // 4, table)
+    plan(table, lens=seq_lens // 4)
+    plan(seq_lens // 4, table)
+"""
+
+
+def test_extra_sinks_by_position_and_by_keyword(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": (
+                "[tool.zerolint]\nextra-sinks = [\n"
+                '  { function = "mylib.plan_kernel", position = 1 },\n'
+                '  { function = "mylib.plan", keyword = "lens" },\n]\n'
+            ),
+            "lib_user.py": LIB_USER,
+        },
+    )
+    code, out, _ = check(".")
+    assert code == 1
+    headers = [line for line in out.splitlines() if HEADER.match(line)]
+    assert headers == [
+        (
+            "lib_user.py:5:5: ZL001 `seq_lens // 4` can be all zero when it reaches "
+            "`plan_kernel` (argument 1); clamp it to >= 1"
+        ),
+        (
+            "lib_user.py:7:5: ZL001 `seq_lens // 4` can be all zero when it reaches `plan` "
+            "(`lens`); clamp it to >= 1"
+        ),
+    ]
+
+
+def test_without_extra_sinks_those_calls_are_not_sinks(tmp_path: Path, check) -> None:
+    write(tmp_path, {"lib_user.py": LIB_USER})
+    assert check(".") == (0, "All checks passed!\n", "")
+
+
+SANITIZED = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+from mylib import ensure_positive
+
+
+def build(seq_lens, num_sms):
+    return get_paged_mqa_logits_metadata(ensure_positive(seq_lens // 4), 64, num_sms)
+"""
+
+
+def test_extra_sanitizers(tmp_path: Path, check) -> None:
+    write(tmp_path, {"user.py": SANITIZED})
+    assert check(".")[0] == 1
+    write(
+        tmp_path,
+        {"pyproject.toml": '[tool.zerolint]\nextra-sanitizers = ["mylib.ensure_positive"]\n'},
+    )
+    code, out, _ = check(".")
+    assert (code, findings(out)) == (0, [])
+
+
+def test_compress_ratios_bound_the_witness(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.zerolint]\ncompress-ratios = [4]\n",
+            "ratio.py": unclamped()
+            .replace("seq_lens // 4", "seq_lens // ratio")
+            .replace("build(seq_lens,", "build(seq_lens, ratio,"),
+        },
+    )
+    code, out, _ = check(".")
+    assert code == 1
+    assert "  witness: B=32, seq_len=1, ratio=4 -> every context length 0\n" in out
+
+
+def test_exclude_applies_to_folders_and_to_named_files_only_when_forced(
+    tmp_path: Path, check
+) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.zerolint]\nexclude = ["generated"]\n',
+            "generated/gen.py": unclamped(),
+            "src/bad.py": unclamped(),
+        },
+    )
+    code, out, _ = check(".")
+    assert (code, findings(out)) == (1, [("src/bad.py", 6)])
+    # As in Ruff: a file named on the command line is checked unless --force-exclude.
+    assert findings(check("generated/gen.py")[1]) == [("generated/gen.py", 6)]
+    assert check("--force-exclude", "generated/gen.py")[0] == 0
+
+
+@pytest.mark.parametrize(
+    "folder", [".git", ".venv", "venv", "build", "dist", "node_modules", "some_env"]
+)
+def test_vcs_virtualenv_and_build_folders_are_skipped(tmp_path: Path, check, folder: str) -> None:
+    write(tmp_path, {f"{folder}/bad.py": unclamped(), "clean.py": CLEAN})
+    if folder == "some_env":  # a virtualenv under any name: it has a pyvenv.cfg
+        write(tmp_path, {"some_env/pyvenv.cfg": "home = /usr/bin\n"})
+    assert check(".") == (0, "All checks passed!\n", "")
+
+
+@pytest.mark.parametrize(
+    ("table", "names"),
+    [
+        ('[tool.zerolint]\nselcet = ["ZL001"]\n', "selcet"),
+        ("[tool.zerolint]\nselect = [\n", "pyproject.toml"),
+        ('[tool.zerolint]\nextra-sinks = ["plan"]\n', "extra-sinks"),
+    ],
+)
+def test_bad_configuration_exits_2_naming_the_file(
+    tmp_path: Path, check, table: str, names: str
+) -> None:
+    write(tmp_path, {"pyproject.toml": table, "bad.py": unclamped()})
+    code, out, err = check(".")
+    assert (code, out) == (2, "")
+    assert "pyproject.toml" in err and names in err
+    assert len(err.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------- stable output
+
+TWO_SINKS = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def first(seq_lens, num_sms):
+    lens = seq_lens // 4
+    return get_paged_mqa_logits_metadata(lens, 64, num_sms)
+
+
+def second(buf, n, num_sms):
+    buf[:n] = 0
+    return get_paged_mqa_logits_metadata(buf[:n], 64, num_sms)
+"""
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    write(
+        tmp_path,
+        {"b.py": TWO_SINKS, "a.py": unclamped(), "sub/c.py": TWO_SINKS, "sub/a_clean.py": CLEAN},
+    )
+    return tmp_path
+
+
+def test_findings_are_sorted_by_path_then_line_whatever_the_argument_order(
+    tree: Path, check
+) -> None:
+    expected = [("a.py", 6), ("b.py", 6), ("b.py", 11), ("sub/c.py", 6), ("sub/c.py", 11)]
+    out = check(".")[1]
+    assert findings(out) == expected
+    assert check("sub", "b.py", "a.py")[1] == out
+
+
+def test_output_is_identical_across_processes(tree: Path) -> None:
+    """Two runs with different hash seeds print the same bytes (sets of paths must never
+    leak their iteration order into the output)."""
+    outputs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run(
+            [sys.executable, "-m", "zerolint", *ARGS, "."],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        assert proc.returncode == 1, proc.stderr
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1
+
+
+def test_a_cached_run_prints_what_a_fresh_run_prints(tree: Path, check) -> None:
+    """Results come from the cache when nothing changed: the same bytes and exit code as a
+    run without it, diagnostics of files that could not be read included."""
+    write(tree, {"sub/syntax.py": "from deep_gemm import get_paged_mqa_logits_metadata\n("})
+    (tree / "nul.py").write_bytes(b"x = 1\x00\n")
+    (tree / "latin1.py").write_bytes(b"# caf\xe9\n")
+    fresh = check(".")
+    assert check(".", cache=True) == fresh  # fills the cache
+    assert (tree / ".zerolint_cache").is_dir()
+    assert check(".", cache=True) == fresh
