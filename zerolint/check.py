@@ -151,10 +151,13 @@ def rule_meta() -> dict[str, Any]:
 # ---------------------------------------------------------------------------- linting
 
 
+def sink_names(settings: Settings) -> set[str]:
+    return ({s.function for r in settings.rules() for s in r.sinks}
+            | {s.function for s in settings.extra_sinks})
+
+
 def names_key(settings: Settings) -> str:
-    names = sorted({s.function for r in settings.rules() for s in r.sinks}
-                   | {s.function for s in settings.extra_sinks})
-    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:12]
+    return hashlib.sha256("\n".join(sorted(sink_names(settings))).encode()).hexdigest()[:12]
 
 
 def cache_fingerprint(settings: Settings) -> str:
@@ -228,12 +231,25 @@ def report_from_cache(files: Sequence[Path], lookups: dict,
 def analyse(files: Sequence[Path], diagnostics: list[Diagnostic], settings: Settings,
             negatives: set[Path], progress: bool, lookups: dict, cache: ResultCache,
             key: str, timings: dict[str, float]) -> Report:
-    from zerolint.engine import Engine  # LibCST is imported only when something is analysed
+    from zerolint.prescan import prescan
     from zerolint.progress import Progress
+
+    def import_analyzer() -> None:
+        import zerolint.engine  # noqa: F401 - LibCST: imported only when something is analysed
+
+    clock = time.perf_counter()
+    pending = [f for f in files if f not in negatives]
+    scanned = prescan(pending, sink_names(settings), import_analyzer)
+    skip = set(negatives)
+    if scanned is not None:
+        hits, unreadable = scanned
+        skip |= set(pending) - hits - unreadable
+    timings["prescan"] = time.perf_counter() - clock
+    from zerolint.engine import Engine
 
     engine = Engine(settings)
     with Progress(len(files), enabled=progress) as bar:
-        outcome = engine.run(files, skip=negatives, on_file=lambda done, total: bar.advance())
+        outcome = engine.run(files, skip=skip, on_file=lambda done, total: bar.advance())
     timings.update(engine.stats)
     report = outcome.report
     report.diagnostics = list(diagnostics) + report.diagnostics

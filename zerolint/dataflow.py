@@ -451,6 +451,11 @@ class Frame:
         self.local_funcs: dict[str, cst.FunctionDef] = {}
         self.dead = False
         self.returns: list[Val] = []
+        # The states in which the function returns (for the fields it leaves behind), the
+        # break/continue states of the loops being run, and the fields it writes.
+        self.exits: list[dict[str, Val]] = []
+        self.loops: list[tuple[list["Frame"], list["Frame"]]] = []
+        self.fields: set[str] = set()
         self.stmt: cst.CSTNode = key.node if key.node is not None else key.mod.module
 
     def fork(self) -> "Frame":
@@ -462,6 +467,9 @@ class Frame:
         f.local_funcs = self.local_funcs
         f.dead = self.dead
         f.returns = self.returns
+        f.exits = self.exits
+        f.loops = self.loops
+        f.fields = self.fields
         f.stmt = self.stmt
         return f
 
@@ -580,6 +588,15 @@ def base_key(node: cst.CSTNode) -> str | None:
     return dotted(node)
 
 
+def slice_cell(frame: "Frame", target: cst.CSTNode, key: str) -> str | None:
+    """The state key of a slice written or read as a whole: ``self.buf[:n]``."""
+    if not isinstance(target, cst.Subscript) or dotted(target.value) != key:
+        return None
+    if not any(isinstance(el.slice, cst.Slice) for el in target.slice):
+        return None
+    return frame.mod.code(target)
+
+
 def row_slice(target: cst.CSTNode, key: str) -> str | tuple | None:
     """How a subscript write to ``key`` covers its rows: "all" for ``buf[:]``/``buf[...]``,
     (lower, upper) for ``buf[:n]`` (rows from 0), None otherwise."""
@@ -649,6 +666,7 @@ class Analyzer:
         self.whole_program = whole_program
         self.summaries: dict[FuncKey, Summary] = {}
         self._provisional: dict[FuncKey, Summary] = {}
+        self._mention_cache: dict[tuple[str, bool], list[ModuleInfo]] = {}
         self._recursion_seen = False
         self._rerun: list[FuncKey] = []
         self.allow_parse = False
@@ -727,13 +745,19 @@ class Analyzer:
         """Names through which other files can reach a sink without naming it: wrappers
         (forward a parameter to it), resolvers (return it), fields and globals (hold it)."""
         key = summary.key
+        found = []
         if key.node is not None and (any(summary.forwards.values()) or
                                      _holds_sink(summary.returns)):
-            self.wrapper_names.add(key.node.name.value)
+            found.append(key.node.name.value)
         for table in (summary.field_writes, summary.global_writes):
             for name, val in table.items():
                 if not name.startswith(CTOR_PREFIX) and _holds_sink(val):
-                    self.wrapper_names.add(name)
+                    found.append(name)
+        # A private module global (`_impl`) is used where it is defined, not imported: no
+        # other file needs reading for it.
+        self.wrapper_names.update(n for n in found
+                                  if not (n.startswith("_") and key.node is None or
+                                          n.startswith("_") and n in key.mod.declared_globals))
 
     def forget_resolutions(self) -> None:
         """Drop what was resolved without parsing, before resolving again with parsing."""
@@ -764,6 +788,12 @@ class Analyzer:
                 frame.aliases[name] = frozenset({PARAM_PREFIX + name})
             body = key.node.body.body if isinstance(key.node.body, cst.IndentedBlock) else key.node.body.body
         self.exec_block(frame, body)
+        if not frame.dead:
+            frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
+        for exit_state in frame.exits:
+            for k, val in exit_state.items():
+                attr = k.split(".", 1)[1]
+                summary.field_writes[attr] = summary.field_writes.get(attr, EMPTY).join(val)
         summary.returns = join_all(frame.returns)
         elems = [v.elements for v in frame.returns]
         if elems and all(e is not None for e in elems) and len({len(e) for e in elems}) == 1:  # type: ignore[arg-type]
@@ -872,7 +902,10 @@ class Analyzer:
     def exec_loop(self, frame: Frame, stmt: cst.For | cst.While) -> None:
         before = frame.fork()
         body = frame.fork()
+        breaks: list[Frame] = []
         for _ in range(2):  # a second pass carries values around the back edge
+            continues: list[Frame] = []
+            frame.loops.append((breaks, continues))
             if isinstance(stmt, cst.For):
                 it = self.eval(body, stmt.iter)
                 self.assign(body, stmt.target, it.only_traces().then(self.step(body, stmt, "flow")),
@@ -880,10 +913,11 @@ class Analyzer:
             else:
                 self.eval(body, stmt.test)
             self.exec_suite(body, stmt.body)
+            frame.loops.pop()
             merged = before.fork()
-            merged.absorb(before, body)
+            merged.absorb(before, body, *continues)
             body = merged
-        frame.absorb(before, body)
+        frame.absorb(before, body, *breaks)
         if stmt.orelse is not None:
             self.exec_suite(frame, stmt.orelse.body)
 
@@ -902,10 +936,13 @@ class Analyzer:
         elif isinstance(stmt, cst.Return):
             val = self.eval(frame, stmt.value) if stmt.value is not None else EMPTY
             frame.returns.append(val.then(self.step(frame, stmt, "return")))
+            frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
             frame.dead = True
         elif isinstance(stmt, cst.Raise):
             frame.dead = True
-        elif isinstance(stmt, (cst.Break, cst.Continue)):
+        elif isinstance(stmt, (cst.Break, cst.Continue)) and frame.loops:
+            breaks, continues = frame.loops[-1]
+            (breaks if isinstance(stmt, cst.Break) else continues).append(frame.fork())
             frame.dead = True
         elif isinstance(stmt, cst.Global):
             for n in stmt.names:
@@ -926,7 +963,7 @@ class Analyzer:
         else:
             new = self.arith(frame, current, rhs, op, stmt.value, left_node=stmt.target)
         # Tensors are updated in place: the buffers the target views change too.
-        self.write(frame, stmt.target, new, strong=isinstance(stmt.target, cst.Name), in_place=True)
+        self.write(frame, stmt.target, new, strong=dotted(stmt.target) is not None, in_place=True)
 
     # ------------------------------------------------------------------ writes
 
@@ -990,6 +1027,7 @@ class Analyzer:
         rows = row_slice(target, key)
         if rows == "all":
             exact, strong = True, True  # buf[:] = x writes every row
+        cell = slice_cell(frame, target, key)
         if strong and exact:
             frame.state[key] = val
         else:
@@ -997,6 +1035,12 @@ class Analyzer:
             if isinstance(rows, tuple):
                 current = self.overwrite_zero_rows(frame, current, rows[1])
             frame.state[key] = current.join(val)
+        # What is in `buf[:n]` after writing exactly `buf[:n]`, for reads of the same slice;
+        # any other write to the buffer may overlap it, so it forgets the slices it knew.
+        for known in [k for k in frame.state if k.startswith(key + "[") and k != cell]:
+            del frame.state[known]
+        if cell is not None:
+            frame.state[cell] = val
         self.record_write(frame, key, frame.state[key] if strong and exact else val)
         if in_place or not exact:
             for base in frame.aliases.get(key, frozenset()):
@@ -1026,9 +1070,7 @@ class Analyzer:
 
     def record_write(self, frame: Frame, key: str, val: Val) -> None:
         if key.startswith("self.") and key.count(".") == 1 and frame.key.cls is not None:
-            attr = key.split(".", 1)[1]
-            prev = frame.summary.field_writes.get(attr, EMPTY)
-            frame.summary.field_writes[attr] = prev.join(val)
+            frame.fields.add(key)
 
     def bind_fields(self, frame: Frame, name: str, value: cst.BaseExpression) -> None:
         """``m = Meta(seq_lens=x)``: remember ``m.seq_lens`` for reads in this function."""
@@ -1094,6 +1136,13 @@ class Analyzer:
         if not rest:
             return self.read_name(frame, head)
         if head == "self" and "." not in rest and frame.key.cls is not None:
+            prop = self.property_getter(frame.key.cls, rest)
+            if prop is not None:
+                # self.x where x is a @property: the value its getter returns.
+                step = RawStep(frame.mod, frame.stmt, None, "call", IDENTITY, f"into {prop.name}")
+                site = CallSite(prop, {prop.params()[0].name.value: Val((), [InstRef(frame.key.cls)])},
+                                step)
+                return Val([Trace(CallOrigin(site), ())])
             return Val([Trace(FieldOrigin(frame.key.cls, rest), ())],
                        [PendingRef(FieldOrigin(frame.key.cls, rest))]
                        + self.class_attr_refs(frame.key.cls, rest))
@@ -1211,6 +1260,17 @@ class Analyzer:
             return refs
         return []
 
+    def property_getter(self, cls: ClassInfo, attr: str) -> FuncKey | None:
+        for c in self.mro(cls):
+            node = c.methods.get(attr)
+            if node is not None:
+                decorated = any(dotted(d.decorator) in ("property", "functools.cached_property",
+                                                        "cached_property")
+                                for d in node.decorators)
+                return self.func_key(c.module, node, c) if decorated and node.params.params \
+                    else None
+        return None
+
     def class_attr_refs(self, cls: ClassInfo, attr: str) -> list[Ref]:
         for c in self.mro(cls):
             if attr in c.methods:
@@ -1326,6 +1386,10 @@ class Analyzer:
         return self.attribute(frame, base, node.attr.value)
 
     def eval_Subscript(self, frame: Frame, node: cst.Subscript) -> Val:
+        key = dotted(node.value)
+        cell = slice_cell(frame, node, key) if key is not None else None
+        if cell is not None and cell in frame.state:
+            return frame.state[cell]
         base = self.eval(frame, node.value)
         for el in node.slice:
             if isinstance(el.slice, cst.Index):
@@ -1512,6 +1576,10 @@ class Analyzer:
 
     def call(self, frame: Frame, node: cst.Call) -> Val:
         func = node.func
+        if isinstance(func, cst.Name) and func.value == "super" and frame.key.cls is not None:
+            # super().m(...): the methods of the classes after this one in the MRO.
+            bases = self.mro(frame.key.cls)[1:]
+            return Val((), [InstRef(bases[0])] if bases else [])
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         receiver: Val | None = None
         if isinstance(func, cst.Attribute):
@@ -1909,7 +1977,9 @@ class Analyzer:
             val = join_all(v for _, v in args)
             return self.extend_role(frame, val, Op("clamp_min", 1), "sanitizer", name)
         if name in names.get("clamp", ()) or name in ("min", "torch.min", "torch.minimum"):
-            return self.external_clamp(frame, name, args)
+            clamped = self.external_clamp(frame, name, args)
+            self.out_target(frame, node, args, clamped)
+            return clamped
         if name in names.get("ceil_division", ()) or short == "cdiv" or name == "math.ceil":
             if name == "math.ceil" and pos and isinstance(pos[0][0].value, cst.BinaryOperation):
                 div = pos[0][0].value
@@ -2026,8 +2096,9 @@ class Analyzer:
             return
         target = out[0].value
         if base_key(target) is not None:
+            # out=x overwrites all of x; out=buf[:n] or a view writes part of a buffer.
             self.write(frame, target, val.then(self.step(frame, None, "flow", IDENTITY, "out=")),
-                       strong=False, in_place=True)
+                       strong=dotted(target) is not None, in_place=True)
 
     def zero_source(self, frame: Frame, note: str) -> Val:
         step = self.step(frame, None, "source", Op("fill_zero"), note)
@@ -2082,7 +2153,7 @@ class Analyzer:
                 high_node = None
             result = self.clamp(frame, recv, low_node, high_node, f".{method}()")
             if method.endswith("_") and target is not None:
-                self.write(frame, target, result, strong=isinstance(target, cst.Name), in_place=True)
+                self.write(frame, target, result, strong=dotted(target) is not None, in_place=True)
             return result
         if method in names.get("floor_division_methods", ()):
             mode = self.kwarg(args, "rounding_mode")
@@ -2095,7 +2166,7 @@ class Analyzer:
             else:
                 result = self.extend(frame, recv.only_traces(), Op("opaque", "true division"))
             if method.endswith("_") and target is not None:
-                self.write(frame, target, result, strong=isinstance(target, cst.Name), in_place=True)
+                self.write(frame, target, result, strong=dotted(target) is not None, in_place=True)
             self.out_target(frame, node, args, result)
             return result
         if method in ("zero_",) or (method == "fill_" and pos and is_zero(pos[0][0].value)):
@@ -2114,7 +2185,7 @@ class Analyzer:
             return fill[1].only_traces() if fill is not None else EMPTY
         if method == "copy_" and pos and target is not None:
             src = pos[0][1].then(self.step(frame, None, "flow", IDENTITY, ".copy_()"))
-            whole = isinstance(target, cst.Name)
+            whole = dotted(target) is not None
             self.write(frame, target, src, strong=whole, in_place=True)
             return src
         if method in ARITH_METHODS:
@@ -2132,7 +2203,7 @@ class Analyzer:
                     result = self.extend(frame, recv, Op("mul", k) if kind == "mul"
                                          else Op("add", k if kind == "add" else -k))
             if method.endswith("_") and target is not None:
-                self.write(frame, target, result, strong=isinstance(target, cst.Name), in_place=True)
+                self.write(frame, target, result, strong=dotted(target) is not None, in_place=True)
             return result
         if method in ("masked_fill", "masked_fill_", "index_fill", "index_fill_"):
             value_node = pos[-1][0].value if pos else None
@@ -2296,6 +2367,13 @@ class Analyzer:
 
     def modules_mentioning(self, text: str) -> list[ModuleInfo]:
         """Modules whose source contains ``text``: parsed now if parsing is allowed."""
+        key = (text, self.allow_parse)
+        cached = self._mention_cache.get(key)
+        if cached is None:
+            cached = self._mention_cache[key] = self._modules_mentioning(text)
+        return cached
+
+    def _modules_mentioning(self, text: str) -> list[ModuleInfo]:
         out = []
         for path in self.project.files:
             source = self.project.text(path)

@@ -200,12 +200,9 @@ class Engine:
         expr = hit.mod.code(hit.arg_node) if hit.arg_node is not None else "the lengths"
         argument = f"`{hit.spec.keyword}`" if hit.spec.keyword else f"argument {hit.spec.position}"
         message = rule.message.format(expr=expr, sink=hit.spec.function, argument=argument)
-        flows = sorted({to_flow(t): t for t in traces}.items(), key=lambda kv: flow_key(kv[0]))
         clock = time.perf_counter()
-        judged = [(flow, trace, smt.judge_flow(flow, ratios=self.ratios_for(flow)))
-                  for flow, trace in flows]
+        shown = self.worst_paths(traces)
         self.stats["judge"] = self.stats.get("judge", 0.0) + time.perf_counter() - clock
-        shown = representatives(judged)
         finding = Finding(code=rule.code, path=hit.mod.display, line=span[0], col=span[1] + 1,
                           message=message, sink=hit.spec.function,
                           argument=hit.spec.keyword or str(hit.spec.position),
@@ -216,6 +213,34 @@ class Engine:
         if finding.verdict.status == "safe":
             finding.verdict = dataclasses.replace(finding.verdict, flow_index=None)
         return finding
+
+    def worst_paths(self, traces: list[Trace]) -> list[tuple[Flow, Trace, Verdict]]:
+        """One judged path per place where the lengths became zero-able: its worst one.
+
+        Within a place, paths are judged in display order (the one that starts there,
+        repeats no statement, shows the most code) and judging stops at the first unsafe
+        one, since nothing is worse: a large function can carry hundreds of paths."""
+        from zerolint import smt  # z3 is imported only when there is something to prove
+
+        groups: dict[tuple, list[Trace]] = {}
+        for t in traces:
+            src = t.key_source()
+            key = (src.mod.display, src.mod.statement_order(src.stmt)) if src else ("", id(t))
+            groups.setdefault(key, []).append(t)
+        chosen = []
+        for members in groups.values():
+            candidates = sorted(((to_flow(t), t) for t in set(members)),
+                                key=lambda ft: display_rank(*ft))
+            best: tuple[Flow, Trace, Verdict] | None = None
+            for flow, trace in candidates:
+                verdict = smt.judge_flow(flow, ratios=self.ratios_for(flow))
+                if best is None or SEVERITY[verdict.status] > SEVERITY[best[2].status]:
+                    best = (flow, trace, verdict)
+                if verdict.status == "unsafe":
+                    break
+            assert best is not None
+            chosen.append(best)
+        return sorted(chosen, key=lambda item: flow_key(item[0]))
 
     def rule_for(self, hit: SinkHit) -> Rule:
         for rule in self.rules:
@@ -292,30 +317,19 @@ def unresolved_worth_following(val: Val) -> Val:
     return val if len(kept) == len(val.traces) else Val(kept, val.refs)
 
 
+def display_rank(flow: Flow, trace: Trace) -> tuple:
+    """Smaller is shown first: starts where the lengths became zero-able, repeats no
+    statement, shows the most code; then a stable order."""
+    src = trace.key_source()
+    starts_there = src is not None and trace.steps[0].stmt is src.stmt
+    lines = [(s.path, s.line) for s in flow.steps]
+    distinct = len(set(lines))
+    return (not starts_there, distinct != len(lines), -distinct, len(lines), flow_key(flow))
+
+
 def flow_key(flow: Flow) -> tuple:
     """A stable order for paths (trace sets are hashed by identity: never rely on them)."""
     return tuple((s.path, s.line, s.col, s.role, s.op.kind, str(s.op.arg)) for s in flow.steps)
-
-
-def representatives(judged: list[tuple[Flow, Trace, Verdict]]) -> list[tuple[Flow, Trace, Verdict]]:
-    """One path per place where the lengths became zero-able: its worst verdict first, then
-    the one that starts there, repeats no statement and shows the most of the code."""
-    def score(item: tuple[Flow, Trace, Verdict]) -> tuple:
-        flow, trace, verdict = item
-        src = trace.key_source()
-        starts_there = src is not None and trace.steps[0].stmt is src.stmt
-        lines = [(s.path, s.line) for s in flow.steps]
-        distinct = len(set(lines))
-        return (SEVERITY[verdict.status], starts_there, distinct == len(lines), distinct,
-                -len(lines))
-
-    best: dict[tuple, tuple[Flow, Trace, Verdict]] = {}
-    for item in judged:
-        src = item[1].key_source()
-        group = (src.mod.display, src.mod.positions().statement(src.stmt)) if src else flow_key(item[0])
-        if group not in best or score(item) > score(best[group]):
-            best[group] = item
-    return sorted(best.values(), key=lambda item: flow_key(item[0]))
 
 
 def to_flow(trace: Trace) -> Flow:

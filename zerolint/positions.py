@@ -12,7 +12,7 @@ the slow, exact PositionProvider is used instead.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import libcst as cst
@@ -115,6 +115,8 @@ class PositionIndex:
     lines: list[bytes]
     stmts: dict[int, ast.stmt]
     exact: dict[int, Span] | None = None  # PositionProvider fallback
+    # Per statement: its calls in both trees, paired by rank (computed once).
+    calls: dict[int, tuple[list[cst.Call], list[ast.Call]]] = field(default_factory=dict)
 
     def _char_col(self, line: int, byte_col: int) -> int:
         if 1 <= line <= len(self.lines):
@@ -139,11 +141,16 @@ class PositionIndex:
         found = self.stmts.get(id(stmt))
         if found is None:
             return None
-        cst_calls = _cst_calls(stmt)
-        ast_calls = sorted(
-            (n for part in _ast_header(found) for n in ast.walk(part) if isinstance(n, ast.Call)),
-            key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0), -(n.end_col_offset or 0)),
-        )
+        pair = self.calls.get(id(stmt))
+        if pair is None:
+            ast_calls = sorted(
+                (n for part in _ast_header(found) for n in ast.walk(part)
+                 if isinstance(n, ast.Call)),
+                key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0),
+                               -(n.end_col_offset or 0)),
+            )
+            pair = self.calls[id(stmt)] = (_cst_calls(stmt), ast_calls)
+        cst_calls, ast_calls = pair
         for i, candidate in enumerate(cst_calls):
             if candidate is call:
                 if i < len(ast_calls) and len(ast_calls) == len(cst_calls):

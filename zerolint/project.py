@@ -120,19 +120,21 @@ def fold_code(text: str, limit: int = 120) -> str:
     return folded if len(folded) <= limit else folded[: limit - 3] + "..."
 
 
-def read_source(path: Path, display: str) -> str:
-    """The file's text, or BadInput with the reason in one line."""
+def read_source(path: Path, display: Callable[[], str]) -> str:
+    """The file's text, or BadInput with the reason in one line (``display`` names the
+    file; it is only worked out when something is wrong)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise BadInput(Diagnostic("ZL902", display, f"cannot read: {exc.strerror or exc}")) from None
+        raise BadInput(Diagnostic("ZL902", display(), f"cannot read: {exc.strerror or exc}")) \
+            from None
     if b"\x00" in data:
-        raise BadInput(Diagnostic("ZL904", display, "contains a NUL byte; not Python source"))
+        raise BadInput(Diagnostic("ZL904", display(), "contains a NUL byte; not Python source"))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BadInput(Diagnostic(
-            "ZL903", display, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+            "ZL903", display(), f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
         )) from None
     return text
 
@@ -355,7 +357,7 @@ class Project:
         if path in self.diagnostics:
             return None
         try:
-            text = read_source(path, self.display_of(path))
+            text = read_source(path, lambda: self.display_of(path))
         except BadInput as bad:
             self.diagnostics[path] = bad.diagnostic
             return None
