@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from devtools.wheels import vllm_tree  # noqa: E402
+from devtools.wheels import vllm_tree
 
 INDEXER = "vllm/v1/attention/backends/mla/indexer.py"
 
@@ -50,8 +50,9 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
     """Wall seconds, peak RSS of the child in KiB, and its stderr."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True)
+    proc = subprocess.run(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False
+    )
     elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if proc.returncode not in (0, 1):
@@ -78,8 +79,9 @@ def main() -> int:
     env_note = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}"
     print(f"vLLM 0.27.1 tree: {sum(1 for _ in tree.rglob('*.py'))} files; {env_note}")
 
-    times: dict[str, list[float]] = {k: [] for k in (
-        "zl cold", "ruff cold", "zl warm", "ruff warm", "zl one", "ruff one")}
+    times: dict[str, list[float]] = {
+        k: [] for k in ("zl cold", "ruff cold", "zl warm", "ruff warm", "zl one", "ruff one")
+    }
     peaks: list[int] = []
     phases: list[dict[str, float]] = []
     try:
@@ -88,8 +90,7 @@ def main() -> int:
             t, peak, err = timed([*zl, "--no-cache", "--timings", "vllm"], tree)
             times["zl cold"].append(t)
             peaks.append(peak)
-            phases.append({k: float(v) for k, v in
-                           re.findall(r"(\w+)=([0-9.]+)s", err)})
+            phases.append({k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)s", err)})
             times["ruff cold"].append(timed([ruff, "check", "--no-cache", "-q", "vllm"], tree)[0])
             # Fill both caches, then time the second, unchanged run.
             timed([*zl, "vllm"], tree)
@@ -98,7 +99,8 @@ def main() -> int:
             times["ruff warm"].append(timed([ruff, "check", "-q", "vllm"], tree)[0])
             times["zl one"].append(timed([*zl, "--force-exclude", INDEXER], tree)[0])
             times["ruff one"].append(
-                timed([ruff, "check", "-q", "--force-exclude", INDEXER], tree)[0])
+                timed([ruff, "check", "-q", "--force-exclude", INDEXER], tree)[0]
+            )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -112,8 +114,12 @@ def main() -> int:
         if values:
             print(f"  zerolint {key}: {statistics.median(values):.3f} s")
     print(f"  zerolint peak memory: {max(peaks) / 1024:.0f} MB")
-    ok = (med["zl cold"] <= med["ruff cold"] and med["zl warm"] <= med["ruff warm"]
-          and med["zl one"] < 0.3 and max(peaks) / 1024 < 300)
+    ok = (
+        med["zl cold"] <= med["ruff cold"]
+        and med["zl warm"] <= med["ruff warm"]
+        and med["zl one"] < 0.3
+        and max(peaks) / 1024 < 300
+    )
     print("targets met" if ok else "targets NOT met")
     return 0 if ok else 1
 

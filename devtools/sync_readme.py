@@ -1,7 +1,7 @@
 """Copy each rule's documentation (rules/ZLxxx.md) into README.md between its markers.
 
-    python devtools/sync_readme.py          # rewrite README.md
-    python devtools/sync_readme.py --check  # exit 1 when README.md is out of date
+python devtools/sync_readme.py          # rewrite README.md
+python devtools/sync_readme.py --check  # exit 1 when README.md is out of date
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKERS = re.compile(
-    r"(<!-- rule:(?P<code>ZL\d+) start[^>]*-->\n)(?P<body>.*?)(<!-- rule:(?P=code) end -->)", re.S
+    r"(<!-- rule:(?P<code>ZL\d+) start[^>]*-->\n)(?P<body>.*?)(<!-- rule:(?P=code) end -->)",
+    re.DOTALL,
 )
 
 
@@ -21,7 +22,7 @@ def rendered(readme: str) -> str:
         doc = (ROOT / "rules" / f"{match['code']}.md").read_text(encoding="utf-8")
         # The rule's own title becomes a level-3 heading under "The rule".
         doc = re.sub(r"^# ", "### ", doc, count=1)
-        doc = re.sub(r"^## ", "#### ", doc, flags=re.M)
+        doc = re.sub(r"^## ", "#### ", doc, flags=re.MULTILINE)
         return match.group(1) + doc.rstrip("\n") + "\n" + match.group(4)
 
     return MARKERS.sub(body, readme)

@@ -36,8 +36,18 @@ def download(requirement: str, *, extra_pip_args: tuple[str, ...] = ()) -> Path:
         return found[0]
     target.mkdir(parents=True, exist_ok=True)
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-        "--disable-pip-version-check", "-q", "-d", str(target), requirement, *extra_pip_args,
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        str(target),
+        requirement,
+        *extra_pip_args,
     ]
     subprocess.run(cmd, check=True)
     found = sorted(target.glob("*.whl"))
@@ -61,10 +71,7 @@ def unpack(requirement: str, patterns: tuple[str, ...] = ("*.py",), *, tag: str 
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".unpack-"))
     try:
         with zipfile.ZipFile(wheel) as zf:
-            members = [
-                m for m in zf.namelist()
-                if any(fnmatch.fnmatch(m, p) for p in patterns)
-            ]
+            members = [m for m in zf.namelist() if any(fnmatch.fnmatch(m, p) for p in patterns)]
             zf.extractall(tmp, members)
         (tmp / ".complete").write_text(requirement + "\n")
         if dest.exists():

@@ -147,6 +147,17 @@ def test_nothing_checkable_exits_2(case: str, tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stdout
 
 
+@pytest.mark.parametrize("case", ["syntax_error", "nul_byte"])
+def test_a_bad_file_beside_clean_ones_still_fails_the_run(case: str, tmp_path: Path) -> None:
+    """As in Ruff: a file that could not be checked may hide an unclamped call."""
+    make = BAD_FILES[case][0]
+    (tmp_path / "clean.py").write_text("def build(seq_lens):\n    return seq_lens // 4\n")
+    make(tmp_path)
+    proc = zerolint(".", cwd=tmp_path)
+    assert proc.stdout.endswith("\nNo errors found. 1 file could not be checked.\n")
+    assert proc.returncode == 1
+
+
 def test_syntax_error_names_its_line(tmp_path: Path) -> None:
     name = syntax_error(tmp_path)
     proc = zerolint(name, cwd=tmp_path)

@@ -1,6 +1,7 @@
 """``zerolint check`` on the command line, as a specification of what users can rely on.
 
-Exit codes as in Ruff: 0 clean, 1 findings, 2 wrong arguments or configuration.
+Exit codes as in Ruff: 0 clean, 1 findings (or a file that could not be checked), 2 wrong
+arguments or configuration.
 ``--select``/``--ignore``/``--exit-zero``, ``# noqa`` and ``# zerolint: ignore[...]`` on the
 sink line, ``[tool.zerolint]`` from the nearest pyproject.toml above the checked paths, and
 output that is byte-identical from run to run, sorted by path and line.
@@ -24,7 +25,7 @@ from zerolint.cli import main
 ARGS = ["check", "--no-cache", "--color", "never"]
 HEADER = re.compile(r"^(?P<path>\S+?):(?P<line>\d+):(?P<col>\d+): (?P<code>ZL\d+) ", re.MULTILINE)
 
-# The sink call is on line 6; SINK_COMMENT goes at its end, SOURCE_COMMENT at line 5's.
+# The sink call is on line 6: `sink_comment` goes at its end, `source_comment` at line 5's.
 UNCLAMPED = """\
 from deep_gemm import get_paged_mqa_logits_metadata
 
@@ -74,7 +75,7 @@ def check(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytes
     """``check(*args, cwd=tmp_path, cache=False)`` -> (exit code, stdout, stderr)."""
 
     def run(*args: str, cwd: Path = tmp_path, cache: bool = False) -> tuple[int, str, str]:
-        options = [option for option in ARGS if cache is False or option != "--no-cache"]
+        options = [option for option in ARGS if not cache or option != "--no-cache"]
         return zerolint([*options, *args], cwd, capsys, monkeypatch)
 
     return run
@@ -364,7 +365,7 @@ def test_findings_are_sorted_by_path_then_line_whatever_the_argument_order(
 
 
 def test_output_is_identical_across_processes(tree: Path) -> None:
-    """Two runs with different hash seeds print the same bytes (sets of paths must never
+    """Runs with different hash seeds print the same bytes (sets of paths must never
     leak their iteration order into the output)."""
     outputs = set()
     for seed in ("0", "1", "12345"):

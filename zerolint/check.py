@@ -10,8 +10,9 @@ import argparse
 import hashlib
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from zerolint.cache import (
     ResultCache,
@@ -28,33 +29,63 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
-                        help="files or folders to check (default: .)")
-    parser.add_argument("--format", "--output-format", dest="format", default="text",
-                        choices=("text", "json", "sarif", "github"), help="output format")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        default=["."],
+        metavar="PATH",
+        help="files or folders to check (default: .)",
+    )
+    parser.add_argument(
+        "--format",
+        "--output-format",
+        dest="format",
+        default="text",
+        choices=("text", "json", "sarif", "github"),
+        help="output format",
+    )
     parser.add_argument("--select", default=None, help="comma-separated rule codes to run")
     parser.add_argument("--ignore", default=None, help="comma-separated rule codes to skip")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    parser.add_argument("--show-proved", action="store_true",
-                        help="also list the paths the SMT judge proved safe")
+    parser.add_argument(
+        "--show-proved", action="store_true", help="also list the paths the SMT judge proved safe"
+    )
     parser.add_argument("--statistics", action="store_true", help="show counts per rule")
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        help="print findings only: no summary line, no progress bar")
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print findings only: no summary line, no progress bar",
+    )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    parser.add_argument("--fix", action="store_true",
-                        help="clamp the lengths at each sink: torch.clamp(x, min=1)")
-    parser.add_argument("--diff", action="store_true",
-                        help="with or without --fix: print the fixes as a diff, write nothing")
-    parser.add_argument("--config", type=Path, default=None,
-                        help="pyproject.toml to read [tool.zerolint] from")
-    parser.add_argument("--no-whole-program", action="store_true",
-                        help="do not follow lengths across modules")
-    parser.add_argument("--force-exclude", action="store_true",
-                        help="apply exclude to files named on the command line (pre-commit)")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="colour the text output (default: on a terminal, unless NO_COLOR)")
-    parser.add_argument("--timings", action="store_true",
-                        help="print how long each phase took to stderr")
+    parser.add_argument(
+        "--fix", action="store_true", help="clamp the lengths at each sink: torch.clamp(x, min=1)"
+    )
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="with or without --fix: print the fixes as a diff, write nothing",
+    )
+    parser.add_argument(
+        "--config", type=Path, default=None, help="pyproject.toml to read [tool.zerolint] from"
+    )
+    parser.add_argument(
+        "--no-whole-program", action="store_true", help="do not follow lengths across modules"
+    )
+    parser.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclude to files named on the command line (pre-commit)",
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output (default: on a terminal, unless NO_COLOR)",
+    )
+    parser.add_argument(
+        "--timings", action="store_true", help="print how long each phase took to stderr"
+    )
 
 
 def codes(text: str | None) -> frozenset[str]:
@@ -93,21 +124,34 @@ def run(args: argparse.Namespace) -> int:
     show_progress = _progress_wanted(args)
     fixing = args.fix or args.diff
     timings: dict[str, float] = {}
-    report = lint(paths, settings, use_cache=not args.no_cache and not fixing,
-                  force_exclude=args.force_exclude, progress=show_progress, timings=timings)
+    report = lint(
+        paths,
+        settings,
+        use_cache=not args.no_cache and not fixing,
+        force_exclude=args.force_exclude,
+        progress=show_progress,
+        timings=timings,
+    )
     if args.timings:
-        shown = " ".join(f"{k}={v:.3f}s" if k not in ("parsed", "candidates") else f"{k}={v:.0f}"
-                         for k, v in timings.items())
+        shown = " ".join(
+            f"{k}={v:.3f}s" if k not in ("parsed", "candidates") else f"{k}={v:.0f}"
+            for k, v in timings.items()
+        )
         print(f"zerolint: timings: {shown}", file=sys.stderr)
     if fixing:
-        changed, failed = apply_fixes(report, settings, diff_only=args.diff,
-                                      force_exclude=args.force_exclude)
+        changed, failed = apply_fixes(
+            report, settings, diff_only=args.diff, force_exclude=args.force_exclude
+        )
         if args.diff:
-            return EXIT_ERROR if failed and not changed else (
-                EXIT_FINDINGS if changed and not args.exit_zero else EXIT_CLEAN)
+            return (
+                EXIT_ERROR
+                if failed and not changed
+                else (EXIT_FINDINGS if changed and not args.exit_zero else EXIT_CLEAN)
+            )
         if changed:
-            report = lint(paths, settings, use_cache=False, force_exclude=args.force_exclude,
-                          progress=False)
+            report = lint(
+                paths, settings, use_cache=False, force_exclude=args.force_exclude, progress=False
+            )
             report.diagnostics += failed
             report.sort()
     print_report(report, args)
@@ -135,8 +179,15 @@ def print_report(report: Report, args: argparse.Namespace) -> None:
         color = False
     else:
         color = args.format == "text" and formats.use_color(sys.stdout)
-    text = formats.render(report, args.format, color=color, show_proved=args.show_proved,
-                          statistics=args.statistics, quiet=args.quiet, rules=rule_meta())
+    text = formats.render(
+        report,
+        args.format,
+        color=color,
+        show_proved=args.show_proved,
+        statistics=args.statistics,
+        quiet=args.quiet,
+        rules=rule_meta(),
+    )
     sys.stdout.write(text)
     sys.stdout.flush()
 
@@ -152,8 +203,9 @@ def rule_meta() -> dict[str, Any]:
 
 
 def sink_names(settings: Settings) -> set[str]:
-    return ({s.function for r in settings.rules() for s in r.sinks}
-            | {s.function for s in settings.extra_sinks})
+    return {s.function for r in settings.rules() for s in r.sinks} | {
+        s.function for s in settings.extra_sinks
+    }
 
 
 def names_key(settings: Settings) -> str:
@@ -171,9 +223,15 @@ def cache_fingerprint(settings: Settings) -> str:
     return f"{__version__}:{settings.fingerprint()}:{rules_hash.hexdigest()[:16]}"
 
 
-def lint(paths: Sequence[Path], settings: Settings, *, use_cache: bool,
-         force_exclude: bool = False, progress: bool = False,
-         timings: dict[str, float] | None = None) -> Report:
+def lint(
+    paths: Sequence[Path],
+    settings: Settings,
+    *,
+    use_cache: bool,
+    force_exclude: bool = False,
+    progress: bool = False,
+    timings: dict[str, float] | None = None,
+) -> Report:
     """Check ``paths``: from the cache when every file is unchanged, else by analysis.
 
     ``timings``, when given, receives the seconds each phase took."""
@@ -182,8 +240,9 @@ def lint(paths: Sequence[Path], settings: Settings, *, use_cache: bool,
     found = discover(paths, settings.exclude, settings.root, force_exclude=force_exclude)
     timings["discover"] = time.perf_counter() - clock
     root = settings.root or Path.cwd()
-    cache = ResultCache(root, cache_fingerprint(settings)) if use_cache else \
-        ResultCache.disabled(root)
+    cache = (
+        ResultCache(root, cache_fingerprint(settings)) if use_cache else ResultCache.disabled(root)
+    )
     key = names_key(settings)
     lookups = {}
     warm = use_cache
@@ -207,12 +266,14 @@ def lint(paths: Sequence[Path], settings: Settings, *, use_cache: bool,
         if cached is not None:
             cache.save()  # keeps the file stats learned on this run: no hashing next time
             return cached
-    return analyse(found.files, found.diagnostics, settings, negatives, progress, lookups,
-                   cache, key, timings)
+    return analyse(
+        found.files, found.diagnostics, settings, negatives, progress, lookups, cache, key, timings
+    )
 
 
-def report_from_cache(files: Sequence[Path], lookups: dict,
-                      diagnostics: list[Diagnostic]) -> Report | None:
+def report_from_cache(
+    files: Sequence[Path], lookups: dict, diagnostics: list[Diagnostic]
+) -> Report | None:
     """The report stored for unchanged files; None if an entry cannot be read back."""
     report = Report(diagnostics=list(diagnostics), files_checked=len(files))
     try:
@@ -228,9 +289,17 @@ def report_from_cache(files: Sequence[Path], lookups: dict,
     return report
 
 
-def analyse(files: Sequence[Path], diagnostics: list[Diagnostic], settings: Settings,
-            negatives: set[Path], progress: bool, lookups: dict, cache: ResultCache,
-            key: str, timings: dict[str, float]) -> Report:
+def analyse(
+    files: Sequence[Path],
+    diagnostics: list[Diagnostic],
+    settings: Settings,
+    negatives: set[Path],
+    progress: bool,
+    lookups: dict,
+    cache: ResultCache,
+    key: str,
+    timings: dict[str, float],
+) -> Report:
     from zerolint.prescan import prescan
     from zerolint.progress import Progress
 
@@ -266,7 +335,9 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> 
     for f in outcome.report.proved:
         by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["p"].append(finding_to_dict(f))
     for d in outcome.report.diagnostics:
-        by_display.setdefault(d.path, {"f": [], "p": [], "d": []})["d"].append(diagnostic_to_dict(d))
+        by_display.setdefault(d.path, {"f": [], "p": [], "d": []})["d"].append(
+            diagnostic_to_dict(d)
+        )
     deps = []
     for path in outcome.parsed:
         lk = lookups.get(path)
@@ -274,8 +345,11 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> 
             deps.append((path, lk.digest()))
     for path, lk in lookups.items():
         shown = outcome.display.get(path)
-        entry = by_display.get(shown, {"f": [], "p": [], "d": []}) if shown else \
-            {"f": [], "p": [], "d": []}
+        entry = (
+            by_display.get(shown, {"f": [], "p": [], "d": []})
+            if shown
+            else {"f": [], "p": [], "d": []}
+        )
         mention = path in outcome.candidates
         result = {"n": key, "m": int(mention), **entry}
         try:
@@ -288,8 +362,9 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> 
 # ---------------------------------------------------------------------------- fixing
 
 
-def apply_fixes(report: Report, settings: Settings, *, diff_only: bool,
-                force_exclude: bool) -> tuple[bool, list[Diagnostic]]:
+def apply_fixes(
+    report: Report, settings: Settings, *, diff_only: bool, force_exclude: bool
+) -> tuple[bool, list[Diagnostic]]:
     """Clamp the lengths at every reported sink; True if anything changed (or would)."""
     from zerolint.engine import Engine
     from zerolint.fix import FixError, fix_file, targets_from_findings
@@ -315,8 +390,9 @@ def apply_fixes(report: Report, settings: Settings, *, diff_only: bool,
             failed.append(Diagnostic("ZL902", shown, f"cannot fix: {exc.strerror or exc}"))
             continue
         for target, reason in result.skipped:
-            failed.append(Diagnostic("ZL910", shown, f"not fixed: {reason}", target.line,
-                                     target.col + 1))
+            failed.append(
+                Diagnostic("ZL910", shown, f"not fixed: {reason}", target.line, target.col + 1)
+            )
         if result.changed:
             changed = True
             if diff_only:
@@ -324,4 +400,4 @@ def apply_fixes(report: Report, settings: Settings, *, diff_only: bool,
     return changed, failed
 
 
-__all__ = ["add_arguments", "run", "lint"]
+__all__ = ["add_arguments", "lint", "run"]

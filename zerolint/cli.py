@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -51,7 +51,7 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
 
 def _add_arguments(module: str, name: str, parser: argparse.ArgumentParser) -> None:
     mod = importlib.import_module(module)
-    adder: Callable[..., None] = getattr(mod, "add_arguments")
+    adder: Callable[..., None] = mod.add_arguments
     if adder.__code__.co_argcount >= 2:
         adder(parser, name)
     else:
@@ -86,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # one line unless --debug: users see no traceback
         if getattr(args, "debug", False):
             raise
-        print(f"zerolint: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
-              file=sys.stderr)
+        print(
+            f"zerolint: internal error: {type(exc).__name__}: {exc} (rerun with --debug)",
+            file=sys.stderr,
+        )
         return EXIT_ERROR

@@ -18,9 +18,10 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from zerolint.rules import Rule, SinkSpec, load_rules, sink_from_table
 
@@ -35,8 +36,14 @@ class ConfigError(Exception):
 
 
 KNOWN_KEYS = {
-    "select", "ignore", "exclude", "extend-exclude", "compress-ratios", "whole-program",
-    "extra-sinks", "extra-sanitizers",
+    "select",
+    "ignore",
+    "exclude",
+    "extend-exclude",
+    "compress-ratios",
+    "whole-program",
+    "extra-sinks",
+    "extra-sanitizers",
 }
 
 

@@ -28,8 +28,8 @@ Soundness choices (documented for users in the README):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
 
 import libcst as cst
 
@@ -45,53 +45,243 @@ MAX_DEPTH = 8
 RECURSION_ROUNDS = 3
 LIVE_KINDS = frozenset({"floordiv", "rshift", "fill_zero"})
 
-VIEW_METHODS = frozenset({
-    "unsqueeze", "view", "reshape", "flatten", "squeeze", "to", "int", "long", "contiguous",
-    "clone", "expand", "expand_as", "narrow", "view_as", "reshape_as", "permute", "transpose",
-    "t", "detach", "cuda", "cpu", "type", "type_as", "select", "index_select", "repeat",
-    "repeat_interleave", "tile", "flip", "roll", "unflatten", "movedim", "as_strided",
-    "pin_memory", "tolist", "numpy", "short", "float", "double", "half", "bfloat16",
-    "unbind", "split", "chunk", "tensor_split", "ravel", "swapaxes", "contiguous_", "mT", "T",
-    "gather", "take", "masked_select", "copy", "astype", "squeeze_", "unsqueeze_", "resize_",
-})
-VIEW_FUNCTIONS = frozenset({
-    "torch.unsqueeze", "torch.reshape", "torch.flatten", "torch.squeeze", "torch.narrow",
-    "torch.clone", "torch.as_tensor", "torch.tensor", "torch.asarray", "torch.select",
-    "torch.index_select", "torch.repeat_interleave", "torch.flip", "torch.roll",
-    "torch.permute", "torch.transpose", "torch.t", "torch.movedim", "torch.ravel",
-    "torch.from_numpy", "torch.atleast_1d", "torch.atleast_2d", "torch.gather", "torch.take",
-    "torch.unbind", "torch.split", "torch.chunk", "numpy.asarray", "numpy.array", "list",
-    "tuple", "torch.Tensor", "torch.IntTensor", "torch.LongTensor", "torch.detach",
-    "copy.copy", "copy.deepcopy",
-})
-CONCAT_FUNCTIONS = frozenset({
-    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
-    "torch.vstack", "torch.column_stack", "numpy.concatenate", "numpy.stack",
-})
+VIEW_METHODS = frozenset(
+    {
+        "unsqueeze",
+        "view",
+        "reshape",
+        "flatten",
+        "squeeze",
+        "to",
+        "int",
+        "long",
+        "contiguous",
+        "clone",
+        "expand",
+        "expand_as",
+        "narrow",
+        "view_as",
+        "reshape_as",
+        "permute",
+        "transpose",
+        "t",
+        "detach",
+        "cuda",
+        "cpu",
+        "type",
+        "type_as",
+        "select",
+        "index_select",
+        "repeat",
+        "repeat_interleave",
+        "tile",
+        "flip",
+        "roll",
+        "unflatten",
+        "movedim",
+        "as_strided",
+        "pin_memory",
+        "tolist",
+        "numpy",
+        "short",
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "unbind",
+        "split",
+        "chunk",
+        "tensor_split",
+        "ravel",
+        "swapaxes",
+        "contiguous_",
+        "mT",
+        "T",
+        "gather",
+        "take",
+        "masked_select",
+        "copy",
+        "astype",
+        "squeeze_",
+        "unsqueeze_",
+        "resize_",
+    }
+)
+VIEW_FUNCTIONS = frozenset(
+    {
+        "torch.unsqueeze",
+        "torch.reshape",
+        "torch.flatten",
+        "torch.squeeze",
+        "torch.narrow",
+        "torch.clone",
+        "torch.as_tensor",
+        "torch.tensor",
+        "torch.asarray",
+        "torch.select",
+        "torch.index_select",
+        "torch.repeat_interleave",
+        "torch.flip",
+        "torch.roll",
+        "torch.permute",
+        "torch.transpose",
+        "torch.t",
+        "torch.movedim",
+        "torch.ravel",
+        "torch.from_numpy",
+        "torch.atleast_1d",
+        "torch.atleast_2d",
+        "torch.gather",
+        "torch.take",
+        "torch.unbind",
+        "torch.split",
+        "torch.chunk",
+        "numpy.asarray",
+        "numpy.array",
+        "list",
+        "tuple",
+        "torch.Tensor",
+        "torch.IntTensor",
+        "torch.LongTensor",
+        "torch.detach",
+        "copy.copy",
+        "copy.deepcopy",
+    }
+)
+CONCAT_FUNCTIONS = frozenset(
+    {
+        "torch.cat",
+        "torch.concat",
+        "torch.concatenate",
+        "torch.stack",
+        "torch.hstack",
+        "torch.vstack",
+        "torch.column_stack",
+        "numpy.concatenate",
+        "numpy.stack",
+    }
+)
 # Tensors whose values do not come from their arguments' values.
-CONSTANT_FUNCTIONS = frozenset({
-    "torch.ones", "torch.ones_like", "torch.empty", "torch.empty_like", "torch.arange",
-    "torch.randint", "torch.rand", "torch.randn", "torch.eye", "torch.empty_strided",
-})
-REDUCTIONS = frozenset({
-    "sum", "max", "min", "item", "numel", "size", "dim", "stride", "mean", "prod", "any",
-    "all", "argmax", "argmin", "nonzero", "count_nonzero", "element_size", "data_ptr",
-    "storage_offset", "is_contiguous", "__len__", "eq", "ne", "lt", "le", "gt", "ge",
-    "equal", "isnan", "cumsum", "diff",
-})
-SHAPE_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "layout", "nbytes",
-                         "itemsize", "requires_grad", "grad", "names"})
+CONSTANT_FUNCTIONS = frozenset(
+    {
+        "torch.ones",
+        "torch.ones_like",
+        "torch.empty",
+        "torch.empty_like",
+        "torch.arange",
+        "torch.randint",
+        "torch.rand",
+        "torch.randn",
+        "torch.eye",
+        "torch.empty_strided",
+    }
+)
+REDUCTIONS = frozenset(
+    {
+        "sum",
+        "max",
+        "min",
+        "item",
+        "numel",
+        "size",
+        "dim",
+        "stride",
+        "mean",
+        "prod",
+        "any",
+        "all",
+        "argmax",
+        "argmin",
+        "nonzero",
+        "count_nonzero",
+        "element_size",
+        "data_ptr",
+        "storage_offset",
+        "is_contiguous",
+        "__len__",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "equal",
+        "isnan",
+        "cumsum",
+        "diff",
+    }
+)
+SHAPE_ATTRS = frozenset(
+    {
+        "shape",
+        "dtype",
+        "device",
+        "ndim",
+        "is_cuda",
+        "layout",
+        "nbytes",
+        "itemsize",
+        "requires_grad",
+        "grad",
+        "names",
+    }
+)
 ARITH_METHODS = {
-    "add": "add", "add_": "add", "sub": "sub", "sub_": "sub", "subtract": "sub",
-    "mul": "mul", "mul_": "mul", "multiply": "mul", "neg": "neg", "neg_": "neg",
+    "add": "add",
+    "add_": "add",
+    "sub": "sub",
+    "sub_": "sub",
+    "subtract": "sub",
+    "mul": "mul",
+    "mul_": "mul",
+    "multiply": "mul",
+    "neg": "neg",
+    "neg_": "neg",
     "negative": "neg",
 }
-BUILTIN_NAMES = frozenset({
-    "int", "float", "max", "min", "len", "range", "getattr", "setattr", "isinstance",
-    "print", "list", "tuple", "dict", "set", "sorted", "zip", "enumerate", "abs", "sum",
-    "bool", "str", "type", "super", "iter", "next", "map", "filter", "any", "all", "round",
-    "divmod", "hasattr", "id", "repr", "callable", "object", "reversed", "vars", "format",
-})
+BUILTIN_NAMES = frozenset(
+    {
+        "int",
+        "float",
+        "max",
+        "min",
+        "len",
+        "range",
+        "getattr",
+        "setattr",
+        "isinstance",
+        "print",
+        "list",
+        "tuple",
+        "dict",
+        "set",
+        "sorted",
+        "zip",
+        "enumerate",
+        "abs",
+        "sum",
+        "bool",
+        "str",
+        "type",
+        "super",
+        "iter",
+        "next",
+        "map",
+        "filter",
+        "any",
+        "all",
+        "round",
+        "divmod",
+        "hasattr",
+        "id",
+        "repr",
+        "callable",
+        "object",
+        "reversed",
+        "vars",
+        "format",
+    }
+)
 
 
 # --------------------------------------------------------------------------- values
@@ -100,10 +290,17 @@ BUILTIN_NAMES = frozenset({
 class RawStep:
     """A step before positions are known: the node, its statement and module, what it does."""
 
-    __slots__ = ("mod", "stmt", "node", "role", "op", "note", "_key", "_hash")
+    __slots__ = ("_hash", "_key", "mod", "node", "note", "op", "role", "stmt")
 
-    def __init__(self, mod: ModuleInfo, stmt: cst.CSTNode, node: cst.CSTNode | None,
-                 role: str, op: Op = IDENTITY, note: str = "") -> None:
+    def __init__(
+        self,
+        mod: ModuleInfo,
+        stmt: cst.CSTNode,
+        node: cst.CSTNode | None,
+        role: str,
+        op: Op = IDENTITY,
+        note: str = "",
+    ) -> None:
         self.mod, self.stmt, self.node = mod, stmt, node
         self.role, self.op, self.note = role, op, note
         self._key = (id(stmt), id(node), role, op)
@@ -113,8 +310,13 @@ class RawStep:
         return isinstance(other, RawStep) and self._key == other._key
 
     def stable_key(self) -> tuple:
-        return (self.mod.name, self.mod.statement_order(self.stmt), self.role, self.op.kind,
-                str(self.op.arg))
+        return (
+            self.mod.name,
+            self.mod.statement_order(self.stmt),
+            self.role,
+            self.op.kind,
+            str(self.op.arg),
+        )
 
     def __hash__(self) -> int:
         return self._hash
@@ -132,16 +334,16 @@ class Origin:
 class ParamOrigin(Origin):
     __slots__ = ("func", "name")
 
-    def __init__(self, func: "FuncKey", name: str) -> None:
+    def __init__(self, func: FuncKey, name: str) -> None:
         self.func, self.name = func, name
 
 
 class CallOrigin(Origin):
     """The result of a call (``index`` selects one element of a returned tuple)."""
 
-    __slots__ = ("site", "index")
+    __slots__ = ("index", "site")
 
-    def __init__(self, site: "CallSite", index: int | None = None) -> None:
+    def __init__(self, site: CallSite, index: int | None = None) -> None:
         self.site, self.index = site, index
 
 
@@ -149,14 +351,14 @@ class EffectOrigin(Origin):
     """What a call wrote into one of its arguments (a parameter name, or an argument's
     position or keyword while the callee is not parsed yet)."""
 
-    __slots__ = ("site", "param")
+    __slots__ = ("param", "site")
 
-    def __init__(self, site: "CallSite", param: str | int) -> None:
+    def __init__(self, site: CallSite, param: str | int) -> None:
         self.site, self.param = site, param
 
 
 class FieldOrigin(Origin):
-    __slots__ = ("cls", "attr")
+    __slots__ = ("attr", "cls")
 
     def __init__(self, cls: ClassInfo | str, attr: str) -> None:
         self.cls, self.attr = cls, attr
@@ -172,14 +374,14 @@ class GlobalOrigin(Origin):
 class AttrOrigin(Origin):
     """A field of a value that is itself a field: ``metadata.decode.seq_lens``."""
 
-    __slots__ = ("base", "attr")
+    __slots__ = ("attr", "base")
 
     def __init__(self, base: Origin, attr: str) -> None:
         self.base, self.attr = base, attr
 
 
 class Trace:
-    __slots__ = ("origin", "steps", "_hash", "live")
+    __slots__ = ("_hash", "live", "origin", "steps")
 
     def __init__(self, origin: Origin | None, steps: tuple[RawStep, ...]) -> None:
         self.origin, self.steps = origin, steps
@@ -187,8 +389,9 @@ class Trace:
         self.live = any(s.op.kind in LIVE_KINDS for s in steps)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Trace) and self.origin is other.origin
-                and self.steps == other.steps)
+        return (
+            isinstance(other, Trace) and self.origin is other.origin and self.steps == other.steps
+        )
 
     def __hash__(self) -> int:
         return self._hash
@@ -197,10 +400,13 @@ class Trace:
     def concrete(self) -> bool:
         return self.origin is None
 
-    def then(self, step: RawStep) -> "Trace":
+    def then(self, step: RawStep) -> Trace:
         last = self.steps[-1] if self.steps else None
-        if last is not None and last.stmt is step.stmt and (
-                last == step or step.op is IDENTITY and step.role in ("flow", "return")):
+        if (
+            last is not None
+            and last.stmt is step.stmt
+            and (last == step or step.op is IDENTITY and step.role in ("flow", "return"))
+        ):
             return self  # one line per statement unless the statement changes the values
         return Trace(self.origin, self.steps + (step,))
 
@@ -218,18 +424,19 @@ class Trace:
 
 # Refs: what a value may be when it is called or has attributes taken.
 
+
 @dataclass(frozen=True, eq=False)
 class SinkRef:
     spec: SinkSpec
-    bound: "Val | None" = None  # lengths already bound by functools.partial
+    bound: Val | None = None  # lengths already bound by functools.partial
 
 
 @dataclass(frozen=True, eq=False)
 class FuncRef:
-    key: "FuncKey"
-    self_val: "Val | None" = None
-    bound: tuple["Val", ...] = ()
-    bound_kw: tuple[tuple[str, "Val"], ...] = ()
+    key: FuncKey
+    self_val: Val | None = None
+    bound: tuple[Val, ...] = ()
+    bound_kw: tuple[tuple[str, Val], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -255,7 +462,7 @@ class ExtRef:
 @dataclass(frozen=True, eq=False)
 class LambdaRef:
     node: cst.Lambda
-    frame: "Frame"
+    frame: Frame
     stmt: cst.CSTNode  # where the lambda is written
 
 
@@ -278,10 +485,14 @@ Ref = SinkRef | FuncRef | ClassRef | InstRef | ModRef | ExtRef | LambdaRef | Laz
 
 
 class Val:
-    __slots__ = ("traces", "refs", "elements")
+    __slots__ = ("elements", "refs", "traces")
 
-    def __init__(self, traces: Iterable[Trace] = (), refs: Iterable[Ref] = (),
-                 elements: tuple["Val", ...] | None = None) -> None:
+    def __init__(
+        self,
+        traces: Iterable[Trace] = (),
+        refs: Iterable[Ref] = (),
+        elements: tuple[Val, ...] | None = None,
+    ) -> None:
         ts = frozenset(traces)
         if len(ts) > MAX_TRACES:
             # Keep the live ones first, then the shortest: enough to report and judge.
@@ -294,27 +505,30 @@ class Val:
     def empty(self) -> bool:
         return not self.traces and not self.refs
 
-    def join(self, other: "Val") -> "Val":
+    def join(self, other: Val) -> Val:
         if other is self or other.empty and other.elements is None:
             return self
         if self.empty and self.elements is None:
             return other
         elements = None
-        if (self.elements is not None and other.elements is not None
-                and len(self.elements) == len(other.elements)):
+        if (
+            self.elements is not None
+            and other.elements is not None
+            and len(self.elements) == len(other.elements)
+        ):
             elements = tuple(a.join(b) for a, b in zip(self.elements, other.elements))
         return Val(self.traces | other.traces, self.refs | other.refs, elements)
 
-    def then(self, step: RawStep) -> "Val":
+    def then(self, step: RawStep) -> Val:
         elements = None if self.elements is None else tuple(e.then(step) for e in self.elements)
         if not self.traces:
             return Val((), self.refs, elements)
         return Val((t.then(step) for t in self.traces), self.refs, elements)
 
-    def only_traces(self) -> "Val":
+    def only_traces(self) -> Val:
         return Val(self.traces)
 
-    def element(self, i: int) -> "Val":
+    def element(self, i: int) -> Val:
         if self.elements is not None and 0 <= i < len(self.elements):
             return self.elements[i]
         out = []
@@ -356,15 +570,20 @@ class FuncKey:
         if self.node is None:
             return []
         p = self.node.params
-        return [*p.posonly_params, *p.params,
-                *([p.star_arg] if isinstance(p.star_arg, cst.Param) else []),
-                *p.kwonly_params, *([p.star_kwarg] if p.star_kwarg else [])]
+        return [
+            *p.posonly_params,
+            *p.params,
+            *([p.star_arg] if isinstance(p.star_arg, cst.Param) else []),
+            *p.kwonly_params,
+            *([p.star_kwarg] if p.star_kwarg else []),
+        ]
 
     @property
     def is_classmethod(self) -> bool:
         return self.node is not None and any(
             isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
-            for d in self.node.decorators)
+            for d in self.node.decorators
+        )
 
     @property
     def is_method(self) -> bool:
@@ -384,7 +603,7 @@ class CallSite:
     lazy: str | None = None
     raw: list[tuple[cst.Arg, Val]] | None = None
     bound: bool = True
-    frame: "Frame | None" = None
+    frame: Frame | None = None
     # The caller's operand for each parameter (a literal or a dotted name): a divisor the
     # callee names by its parameter is the caller's literal on this path.
     operands: dict[str, int | str] = field(default_factory=dict)
@@ -397,8 +616,14 @@ class CallSite:
         for step in steps:
             arg = step.op.arg
             if isinstance(arg, str) and arg in self.operands:
-                step = RawStep(step.mod, step.stmt, step.node, step.role,
-                               Op(step.op.kind, self.operands[arg]), step.note)
+                step = RawStep(
+                    step.mod,
+                    step.stmt,
+                    step.node,
+                    step.role,
+                    Op(step.op.kind, self.operands[arg]),
+                    step.note,
+                )
             out.append(step)
         return tuple(out)
 
@@ -433,14 +658,15 @@ class Summary:
     forwards: dict[str, list[SinkHit]] = field(default_factory=dict)
     # Parameters called as functions: name -> (statement, call, evaluated arguments), so a
     # caller that passes a sink as that parameter can replay the call as a sink call.
-    param_calls: dict[str, list[tuple[cst.CSTNode, cst.Call, list[tuple[cst.Arg, Val]]]]] = \
-        field(default_factory=dict)
+    param_calls: dict[str, list[tuple[cst.CSTNode, cst.Call, list[tuple[cst.Arg, Val]]]]] = field(
+        default_factory=dict
+    )
 
 
 class Frame:
     """The abstract state of one function activation."""
 
-    def __init__(self, key: FuncKey, summary: Summary, parent: "Frame | None" = None) -> None:
+    def __init__(self, key: FuncKey, summary: Summary, parent: Frame | None = None) -> None:
         self.key = key
         self.mod = key.mod
         self.summary = summary
@@ -454,11 +680,11 @@ class Frame:
         # The states in which the function returns (for the fields it leaves behind), the
         # break/continue states of the loops being run, and the fields it writes.
         self.exits: list[dict[str, Val]] = []
-        self.loops: list[tuple[list["Frame"], list["Frame"]]] = []
+        self.loops: list[tuple[list[Frame], list[Frame]]] = []
         self.fields: set[str] = set()
         self.stmt: cst.CSTNode = key.node if key.node is not None else key.mod.module
 
-    def fork(self) -> "Frame":
+    def fork(self) -> Frame:
         f = Frame.__new__(Frame)
         f.key, f.mod, f.summary, f.parent = self.key, self.mod, self.summary, self.parent
         f.state = dict(self.state)
@@ -473,7 +699,7 @@ class Frame:
         f.stmt = self.stmt
         return f
 
-    def absorb(self, *branches: "Frame") -> None:
+    def absorb(self, *branches: Frame) -> None:
         """Join the branches' states into this frame (dead branches contribute nothing)."""
         live = [b for b in branches if not b.dead]
         if not live:
@@ -529,9 +755,9 @@ def string_value(node: cst.CSTNode | None) -> str | None:
         prefix = node.prefix.lower()
         if "b" in prefix or "f" in prefix:
             return None
-        body = node.value[len(node.prefix):]
+        body = node.value[len(node.prefix) :]
         quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
-        inner = body[len(quote):-len(quote)]
+        inner = body[len(quote) : -len(quote)]
         return inner if "\\" not in inner else None
     return None
 
@@ -546,8 +772,13 @@ def tensor_constant(node: cst.CSTNode | None) -> int | None:
     torch.tensor(4) -> 4, torch.full_like(x, 2) -> 2."""
     if not isinstance(node, cst.Call):
         return None
-    name = node.func.attr.value if isinstance(node.func, cst.Attribute) else \
-        node.func.value if isinstance(node.func, cst.Name) else ""
+    name = (
+        node.func.attr.value
+        if isinstance(node.func, cst.Attribute)
+        else node.func.value
+        if isinstance(node.func, cst.Name)
+        else ""
+    )
     positional = [a.value for a in node.args if a.keyword is None]
     keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
     if name in CONSTANT_TENSORS:
@@ -578,8 +809,11 @@ def base_key(node: cst.CSTNode) -> str | None:
     while True:
         if isinstance(node, cst.Subscript):
             node = node.value
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
-                node.func.attr.value in VIEW_METHODS):
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and (node.func.attr.value in VIEW_METHODS)
+        ):
             node = node.func.value
         elif isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT"):
             node = node.value
@@ -588,7 +822,7 @@ def base_key(node: cst.CSTNode) -> str | None:
     return dotted(node)
 
 
-def slice_cell(frame: "Frame", target: cst.CSTNode, key: str) -> str | None:
+def slice_cell(frame: Frame, target: cst.CSTNode, key: str) -> str | None:
     """The state key of a slice written or read as a whole: ``self.buf[:n]``."""
     if not isinstance(target, cst.Subscript) or dotted(target.value) != key:
         return None
@@ -600,7 +834,11 @@ def slice_cell(frame: "Frame", target: cst.CSTNode, key: str) -> str | None:
 def row_slice(target: cst.CSTNode, key: str) -> str | tuple | None:
     """How a subscript write to ``key`` covers its rows: "all" for ``buf[:]``/``buf[...]``,
     (lower, upper) for ``buf[:n]`` (rows from 0), None otherwise."""
-    if not isinstance(target, cst.Subscript) or dotted(target.value) != key or len(target.slice) != 1:
+    if (
+        not isinstance(target, cst.Subscript)
+        or dotted(target.value) != key
+        or len(target.slice) != 1
+    ):
         return None
     part = target.slice[0].slice
     if isinstance(part, cst.Index) and isinstance(part.value, cst.Ellipsis):
@@ -614,7 +852,9 @@ def row_slice(target: cst.CSTNode, key: str) -> str | tuple | None:
     return None
 
 
-def slice_bounds(node: cst.Subscript) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None] | None:
+def slice_bounds(
+    node: cst.Subscript,
+) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None] | None:
     """(lower, upper) of a first-axis slice ``buf[a:b]``, or None when it is not a slice."""
     if not node.slice:
         return None
@@ -635,9 +875,15 @@ def is_zero(node: cst.CSTNode | None) -> bool:
 class Analyzer:
     """Interprets functions into summaries and collects the values reaching sinks."""
 
-    def __init__(self, project: Project, rules: Sequence[Rule], *,
-                 extra_sinks: Sequence[SinkSpec] = (), extra_sanitizers: Sequence[str] = (),
-                 whole_program: bool = True) -> None:
+    def __init__(
+        self,
+        project: Project,
+        rules: Sequence[Rule],
+        *,
+        extra_sinks: Sequence[SinkSpec] = (),
+        extra_sanitizers: Sequence[str] = (),
+        whole_program: bool = True,
+    ) -> None:
         self.project = project
         self.rules = tuple(rules)
         specs = [s for r in self.rules for s in r.sinks] + list(extra_sinks)
@@ -655,13 +901,22 @@ class Analyzer:
         self.names = {k: frozenset(v) for k, v in merged.items()}
         self.extra_sanitizers = frozenset(extra_sanitizers)
         self.tensor_methods = (
-            VIEW_METHODS | REDUCTIONS | frozenset(ARITH_METHODS)
+            VIEW_METHODS
+            | REDUCTIONS
+            | frozenset(ARITH_METHODS)
             | self.names.get("clamp_methods", frozenset())
             | self.names.get("floor_division_methods", frozenset())
             | self.names.get("zero_alloc_methods", frozenset())
             | self.names.get("full_methods", frozenset())
-            | {"copy_", "zero_", "fill_", "masked_fill", "masked_fill_", "index_fill",
-               "index_fill_"}
+            | {
+                "copy_",
+                "zero_",
+                "fill_",
+                "masked_fill",
+                "masked_fill_",
+                "index_fill",
+                "index_fill_",
+            }
         )
         self.whole_program = whole_program
         self.summaries: dict[FuncKey, Summary] = {}
@@ -682,8 +937,9 @@ class Analyzer:
 
     # ------------------------------------------------------------------ entry points
 
-    def func_key(self, mod: ModuleInfo, node: cst.FunctionDef | None,
-                 cls: ClassInfo | None = None) -> FuncKey:
+    def func_key(
+        self, mod: ModuleInfo, node: cst.FunctionDef | None, cls: ClassInfo | None = None
+    ) -> FuncKey:
         ident = id(node) if node is not None else id(mod)
         key = self._keys.get(ident)
         if key is None:
@@ -710,7 +966,7 @@ class Analyzer:
             self._recursion_seen = True
             return self._provisional.get(key) or Summary(key)
         outer_seen, self._recursion_seen = self._recursion_seen, False
-        summary = self._summarise(key)
+        self._summarise(key)
         if self._recursion_seen:
             self._rerun.append(key)
         self._recursion_seen = self._recursion_seen or outer_seen
@@ -746,8 +1002,9 @@ class Analyzer:
         (forward a parameter to it), resolvers (return it), fields and globals (hold it)."""
         key = summary.key
         found = []
-        if key.node is not None and (any(summary.forwards.values()) or
-                                     _holds_sink(summary.returns)):
+        if key.node is not None and (
+            any(summary.forwards.values()) or _holds_sink(summary.returns)
+        ):
             found.append(key.node.name.value)
         for table in (summary.field_writes, summary.global_writes):
             for name, val in table.items():
@@ -755,9 +1012,16 @@ class Analyzer:
                     found.append(name)
         # A private module global (`_impl`) is used where it is defined, not imported: no
         # other file needs reading for it.
-        self.wrapper_names.update(n for n in found
-                                  if not (n.startswith("_") and key.node is None or
-                                          n.startswith("_") and n in key.mod.declared_globals))
+        self.wrapper_names.update(
+            n
+            for n in found
+            if not (
+                n.startswith("_")
+                and key.node is None
+                or n.startswith("_")
+                and n in key.mod.declared_globals
+            )
+        )
 
     def forget_resolutions(self) -> None:
         """Drop what was resolved without parsing, before resolving again with parsing."""
@@ -782,11 +1046,12 @@ class Analyzer:
         else:
             for p in key.params():
                 name = p.name.value
-                frame.state[name] = Val([Trace(ParamOrigin(key, name), ())],
-                                        self._param_refs(key, p))
+                frame.state[name] = Val(
+                    [Trace(ParamOrigin(key, name), ())], self._param_refs(key, p)
+                )
                 # Writes through this name reach the caller's object until it is rebound.
                 frame.aliases[name] = frozenset({PARAM_PREFIX + name})
-            body = key.node.body.body if isinstance(key.node.body, cst.IndentedBlock) else key.node.body.body
+            body = key.node.body.body
         self.exec_block(frame, body)
         if not frame.dead:
             frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
@@ -798,7 +1063,8 @@ class Analyzer:
         elems = [v.elements for v in frame.returns]
         if elems and all(e is not None for e in elems) and len({len(e) for e in elems}) == 1:  # type: ignore[arg-type]
             summary.return_elements = tuple(
-                join_all(e[i] for e in elems) for i in range(len(elems[0]))  # type: ignore[index]
+                join_all(e[i] for e in elems)
+                for i in range(len(elems[0]))  # type: ignore[index]
             )
         for hit in summary.hits:
             for t in hit.val.traces:
@@ -908,8 +1174,12 @@ class Analyzer:
             frame.loops.append((breaks, continues))
             if isinstance(stmt, cst.For):
                 it = self.eval(body, stmt.iter)
-                self.assign(body, stmt.target, it.only_traces().then(self.step(body, stmt, "flow")),
-                            stmt.iter)
+                self.assign(
+                    body,
+                    stmt.target,
+                    it.only_traces().then(self.step(body, stmt, "flow")),
+                    stmt.iter,
+                )
             else:
                 self.eval(body, stmt.test)
             self.exec_suite(body, stmt.body)
@@ -958,8 +1228,13 @@ class Analyzer:
         op = stmt.operator
         if isinstance(op, (cst.FloorDivideAssign, cst.RightShiftAssign)):
             kind = "floordiv" if isinstance(op, cst.FloorDivideAssign) else "rshift"
-            new = self.source(frame, current, Op(kind, self.operand(frame, stmt.value)), stmt.target,
-                              note="floor division" if kind == "floordiv" else "right shift")
+            new = self.source(
+                frame,
+                current,
+                Op(kind, self.operand(frame, stmt.value)),
+                stmt.target,
+                note="floor division" if kind == "floordiv" else "right shift",
+            )
         else:
             new = self.arith(frame, current, rhs, op, stmt.value, left_node=stmt.target)
         # Tensors are updated in place: the buffers the target views change too.
@@ -967,12 +1242,18 @@ class Analyzer:
 
     # ------------------------------------------------------------------ writes
 
-    def step(self, frame: Frame, node: cst.CSTNode | None, role: str, op: Op = IDENTITY,
-             note: str = "") -> RawStep:
+    def step(
+        self, frame: Frame, node: cst.CSTNode | None, role: str, op: Op = IDENTITY, note: str = ""
+    ) -> RawStep:
         return RawStep(frame.mod, frame.stmt, node, role, op, note)
 
-    def assign(self, frame: Frame, target: cst.BaseExpression, val: Val,
-               value_node: cst.BaseExpression | None) -> None:
+    def assign(
+        self,
+        frame: Frame,
+        target: cst.BaseExpression,
+        val: Val,
+        value_node: cst.BaseExpression | None,
+    ) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             for i, el in enumerate(target.elements):
                 sub = val.element(i) if not isinstance(el, cst.StarredElement) else val
@@ -999,16 +1280,24 @@ class Analyzer:
         if isinstance(target, cst.Subscript) and is_zero(value_node):
             self.zero_fill(frame, target)
             return
-        if (isinstance(target, cst.Attribute) and value_node is not None
-                and self.is_constructor_alloc(frame, value_node)):
+        if (
+            isinstance(target, cst.Attribute)
+            and value_node is not None
+            and self.is_constructor_alloc(frame, value_node)
+        ):
             flowed = Val((), flowed.refs)
         self.write(frame, target, flowed, strong=isinstance(target, (cst.Name, cst.Attribute)))
 
     def is_constructor_alloc(self, frame: Frame, value: cst.BaseExpression) -> bool:
         """``self.buf = torch.zeros(...)`` in a constructor allocates a buffer, fills nothing."""
         node = frame.key.node
-        if node is None or node.name.value not in ("__init__", "__post_init__", "__new__",
-                                                   "setup", "_init_buffers"):
+        if node is None or node.name.value not in (
+            "__init__",
+            "__post_init__",
+            "__new__",
+            "setup",
+            "_init_buffers",
+        ):
             return False
         if not isinstance(value, cst.Call):
             return False
@@ -1016,8 +1305,15 @@ class Analyzer:
         alloc = self.names.get("zero_alloc", frozenset()) | self.names.get("full", frozenset())
         return name in alloc or name.rsplit(".", 1)[-1] in self.names.get("zero_alloc_methods", ())
 
-    def write(self, frame: Frame, target: cst.BaseExpression, val: Val, *, strong: bool,
-              in_place: bool = False) -> None:
+    def write(
+        self,
+        frame: Frame,
+        target: cst.BaseExpression,
+        val: Val,
+        *,
+        strong: bool,
+        in_place: bool = False,
+    ) -> None:
         """Store ``val`` into what ``target`` names; slices and in-place updates also change
         the buffers the target is a view of, and the objects parameters were bound to."""
         key = base_key(target)
@@ -1045,7 +1341,7 @@ class Analyzer:
         if in_place or not exact:
             for base in frame.aliases.get(key, frozenset()):
                 if base.startswith(PARAM_PREFIX):
-                    pname = base[len(PARAM_PREFIX):]
+                    pname = base[len(PARAM_PREFIX) :]
                     prev = frame.summary.param_effects.get(pname, EMPTY)
                     frame.summary.param_effects[pname] = prev.join(val.only_traces())
                     continue
@@ -1055,14 +1351,14 @@ class Analyzer:
             prev = frame.summary.global_writes.get(key, EMPTY)
             frame.summary.global_writes[key] = prev.join(val)
 
-    def overwrite_zero_rows(self, frame: Frame, current: Val,
-                            upper: cst.BaseExpression) -> Val:
+    def overwrite_zero_rows(self, frame: Frame, current: Val, upper: cst.BaseExpression) -> Val:
         """``lens = torch.zeros(m); lens[:n] = real``: the zeros left are padding from n on."""
         traces = []
         for t in current.traces:
             if t.origin is None and len(t.steps) == 1 and t.steps[0].op.kind == "fill_zero":
-                step = self.step(frame, None, "flow", Op("pad_zero", operand(upper)),
-                                 "padding rows stay 0")
+                step = self.step(
+                    frame, None, "flow", Op("pad_zero", operand(upper)), "padding rows stay 0"
+                )
                 traces.append(Trace(None, (step,)))
             else:
                 traces.append(t)
@@ -1086,15 +1382,22 @@ class Analyzer:
                     if arg.keyword is not None:
                         frame.state[f"{name}.{arg.keyword.value}"] = self.eval(frame, arg.value)
 
-    def constructor_fields(self, frame: Frame, cls: ClassInfo, call: cst.Call,
-                           args: list[tuple[cst.Arg, Val]] | None = None) -> Iterator[tuple[str, Val]]:
+    def constructor_fields(
+        self,
+        frame: Frame,
+        cls: ClassInfo,
+        call: cst.Call,
+        args: list[tuple[cst.Arg, Val]] | None = None,
+    ) -> Iterator[tuple[str, Val]]:
         """(field, value) for each constructor argument of a dataclass-like class."""
         positional = list(cls.fields)
         init = cls.methods.get("__init__")
         if init is not None:
             params = self.func_key(cls.module, init, cls).params()[1:]
             positional = [p.name.value for p in params]
-        evaluated = args if args is not None else [(a, self.eval(frame, a.value)) for a in call.args]
+        evaluated = (
+            args if args is not None else [(a, self.eval(frame, a.value)) for a in call.args]
+        )
         i = 0
         for arg, val in evaluated:
             if arg.star:
@@ -1140,12 +1443,15 @@ class Analyzer:
             if prop is not None:
                 # self.x where x is a @property: the value its getter returns.
                 step = RawStep(frame.mod, frame.stmt, None, "call", IDENTITY, f"into {prop.name}")
-                site = CallSite(prop, {prop.params()[0].name.value: Val((), [InstRef(frame.key.cls)])},
-                                step)
+                site = CallSite(
+                    prop, {prop.params()[0].name.value: Val((), [InstRef(frame.key.cls)])}, step
+                )
                 return Val([Trace(CallOrigin(site), ())])
-            return Val([Trace(FieldOrigin(frame.key.cls, rest), ())],
-                       [PendingRef(FieldOrigin(frame.key.cls, rest))]
-                       + self.class_attr_refs(frame.key.cls, rest))
+            return Val(
+                [Trace(FieldOrigin(frame.key.cls, rest), ())],
+                [PendingRef(FieldOrigin(frame.key.cls, rest))]
+                + self.class_attr_refs(frame.key.cls, rest),
+            )
         base = self.read_key(frame, key.rsplit(".", 1)[0])
         return self.attribute(frame, base, key.rsplit(".", 1)[1])
 
@@ -1219,8 +1525,7 @@ class Analyzer:
     def may_parse(self, modname: str) -> bool:
         """While summaries are built, only modules that mention a sink are parsed; once
         paths are resolved, any module a path leads into is."""
-        return (self.allow_parse or modname in self.sink_capable
-                or self.project.is_parsed(modname))
+        return self.allow_parse or modname in self.sink_capable or self.project.is_parsed(modname)
 
     def resolve_in_project(self, qual: str, depth: int) -> list[Ref]:
         parts = qual.split(".")
@@ -1255,7 +1560,9 @@ class Analyzer:
                     if isinstance(r, ModRef):
                         out += self.lookup_qualified(mod, ".".join([r.name, *rest[1:]]), depth + 1)
                     elif isinstance(r, ClassRef) and rest[1] in r.cls.methods:
-                        out.append(FuncRef(self.func_key(r.cls.module, r.cls.methods[rest[1]], r.cls)))
+                        out.append(
+                            FuncRef(self.func_key(r.cls.module, r.cls.methods[rest[1]], r.cls))
+                        )
                 return out
             return refs
         return []
@@ -1264,11 +1571,14 @@ class Analyzer:
         for c in self.mro(cls):
             node = c.methods.get(attr)
             if node is not None:
-                decorated = any(dotted(d.decorator) in ("property", "functools.cached_property",
-                                                        "cached_property")
-                                for d in node.decorators)
-                return self.func_key(c.module, node, c) if decorated and node.params.params \
-                    else None
+                decorated = any(
+                    dotted(d.decorator)
+                    in ("property", "functools.cached_property", "cached_property")
+                    for d in node.decorators
+                )
+                return (
+                    self.func_key(c.module, node, c) if decorated and node.params.params else None
+                )
         return None
 
     def class_attr_refs(self, cls: ClassInfo, attr: str) -> list[Ref]:
@@ -1294,8 +1604,11 @@ class Analyzer:
             name = dotted(base)
             if not name:
                 continue
-            for ref in (x for r in self.lookup_dotted(cls.module, name, depth + 1)
-                        for x in self.materialize(r)):
+            for ref in (
+                x
+                for r in self.lookup_dotted(cls.module, name, depth + 1)
+                for x in self.materialize(r)
+            ):
                 if isinstance(ref, ClassRef) and ref.cls is not cls:
                     for c in self.mro(ref.cls, depth + 1):
                         if c not in out:
@@ -1400,15 +1713,26 @@ class Analyzer:
             upper = operand(bounds[1])
             # buf[n:] = 0 then buf[:n]: the padding rows are outside what is read.
             traces = frozenset(
-                t for t in traces
-                if not (len(t.steps) == 1 and t.steps[0].op.kind == "pad_zero"
-                        and t.steps[0].op.arg == upper)
+                t
+                for t in traces
+                if not (
+                    len(t.steps) == 1
+                    and t.steps[0].op.kind == "pad_zero"
+                    and t.steps[0].op.arg == upper
+                )
             )
         if base.elements is not None:
-            idx = int_value(node.slice[0].slice.value) if isinstance(node.slice[0].slice, cst.Index) else None
+            idx = (
+                int_value(node.slice[0].slice.value)
+                if isinstance(node.slice[0].slice, cst.Index)
+                else None
+            )
             if idx is not None and -len(base.elements) <= idx < len(base.elements):
                 return base.elements[idx]
-        return Val(traces, [r for r in base.refs if isinstance(r, (SinkRef, FuncRef, LambdaRef, PendingRef))])
+        return Val(
+            traces,
+            [r for r in base.refs if isinstance(r, (SinkRef, FuncRef, LambdaRef, PendingRef))],
+        )
 
     def eval_Tuple(self, frame: Frame, node: cst.Tuple) -> Val:
         vals = [self.eval(frame, el.value) for el in node.elements]
@@ -1421,8 +1745,11 @@ class Analyzer:
         return join_all(self.eval(frame, el.value) for el in node.elements).only_traces()
 
     def eval_Dict(self, frame: Frame, node: cst.Dict) -> Val:
-        vals = [self.eval(frame, el.value) for el in node.elements
-                if isinstance(el, (cst.DictElement, cst.StarredDictElement))]
+        vals = [
+            self.eval(frame, el.value)
+            for el in node.elements
+            if isinstance(el, (cst.DictElement, cst.StarredDictElement))
+        ]
         return join_all(vals)
 
     def eval_StarredElement(self, frame: Frame, node: cst.StarredElement) -> Val:
@@ -1453,7 +1780,9 @@ class Analyzer:
     def eval_Lambda(self, frame: Frame, node: cst.Lambda) -> Val:
         return Val((), [LambdaRef(node, frame, frame.stmt)])
 
-    def _comprehension(self, frame: Frame, node: cst.CSTNode, elts: Sequence[cst.BaseExpression]) -> Val:
+    def _comprehension(
+        self, frame: Frame, node: cst.CSTNode, elts: Sequence[cst.BaseExpression]
+    ) -> Val:
         inner = frame.fork()
         comp = node.for_in  # type: ignore[attr-defined]
         while comp is not None:
@@ -1487,15 +1816,33 @@ class Analyzer:
         right = self.eval(frame, node.right)
         op = node.operator
         if isinstance(op, cst.FloorDivide):
-            return self.source(frame, left, Op("floordiv", self.operand(frame, node.right)), node.left,
-                               note="floor division")
+            return self.source(
+                frame,
+                left,
+                Op("floordiv", self.operand(frame, node.right)),
+                node.left,
+                note="floor division",
+            )
         if isinstance(op, cst.RightShift):
-            return self.source(frame, left, Op("rshift", self.operand(frame, node.right)), node.left,
-                               note="right shift")
+            return self.source(
+                frame,
+                left,
+                Op("rshift", self.operand(frame, node.right)),
+                node.left,
+                note="right shift",
+            )
         return self.arith(frame, left, right, op, node.right, left_node=node.left)
 
-    def arith(self, frame: Frame, left: Val, right: Val, op: cst.BaseBinaryOp | cst.BaseAugOp,
-              right_node: cst.BaseExpression, *, left_node: cst.BaseExpression | None = None) -> Val:
+    def arith(
+        self,
+        frame: Frame,
+        left: Val,
+        right: Val,
+        op: cst.BaseBinaryOp | cst.BaseAugOp,
+        right_node: cst.BaseExpression,
+        *,
+        left_node: cst.BaseExpression | None = None,
+    ) -> Val:
         name = type(op).__name__.replace("Assign", "")
         rv = int_value(right_node)
         lv = int_value(left_node)
@@ -1510,12 +1857,22 @@ class Analyzer:
                 return self.extend(frame, left, Op("mul", rv))
             if right.traces and lv is not None:
                 return self.extend(frame, right, Op("mul", lv))
-        if name in ("Divide", "Modulo", "Power", "Add", "Subtract", "Multiply", "BitAnd",
-                    "BitOr", "BitXor", "LeftShift", "MatrixMultiply"):
+        if name in (
+            "Divide",
+            "Modulo",
+            "Power",
+            "Add",
+            "Subtract",
+            "Multiply",
+            "BitAnd",
+            "BitOr",
+            "BitXor",
+            "LeftShift",
+            "MatrixMultiply",
+        ):
             if not left.traces and not right.traces:
                 return EMPTY
-            return self.extend(frame, Val(left.traces | right.traces),
-                               Op("opaque", name.lower()))
+            return self.extend(frame, Val(left.traces | right.traces), Op("opaque", name.lower()))
         return Val(left.traces | right.traces)
 
     def extend(self, frame: Frame, val: Val, op: Op, note: str = "") -> Val:
@@ -1524,17 +1881,17 @@ class Analyzer:
         step = self.step(frame, None, "flow", op, note)
         return Val((t.then(step) for t in val.traces), val.refs)
 
-    def source(self, frame: Frame, val: Val, op: Op, dividend: cst.BaseExpression | None,
-               *, note: str) -> Val:
+    def source(
+        self, frame: Frame, val: Val, op: Op, dividend: cst.BaseExpression | None, *, note: str
+    ) -> Val:
         """A floor division or shift: existing traces go through it, and new zero-able rows
         start here (the dividend's constant offsets are recorded so ceil-division idioms
         such as ``(x + c - 1) // c`` are judged on what they compute)."""
         constant = int_value(dividend)
-        if constant is not None and not val.traces:
-            # 256 // 4 is a constant; 1 // 4 is a constant 0, a zero fill.
-            if isinstance(op.arg, int) and op.arg > 0:
-                value = constant // op.arg if op.kind == "floordiv" else constant >> op.arg
-                return self.zero_source(frame, note) if value == 0 else EMPTY
+        # 256 // 4 is a constant; 1 // 4 is a constant 0, a zero fill.
+        if constant is not None and not val.traces and isinstance(op.arg, int) and op.arg > 0:
+            value = constant // op.arg if op.kind == "floordiv" else constant >> op.arg
+            return self.zero_source(frame, note) if value == 0 else EMPTY
         step = self.step(frame, None, "source", op, note)
         prefix = affine_prefix(dividend) if dividend is not None else []
         if prefix is None:
@@ -1597,7 +1954,9 @@ class Analyzer:
                 refs = self.refs_through_fields(frame, receiver, method)
         else:
             refs = list(self.eval(frame, func).refs)
-        refs = [x for r in refs for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])]
+        refs = [
+            x for r in refs for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])
+        ]
         args = [(a, self.eval(frame, a.value)) for a in node.args]
         lazy = [r for r in refs if isinstance(r, LazyRef)]
         if lazy:
@@ -1632,8 +1991,9 @@ class Analyzer:
             return self.extend(frame, join_all(tainted).only_traces(), Op("opaque", name))
         return EMPTY
 
-    def record_param_call(self, frame: Frame, node: cst.Call,
-                          args: list[tuple[cst.Arg, Val]]) -> None:
+    def record_param_call(
+        self, frame: Frame, node: cst.Call, args: list[tuple[cst.Arg, Val]]
+    ) -> None:
         if not isinstance(node.func, cst.Name) or frame.key.node is None:
             return
         val = frame.state.get(node.func.value)
@@ -1644,15 +2004,19 @@ class Analyzer:
                 calls = frame.summary.param_calls.setdefault(t.origin.name, [])
                 calls.append((frame.stmt, node, args))
 
-    def replay_param_calls(self, frame: Frame, node: cst.Call, key: FuncKey, summary: Summary,
-                           site: CallSite) -> None:
+    def replay_param_calls(
+        self, frame: Frame, node: cst.Call, key: FuncKey, summary: Summary, site: CallSite
+    ) -> None:
         """The callee calls a parameter that this call binds to a sink: a sink call here."""
         for pname, calls in summary.param_calls.items():
             actual = site.args.get(pname)
             if actual is None:
                 continue
-            refs = [x for r in actual.refs
-                    for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])]
+            refs = [
+                x
+                for r in actual.refs
+                for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])
+            ]
             for ref in refs:
                 if not isinstance(ref, SinkRef):
                     continue
@@ -1660,17 +2024,29 @@ class Analyzer:
                     lens = self.sink_argument(ref, inner_args)
                     if lens is None:
                         continue
-                    shown = self.arg_node_for(node, key, lens[0].value) \
-                        if isinstance(lens[0], cst.Name) else None
-                    sink_step = RawStep(key.mod, stmt, inner, "sink", IDENTITY,
-                                        f"sink ({ref.spec.keyword or 'argument'})")
-                    val = self.substitute(lens[1].then(sink_step), key, site, 0,
-                                          keep_unresolved=True)
-                    frame.summary.hits.append(SinkHit(ref.spec, frame.mod, frame.stmt, node,
-                                                      shown, val, frame.key))
+                    shown = (
+                        self.arg_node_for(node, key, lens[0].value)
+                        if isinstance(lens[0], cst.Name)
+                        else None
+                    )
+                    sink_step = RawStep(
+                        key.mod,
+                        stmt,
+                        inner,
+                        "sink",
+                        IDENTITY,
+                        f"sink ({ref.spec.keyword or 'argument'})",
+                    )
+                    val = self.substitute(
+                        lens[1].then(sink_step), key, site, 0, keep_unresolved=True
+                    )
+                    frame.summary.hits.append(
+                        SinkHit(ref.spec, frame.mod, frame.stmt, node, shown, val, frame.key)
+                    )
 
-    def sink_argument(self, ref: SinkRef, args: list[tuple[cst.Arg, Val]]
-                      ) -> tuple[cst.BaseExpression | None, Val] | None:
+    def sink_argument(
+        self, ref: SinkRef, args: list[tuple[cst.Arg, Val]]
+    ) -> tuple[cst.BaseExpression | None, Val] | None:
         """The argument carrying the lengths in a call of the sink ``ref``."""
         spec = ref.spec
         if ref.bound is not None:
@@ -1685,8 +2061,9 @@ class Analyzer:
         starred = [(a, v) for a, v in args if a.star]
         return (starred[0][0].value, starred[0][1]) if starred else None
 
-    def call_ref(self, frame: Frame, node: cst.Call, ref: Ref,
-                 args: list[tuple[cst.Arg, Val]]) -> Val | None:
+    def call_ref(
+        self, frame: Frame, node: cst.Call, ref: Ref, args: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
         if isinstance(ref, SinkRef):
             self.sink_hit(frame, node, ref, args)
             return EMPTY
@@ -1702,13 +2079,19 @@ class Analyzer:
         if isinstance(ref, InstRef) and isinstance(ref.cls, ClassInfo):
             call = ref.cls.methods.get("__call__")
             if call is not None:
-                return self.call_function(frame, node, FuncRef(self.func_key(ref.cls.module, call, ref.cls),
-                                                               Val((), [ref])), args)
+                return self.call_function(
+                    frame,
+                    node,
+                    FuncRef(self.func_key(ref.cls.module, call, ref.cls), Val((), [ref])),
+                    args,
+                )
         return None
 
-    def construct(self, frame: Frame, node: cst.Call, cls: ClassInfo,
-                  args: list[tuple[cst.Arg, Val]]) -> None:
+    def construct(
+        self, frame: Frame, node: cst.Call, cls: ClassInfo, args: list[tuple[cst.Arg, Val]]
+    ) -> None:
         """``Cls(...)``: record what the new instance's fields hold, for reads elsewhere."""
+
         def record(attr: str, val: Val) -> None:
             if val.traces or val.refs:  # refs: a field holding an object, or a callable
                 slot = f"{CTOR_PREFIX}{cls.name}.{attr}"
@@ -1718,40 +2101,64 @@ class Analyzer:
         init = cls.methods.get("__init__")
         if init is None:
             for field_name, arg_val in self.constructor_fields(frame, cls, node, args):
-                record(field_name, arg_val.then(self.step(frame, node, "flow", IDENTITY,
-                                                          f"{cls.name}({field_name}=...)")))
+                record(
+                    field_name,
+                    arg_val.then(
+                        self.step(frame, node, "flow", IDENTITY, f"{cls.name}({field_name}=...)")
+                    ),
+                )
             return
         ref = FuncRef(self.func_key(cls.module, init, cls), Val((), [InstRef(cls)]))
         self.call_function(frame, node, ref, args)
         bound = self.bind_args(ref.key, ref, args)
-        site = CallSite(ref.key, bound, RawStep(frame.mod, frame.stmt, node, "call", IDENTITY,
-                                                f"into {cls.name}.__init__"))
+        site = CallSite(
+            ref.key,
+            bound,
+            RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {cls.name}.__init__"),
+        )
         for attr, val in self.summary(ref.key).field_writes.items():
             if not attr.startswith(CTOR_PREFIX):
                 record(attr, self.substitute(val, ref.key, site, 0))
 
-    def sink_hit(self, frame: Frame, node: cst.Call, ref: SinkRef,
-                 args: list[tuple[cst.Arg, Val]]) -> None:
+    def sink_hit(
+        self, frame: Frame, node: cst.Call, ref: SinkRef, args: list[tuple[cst.Arg, Val]]
+    ) -> None:
         spec = ref.spec
         chosen = self.sink_argument(ref, args)
         if chosen is None:
             return
         arg_node, val = chosen
-        step = RawStep(frame.mod, frame.stmt, node, "sink", IDENTITY,
-                       f"sink ({spec.keyword or f'argument {spec.position}'})")
-        frame.summary.hits.append(SinkHit(spec, frame.mod, frame.stmt, node, arg_node,
-                                          val.then(step), frame.key))
+        step = RawStep(
+            frame.mod,
+            frame.stmt,
+            node,
+            "sink",
+            IDENTITY,
+            f"sink ({spec.keyword or f'argument {spec.position}'})",
+        )
+        frame.summary.hits.append(
+            SinkHit(spec, frame.mod, frame.stmt, node, arg_node, val.then(step), frame.key)
+        )
 
-    def bind_args(self, key: FuncKey, ref: FuncRef,
-                  args: list[tuple[cst.Arg, Val]]) -> dict[str, Val]:
+    def bind_args(
+        self, key: FuncKey, ref: FuncRef, args: list[tuple[cst.Arg, Val]]
+    ) -> dict[str, Val]:
         params = key.params()
         node = key.node
         bound: dict[str, Val] = {}
         names = [p.name.value for p in params]
         star = node.params.star_arg if node is not None else None
         star_name = star.name.value if isinstance(star, cst.Param) else None
-        kwstar = node.params.star_kwarg.name.value if node is not None and node.params.star_kwarg else None
-        positional_names = [p.name.value for p in (node.params.posonly_params + node.params.params)] if node else []
+        kwstar = (
+            node.params.star_kwarg.name.value
+            if node is not None and node.params.star_kwarg
+            else None
+        )
+        positional_names = (
+            [p.name.value for p in (node.params.posonly_params + node.params.params)]
+            if node
+            else []
+        )
         pos_vals: list[Val] = list(ref.bound)
         if key.is_method and ref.self_val is not None:
             pos_vals = [ref.self_val, *pos_vals]
@@ -1763,7 +2170,7 @@ class Analyzer:
         for name, v in zip(positional_names, pos_vals):
             bound[name] = v
         if star_name and len(pos_vals) > len(positional_names):
-            bound[star_name] = join_all(pos_vals[len(positional_names):])
+            bound[star_name] = join_all(pos_vals[len(positional_names) :])
         for kname, v in ref.bound_kw:
             bound[kname] = v
         for a, v in args:
@@ -1778,8 +2185,9 @@ class Analyzer:
                     bound[n] = bound.get(n, EMPTY).join(v)
         return bound
 
-    def call_function(self, frame: Frame, node: cst.Call, ref: FuncRef,
-                      args: list[tuple[cst.Arg, Val]]) -> Val:
+    def call_function(
+        self, frame: Frame, node: cst.Call, ref: FuncRef, args: list[tuple[cst.Arg, Val]]
+    ) -> Val:
         key = ref.key
         bound = self.bind_args(key, ref, args)
         call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
@@ -1796,11 +2204,20 @@ class Analyzer:
                 for hit in hits:
                     # Only what the caller passed: lengths made inside the callee are
                     # reported at the callee's own sink call.
-                    val = self.substitute(hit.val, key, site, 0, keep_unresolved=True,
-                                          params_only=True)
-                    frame.summary.hits.append(SinkHit(hit.spec, frame.mod, frame.stmt, node,
-                                                      self.arg_node_for(node, key, pname), val,
-                                                      frame.key))
+                    val = self.substitute(
+                        hit.val, key, site, 0, keep_unresolved=True, params_only=True
+                    )
+                    frame.summary.hits.append(
+                        SinkHit(
+                            hit.spec,
+                            frame.mod,
+                            frame.stmt,
+                            node,
+                            self.arg_node_for(node, key, pname),
+                            val,
+                            frame.key,
+                        )
+                    )
             # What the callee wrote into its arguments flows back into the caller's names.
             for pname, effect in summary.param_effects.items():
                 target = self.arg_node_for(node, key, pname)
@@ -1817,12 +2234,14 @@ class Analyzer:
         origin = CallOrigin(site)
         return Val([Trace(origin, ())], [PendingRef(origin)])
 
-    def call_lazy(self, frame: Frame, node: cst.Call, ref: LazyRef,
-                  args: list[tuple[cst.Arg, Val]]) -> Val:
+    def call_lazy(
+        self, frame: Frame, node: cst.Call, ref: LazyRef, args: list[tuple[cst.Arg, Val]]
+    ) -> Val:
         """A call into a module nobody has parsed: its result and its effects on the
         arguments stay placeholders until a path reaching a sink needs them."""
-        call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY,
-                            f"into {ref.qual.rsplit('.', 1)[-1]}")
+        call_step = RawStep(
+            frame.mod, frame.stmt, node, "call", IDENTITY, f"into {ref.qual.rsplit('.', 1)[-1]}"
+        )
         site = CallSite(None, {}, call_step, lazy=ref.qual, raw=args, bound=False, frame=frame)
         position = 0
         for a, v in args:
@@ -1830,8 +2249,13 @@ class Analyzer:
             if a.keyword is None:
                 position += 1
             if v.traces and not a.star and base_key(a.value) is not None:
-                self.write(frame, a.value, Val([Trace(EffectOrigin(site, which), ())]),
-                           strong=False, in_place=True)
+                self.write(
+                    frame,
+                    a.value,
+                    Val([Trace(EffectOrigin(site, which), ())]),
+                    strong=False,
+                    in_place=True,
+                )
         short = ref.qual.rsplit(".", 1)[-1]
         if short[:1].isupper():
             # Probably a constructor: its keyword arguments are the instance's fields.
@@ -1839,8 +2263,13 @@ class Analyzer:
                 if a.keyword is not None and (v.traces or v.refs):
                     slot = f"{CTOR_PREFIX}{short}.{a.keyword.value}"
                     prev = frame.summary.field_writes.get(slot, EMPTY)
-                    frame.summary.field_writes[slot] = prev.join(v.then(
-                        self.step(frame, node, "flow", IDENTITY, f"{short}({a.keyword.value}=...)")))
+                    frame.summary.field_writes[slot] = prev.join(
+                        v.then(
+                            self.step(
+                                frame, node, "flow", IDENTITY, f"{short}({a.keyword.value}=...)"
+                            )
+                        )
+                    )
             result = Val([Trace(CallOrigin(site), ())], [InstRef(ref.qual)])
         else:
             result = Val([Trace(CallOrigin(site), ())], [PendingRef(CallOrigin(site))])
@@ -1857,8 +2286,13 @@ class Analyzer:
         for ref in self.materialize(LazyRef(site.lazy or "")):
             if isinstance(ref, ClassRef):
                 init = ref.cls.methods.get("__init__")
-                ref = FuncRef(self.func_key(ref.cls.module, init, ref.cls),
-                              Val((), [InstRef(ref.cls)])) if init is not None else ref
+                ref = (
+                    FuncRef(
+                        self.func_key(ref.cls.module, init, ref.cls), Val((), [InstRef(ref.cls)])
+                    )
+                    if init is not None
+                    else ref
+                )
             if isinstance(ref, FuncRef):
                 site.callee = ref.key
                 site.args = self.bind_args(ref.key, ref, site.raw or [])
@@ -1903,8 +2337,9 @@ class Analyzer:
                 return positional[i].value
         return None
 
-    def call_lambda(self, frame: Frame, node: cst.Call, ref: LambdaRef,
-                    args: list[tuple[cst.Arg, Val]]) -> Val:
+    def call_lambda(
+        self, frame: Frame, node: cst.Call, ref: LambdaRef, args: list[tuple[cst.Arg, Val]]
+    ) -> Val:
         """Evaluate the lambda's body with the call's arguments; a sink it calls is reported
         at this call, its path going through the lambda's line."""
         scratch = Summary(ref.frame.key)
@@ -1921,15 +2356,19 @@ class Analyzer:
                 inner.state[a.keyword.value] = v
                 bound_nodes[a.keyword.value] = a.value
         result = self.eval(inner, ref.node.body)
-        call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY,
-                            f"into {dotted(node.func) or 'lambda'}")
+        call_step = RawStep(
+            frame.mod, frame.stmt, node, "call", IDENTITY, f"into {dotted(node.func) or 'lambda'}"
+        )
         for hit in scratch.hits:
-            traces = [Trace(t.origin, t.steps[:-1] + (call_step,) + t.steps[-1:])
-                      for t in hit.val.traces]
-            shown = bound_nodes.get(hit.arg_node.value) if isinstance(hit.arg_node, cst.Name) \
-                else None
-            frame.summary.hits.append(SinkHit(hit.spec, frame.mod, frame.stmt, node, shown,
-                                              Val(traces), frame.key))
+            traces = [
+                Trace(t.origin, t.steps[:-1] + (call_step,) + t.steps[-1:]) for t in hit.val.traces
+            ]
+            shown = (
+                bound_nodes.get(hit.arg_node.value) if isinstance(hit.arg_node, cst.Name) else None
+            )
+            frame.summary.hits.append(
+                SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key)
+            )
         return result
 
     # ------------------------------------------------------------------ library semantics
@@ -1950,8 +2389,14 @@ class Analyzer:
                 out.insert(index, found)
         return out
 
-    def clamp(self, frame: Frame, val: Val, low: cst.BaseExpression | None,
-              high: cst.BaseExpression | None, note: str) -> Val:
+    def clamp(
+        self,
+        frame: Frame,
+        val: Val,
+        low: cst.BaseExpression | None,
+        high: cst.BaseExpression | None,
+        note: str,
+    ) -> Val:
         out = val
         low = None if is_none(low) else low
         high = None if is_none(high) else high
@@ -1968,8 +2413,9 @@ class Analyzer:
         step = self.step(frame, None, role, op, note)
         return Val(t.then(step) for t in val.traces)
 
-    def external(self, frame: Frame, node: cst.Call, name: str,
-                 args: list[tuple[cst.Arg, Val]]) -> Val | None:
+    def external(
+        self, frame: Frame, node: cst.Call, name: str, args: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
         short = name.rsplit(".", 1)[-1]
         pos = self.positional(args)
         names = self.names
@@ -1984,17 +2430,28 @@ class Analyzer:
             if name == "math.ceil" and pos and isinstance(pos[0][0].value, cst.BinaryOperation):
                 div = pos[0][0].value
                 inner = self.eval(frame, div.left)
-                return self.extend(frame, inner, Op("ceildiv", self.operand(frame, div.right)), "ceil division")
+                return self.extend(
+                    frame, inner, Op("ceildiv", self.operand(frame, div.right)), "ceil division"
+                )
             if len(pos) >= 2:
-                return self.extend(frame, pos[0][1], Op("ceildiv", self.operand(frame, pos[1][0].value)),
-                                   "ceil division")
+                return self.extend(
+                    frame,
+                    pos[0][1],
+                    Op("ceildiv", self.operand(frame, pos[1][0].value)),
+                    "ceil division",
+                )
             return EMPTY
         if name in ("int", "math.floor", "math.trunc") and pos:
             inner = pos[0][0].value
             if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
                 val = self.eval(frame, inner.left)
-                return self.source(frame, val, Op("floordiv", self.operand(frame, inner.right)), inner.left,
-                                   note="floor division")
+                return self.source(
+                    frame,
+                    val,
+                    Op("floordiv", self.operand(frame, inner.right)),
+                    inner.left,
+                    note="floor division",
+                )
             return pos[0][1]
         if name in names.get("floor_division", ()):
             return self.external_division(frame, node, name, args)
@@ -2032,10 +2489,24 @@ class Analyzer:
                 return Val((), self.lookup_qualified(frame.mod, target))
             return EMPTY
         if name == "functools.partial" and pos:
-            return self.partial(frame, node, pos[0][1], pos[1:],
-                                [(a, v) for a, v in args if a.keyword])
-        if name in ("torch.diff", "torch.cumsum", "torch.sum", "len", "isinstance", "print",
-                    "torch.numel", "torch.max", "torch.min", "range", "sum", "any", "all"):
+            return self.partial(
+                frame, node, pos[0][1], pos[1:], [(a, v) for a, v in args if a.keyword]
+            )
+        if name in (
+            "torch.diff",
+            "torch.cumsum",
+            "torch.sum",
+            "len",
+            "isinstance",
+            "print",
+            "torch.numel",
+            "torch.max",
+            "torch.min",
+            "range",
+            "sum",
+            "any",
+            "all",
+        ):
             self.out_target(frame, node, args, EMPTY)
             return EMPTY
         if name.startswith(("torch.", "numpy.", "math.", "triton.")) or name in BUILTIN_NAMES:
@@ -2061,7 +2532,7 @@ class Analyzer:
                 v1 = EMPTY  # a constant bound: torch.maximum(x, torch.ones_like(x))
             elif isinstance(self.operand(frame, a0.value), int):
                 v0 = EMPTY
-            value, bound = ((v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value))
+            value, bound = (v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value)
             if bound is not None and not (v0.traces and v1.traces):
                 if upper:
                     return self.clamp(frame, value, None, bound, name)
@@ -2069,27 +2540,35 @@ class Analyzer:
             return self.extend(frame, v0.join(v1).only_traces(), Op("opaque", name))
         return join_all(v for _, v in pos).only_traces() if len(pos) > 2 else EMPTY
 
-    def external_division(self, frame: Frame, node: cst.Call, name: str,
-                          args: list[tuple[cst.Arg, Val]]) -> Val:
+    def external_division(
+        self, frame: Frame, node: cst.Call, name: str, args: list[tuple[cst.Arg, Val]]
+    ) -> Val:
         pos = self.positional(args)
         if len(pos) < 2:
             return EMPTY
         mode = self.kwarg(args, "rounding_mode")
         mode_text = string_value(mode[0].value) if mode else None
-        is_floor = (name.endswith(("floor_divide", "bitwise_right_shift"))
-                    or mode_text in ("floor", "trunc"))
+        is_floor = name.endswith(("floor_divide", "bitwise_right_shift")) or mode_text in (
+            "floor",
+            "trunc",
+        )
         kind = "rshift" if name.endswith("right_shift") else "floordiv"
         if not is_floor:
             result = self.extend(frame, pos[0][1].only_traces(), Op("opaque", "true division"))
         else:
-            result = self.source(frame, pos[0][1], Op(kind, self.operand(frame, pos[1][0].value)),
-                                 pos[0][0].value, note=f"{name}(rounding_mode={mode_text!r})"
-                                 if mode_text else name)
+            result = self.source(
+                frame,
+                pos[0][1],
+                Op(kind, self.operand(frame, pos[1][0].value)),
+                pos[0][0].value,
+                note=f"{name}(rounding_mode={mode_text!r})" if mode_text else name,
+            )
         self.out_target(frame, node, args, result)
         return result
 
-    def out_target(self, frame: Frame, node: cst.Call, args: list[tuple[cst.Arg, Val]],
-                   val: Val) -> None:
+    def out_target(
+        self, frame: Frame, node: cst.Call, args: list[tuple[cst.Arg, Val]], val: Val
+    ) -> None:
         """``out=`` writes the result into a buffer (a view of an attribute taints it)."""
         out = self.kwarg(args, "out")
         if out is None:
@@ -2097,15 +2576,26 @@ class Analyzer:
         target = out[0].value
         if base_key(target) is not None:
             # out=x overwrites all of x; out=buf[:n] or a view writes part of a buffer.
-            self.write(frame, target, val.then(self.step(frame, None, "flow", IDENTITY, "out=")),
-                       strong=dotted(target) is not None, in_place=True)
+            self.write(
+                frame,
+                target,
+                val.then(self.step(frame, None, "flow", IDENTITY, "out=")),
+                strong=dotted(target) is not None,
+                in_place=True,
+            )
 
     def zero_source(self, frame: Frame, note: str) -> Val:
         step = self.step(frame, None, "source", Op("fill_zero"), note)
         return Val([Trace(None, (step,))])
 
-    def partial(self, frame: Frame, node: cst.Call, fn: Val, pos: list[tuple[cst.Arg, Val]],
-                kws: list[tuple[cst.Arg, Val]]) -> Val:
+    def partial(
+        self,
+        frame: Frame,
+        node: cst.Call,
+        fn: Val,
+        pos: list[tuple[cst.Arg, Val]],
+        kws: list[tuple[cst.Arg, Val]],
+    ) -> Val:
         """``functools.partial(f, ...)``: a callable with arguments bound. Lengths bound into
         a sink are reported here, where a clamp would go."""
         refs: list[Ref] = []
@@ -2125,22 +2615,43 @@ class Analyzer:
                     if lens is None:
                         refs.append(c)
                         continue
-                    step = RawStep(frame.mod, frame.stmt, node, "sink", IDENTITY,
-                                   f"sink ({c.spec.keyword or 'argument'}), bound by partial")
-                    frame.summary.hits.append(SinkHit(c.spec, frame.mod, frame.stmt, node,
-                                                      lens[0].value, lens[1].then(step),
-                                                      frame.key))
+                    step = RawStep(
+                        frame.mod,
+                        frame.stmt,
+                        node,
+                        "sink",
+                        IDENTITY,
+                        f"sink ({c.spec.keyword or 'argument'}), bound by partial",
+                    )
+                    frame.summary.hits.append(
+                        SinkHit(
+                            c.spec,
+                            frame.mod,
+                            frame.stmt,
+                            node,
+                            lens[0].value,
+                            lens[1].then(step),
+                            frame.key,
+                        )
+                    )
                     refs.append(SinkRef(c.spec, EMPTY))
                 elif isinstance(c, FuncRef):
-                    refs.append(FuncRef(c.key, c.self_val, c.bound + tuple(v for _, v in pos),
-                                        c.bound_kw + tuple((a.keyword.value, v) for a, v in kws
-                                                           if a.keyword is not None)))
+                    refs.append(
+                        FuncRef(
+                            c.key,
+                            c.self_val,
+                            c.bound + tuple(v for _, v in pos),
+                            c.bound_kw
+                            + tuple((a.keyword.value, v) for a, v in kws if a.keyword is not None),
+                        )
+                    )
                 else:
                     refs.append(c)
         return Val((), refs)
 
-    def tensor_method(self, frame: Frame, node: cst.Call, method: str, recv: Val,
-                      args: list[tuple[cst.Arg, Val]]) -> Val | None:
+    def tensor_method(
+        self, frame: Frame, node: cst.Call, method: str, recv: Val, args: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
         names = self.names
         pos = self.positional(args)
         target = node.func.value if isinstance(node.func, cst.Attribute) else None
@@ -2161,8 +2672,13 @@ class Analyzer:
             if method.startswith("floor_divide") or mode_text in ("floor", "trunc"):
                 if not pos:
                     return recv.only_traces()
-                result = self.source(frame, recv, Op("floordiv", self.operand(frame, pos[0][0].value)),
-                                     target, note=f".{method}()")
+                result = self.source(
+                    frame,
+                    recv,
+                    Op("floordiv", self.operand(frame, pos[0][0].value)),
+                    target,
+                    note=f".{method}()",
+                )
             else:
                 result = self.extend(frame, recv.only_traces(), Op("opaque", "true division"))
             if method.endswith("_") and target is not None:
@@ -2171,9 +2687,13 @@ class Analyzer:
             return result
         if method in ("zero_",) or (method == "fill_" and pos and is_zero(pos[0][0].value)):
             if target is not None:
-                self.zero_fill(frame, target) if isinstance(target, cst.Subscript) else \
-                    self.write(frame, target, self.zero_source(frame, f".{method}()"), strong=False,
-                               in_place=True)
+                self.zero_fill(frame, target) if isinstance(target, cst.Subscript) else self.write(
+                    frame,
+                    target,
+                    self.zero_source(frame, f".{method}()"),
+                    strong=False,
+                    in_place=True,
+                )
                 return self.eval(frame, target)
             return self.zero_source(frame, f".{method}()")
         if method in names.get("zero_alloc_methods", ()):
@@ -2198,10 +2718,15 @@ class Analyzer:
                     other = pos[0][1] if pos else EMPTY
                     if not recv.traces and not other.traces:
                         return EMPTY
-                    result = self.extend(frame, Val(recv.traces | other.traces), Op("opaque", method))
+                    result = self.extend(
+                        frame, Val(recv.traces | other.traces), Op("opaque", method)
+                    )
                 else:
-                    result = self.extend(frame, recv, Op("mul", k) if kind == "mul"
-                                         else Op("add", k if kind == "add" else -k))
+                    result = self.extend(
+                        frame,
+                        recv,
+                        Op("mul", k) if kind == "mul" else Op("add", k if kind == "add" else -k),
+                    )
             if method.endswith("_") and target is not None:
                 self.write(frame, target, result, strong=dotted(target) is not None, in_place=True)
             return result
@@ -2233,10 +2758,27 @@ class Analyzer:
         while True:
             if isinstance(node, cst.Subscript):
                 node = node.value
-            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
-                    node.func.attr.value in ("view", "unsqueeze", "squeeze", "reshape", "flatten",
-                                             "narrow", "expand", "view_as", "select", "t",
-                                             "transpose", "permute", "unflatten", "as_strided"):
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value
+                in (
+                    "view",
+                    "unsqueeze",
+                    "squeeze",
+                    "reshape",
+                    "flatten",
+                    "narrow",
+                    "expand",
+                    "view_as",
+                    "select",
+                    "t",
+                    "transpose",
+                    "permute",
+                    "unflatten",
+                    "as_strided",
+                )
+            ):
                 node = node.func.value
             else:
                 break
@@ -2321,7 +2863,7 @@ class Analyzer:
             return False
         if f"self.{attr}" in text or "cls(" in text:
             return True
-        short = f'{qual.rsplit(".", 1)[-1]}('
+        short = f"{qual.rsplit('.', 1)[-1]}("
         return any(short in (self.project.text(p) or "") for p in self.project.files)
 
     def field_values(self, cls_or_name: ClassInfo | str, attr: str) -> list[Val]:
@@ -2410,8 +2952,9 @@ class Analyzer:
         """A callee that turned out not to be analysable: what went in may come back."""
         if isinstance(origin, EffectOrigin):
             return []
-        step = RawStep(site.step.mod, site.step.stmt, site.step.node, "flow",
-                       Op("opaque", site.lazy or "call"))
+        step = RawStep(
+            site.step.mod, site.step.stmt, site.step.node, "flow", Op("opaque", site.lazy or "call")
+        )
         out = []
         for _, v in site.raw or []:
             for t in self.resolve(v):
@@ -2421,8 +2964,16 @@ class Analyzer:
     def drop_params(self, val: Val) -> Val:
         return Val((t for t in val.traces if not isinstance(t.origin, ParamOrigin)), val.refs)
 
-    def substitute(self, val: Val, callee: FuncKey, site: CallSite, depth: int,
-                   *, keep_unresolved: bool = False, params_only: bool = False) -> Val:
+    def substitute(
+        self,
+        val: Val,
+        callee: FuncKey,
+        site: CallSite,
+        depth: int,
+        *,
+        keep_unresolved: bool = False,
+        params_only: bool = False,
+    ) -> Val:
         """Replace the callee's parameter placeholders by the caller's argument values."""
         out: list[Trace] = []
         for t in val.traces:
@@ -2474,8 +3025,11 @@ class Analyzer:
             summary = self.summary(site.callee)
             if isinstance(origin, CallOrigin):
                 produced = summary.returns
-                if origin.index is not None and summary.return_elements is not None and \
-                        origin.index < len(summary.return_elements):
+                if (
+                    origin.index is not None
+                    and summary.return_elements is not None
+                    and origin.index < len(summary.return_elements)
+                ):
                     produced = summary.return_elements[origin.index]
             else:
                 param = origin.param
@@ -2515,7 +3069,8 @@ class Analyzer:
 def is_object_read(trace: Trace) -> bool:
     """A field read that only moved (no arithmetic): it may hold an object with fields."""
     return isinstance(trace.origin, (FieldOrigin, AttrOrigin)) and all(
-        s.op is IDENTITY for s in trace.steps)
+        s.op is IDENTITY for s in trace.steps
+    )
 
 
 def _holds_sink(val: Val) -> bool:

@@ -5,19 +5,40 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from zerolint.model import Diagnostic
 
 # Folders that never hold code to lint.
-SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".bzr", "__pycache__", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".zerolint_cache", ".tox", ".nox", ".venv", "venv", ".eggs",
-    "node_modules", "build", "dist", "_build", "buck-out", ".hypothesis", ".direnv",
-    "__pypackages__", "site-packages",
-})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".zerolint_cache",
+        ".tox",
+        ".nox",
+        ".venv",
+        "venv",
+        ".eggs",
+        "node_modules",
+        "build",
+        "dist",
+        "_build",
+        "buck-out",
+        ".hypothesis",
+        ".direnv",
+        "__pypackages__",
+        "site-packages",
+    }
+)
 PY_SUFFIXES = (".py", ".pyi")
 
 
@@ -89,7 +110,8 @@ def _walk(folder: Path, exclude: Sequence[str], root: Path | None, out: Discover
                 regular = stat.S_ISREG(os.stat(path).st_mode)
             except OSError as exc:
                 out.diagnostics.append(
-                    Diagnostic("ZL902", str(path), f"cannot read: {exc.strerror or exc}"))
+                    Diagnostic("ZL902", str(path), f"cannot read: {exc.strerror or exc}")
+                )
                 continue
             if not regular:  # a FIFO would block the run forever
                 out.diagnostics.append(Diagnostic("ZL902", str(path), "not a regular file"))
@@ -103,11 +125,17 @@ def _walk_error(out: Discovered):
         out.diagnostics.append(
             Diagnostic("ZL902", str(name), f"cannot read directory: {exc.strerror or exc}")
         )
+
     return record
 
 
-def discover(paths: Iterable[Path], exclude: Sequence[str] = (), root: Path | None = None,
-             *, force_exclude: bool = False) -> Discovered:
+def discover(
+    paths: Iterable[Path],
+    exclude: Sequence[str] = (),
+    root: Path | None = None,
+    *,
+    force_exclude: bool = False,
+) -> Discovered:
     """Every Python file under ``paths`` in a stable order, plus a diagnostic per bad path.
 
     A file named explicitly is checked even if excluded (as Ruff does), unless

@@ -11,21 +11,21 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 
 from zerolint.config import Settings, load_settings
-from zerolint.dataflow import Analyzer, RawStep, SinkHit, Trace, Val
+from zerolint.dataflow import Analyzer, SinkHit, Trace, Val
 from zerolint.discovery import discover
 from zerolint.model import Diagnostic, Finding, Flow, Report, Step, Verdict
 from zerolint.project import ModuleInfo, Project
 from zerolint.rules import Rule
 
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
-IGNORE = re.compile(r"#\s*zerolint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+IGNORE = re.compile(r"#\s*zerolint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -41,7 +41,9 @@ class Outcome:
 def mention_pattern(names: Iterable[str]) -> re.Pattern[str]:
     """A name used as code: not inside `backticks` (docs) and not on a comment line."""
     alternatives = "|".join(sorted(map(re.escape, names)))
-    return re.compile(r"^(?![ \t]*#)[^\n]*?(?<![`\w])(?:" + alternatives + r")(?![`\w])", re.M)
+    return re.compile(
+        r"^(?![ \t]*#)[^\n]*?(?<![`\w])(?:" + alternatives + r")(?![`\w])", re.MULTILINE
+    )
 
 
 def mentions(text: str, names: Iterable[str], pattern: re.Pattern[str]) -> bool:
@@ -63,20 +65,31 @@ class Engine:
         names |= {s.function for s in self.settings.extra_sinks}
         return names
 
-    def check(self, paths: Sequence[Path], *, force_exclude: bool = False,
-              overrides: dict[Path, str] | None = None) -> Report:
+    def check(
+        self,
+        paths: Sequence[Path],
+        *,
+        force_exclude: bool = False,
+        overrides: dict[Path, str] | None = None,
+    ) -> Report:
         """Check ``paths`` (files or folders); ``overrides`` maps a file to the text to
         analyse instead of its contents (used to re-check a fix before it is written)."""
-        found = discover(paths, self.settings.exclude, self.settings.root,
-                         force_exclude=force_exclude)
+        found = discover(
+            paths, self.settings.exclude, self.settings.root, force_exclude=force_exclude
+        )
         report = self.run(found.files, overrides=overrides).report
         report.diagnostics = list(found.diagnostics) + report.diagnostics
         report.sort()
         return report
 
-    def run(self, files: Sequence[Path], *, skip: set[Path] | None = None,
-            on_file: Callable[[int, int], None] | None = None,
-            overrides: dict[Path, str] | None = None) -> "Outcome":
+    def run(
+        self,
+        files: Sequence[Path],
+        *,
+        skip: set[Path] | None = None,
+        on_file: Callable[[int, int], None] | None = None,
+        overrides: dict[Path, str] | None = None,
+    ) -> Outcome:
         """Analyse ``files``. Files in ``skip`` are known (from the cache) not to mention any
         sink name, and are not read unless the set of names grows."""
         project = Project(files)
@@ -85,9 +98,13 @@ class Engine:
         outcome = Outcome(report=Report(files_checked=len(files)), display={})
         if not self.rules:
             return outcome
-        analyzer = Analyzer(project, self.rules, extra_sinks=self.settings.extra_sinks,
-                            extra_sanitizers=self.settings.extra_sanitizers,
-                            whole_program=self.settings.whole_program)
+        analyzer = Analyzer(
+            project,
+            self.rules,
+            extra_sinks=self.settings.extra_sinks,
+            extra_sanitizers=self.settings.extra_sanitizers,
+            whole_program=self.settings.whole_program,
+        )
         clock = time.perf_counter()
         modules, candidates = self.analyse(project, analyzer, on_file, skip or set())
         self.stats["index"] = time.perf_counter() - clock
@@ -112,9 +129,13 @@ class Engine:
 
     # ------------------------------------------------------------------ analysis
 
-    def analyse(self, project: Project, analyzer: Analyzer,
-                on_file: Callable[[int, int], None] | None,
-                skip: set[Path]) -> tuple[list[ModuleInfo], set[Path]]:
+    def analyse(
+        self,
+        project: Project,
+        analyzer: Analyzer,
+        on_file: Callable[[int, int], None] | None,
+        skip: set[Path],
+    ) -> tuple[list[ModuleInfo], set[Path]]:
         """Find candidate modules and interpret them, growing the set while new wrappers of a
         sink are discovered (a wrapper's callers mention the wrapper, not the sink)."""
         base_names = self.sink_names()
@@ -192,22 +213,31 @@ class Engine:
     def make_finding(self, hit: SinkHit, traces: list[Trace]) -> Finding:
         """A finding whose paths are judged one by one: the verdict is the worst, and each
         place where lengths became zero-able is shown by its worst path."""
-        from zerolint import smt  # z3 is imported only when there is something to prove
 
         rule = self.rule_for(hit)
-        span = hit.mod.positions().call(hit.stmt, hit.call) or \
-            hit.mod.positions().statement(hit.stmt) or (0, 0, 0, 0)
+        span = (
+            hit.mod.positions().call(hit.stmt, hit.call)
+            or hit.mod.positions().statement(hit.stmt)
+            or (0, 0, 0, 0)
+        )
         expr = hit.mod.code(hit.arg_node) if hit.arg_node is not None else "the lengths"
         argument = f"`{hit.spec.keyword}`" if hit.spec.keyword else f"argument {hit.spec.position}"
         message = rule.message.format(expr=expr, sink=hit.spec.function, argument=argument)
         clock = time.perf_counter()
         shown = self.worst_paths(traces)
         self.stats["judge"] = self.stats.get("judge", 0.0) + time.perf_counter() - clock
-        finding = Finding(code=rule.code, path=hit.mod.display, line=span[0], col=span[1] + 1,
-                          message=message, sink=hit.spec.function,
-                          argument=hit.spec.keyword or str(hit.spec.position),
-                          flows=[flow for flow, _, _ in shown],
-                          end_line=span[2], end_col=span[3] + 1)
+        finding = Finding(
+            code=rule.code,
+            path=hit.mod.display,
+            line=span[0],
+            col=span[1] + 1,
+            message=message,
+            sink=hit.spec.function,
+            argument=hit.spec.keyword or str(hit.spec.position),
+            flows=[flow for flow, _, _ in shown],
+            end_line=span[2],
+            end_col=span[3] + 1,
+        )
         worst = max(range(len(shown)), key=lambda i: (SEVERITY[shown[i][2].status], -i))
         finding.verdict = dataclasses.replace(shown[worst][2], flow_index=worst)
         if finding.verdict.status == "safe":
@@ -229,8 +259,9 @@ class Engine:
             groups.setdefault(key, []).append(t)
         chosen = []
         for members in groups.values():
-            candidates = sorted(((to_flow(t), t) for t in set(members)),
-                                key=lambda ft: display_rank(*ft))
+            candidates = sorted(
+                ((to_flow(t), t) for t in set(members)), key=lambda ft: display_rank(*ft)
+            )
             best: tuple[Flow, Trace, Verdict] | None = None
             for flow, trace in candidates:
                 verdict = smt.judge_flow(flow, ratios=self.ratios_for(flow))
@@ -254,8 +285,11 @@ class Engine:
         """``compress-ratios`` from the configuration, applied to every divisor symbol."""
         if not self.settings.compress_ratios:
             return None
-        symbols = {op.arg for op in flow.ops
-                   if op.kind in ("floordiv", "ceildiv", "rshift") and isinstance(op.arg, str)}
+        symbols = {
+            op.arg
+            for op in flow.ops
+            if op.kind in ("floordiv", "ceildiv", "rshift") and isinstance(op.arg, str)
+        }
         return {s: self.settings.compress_ratios for s in symbols} or None
 
     def suppress(self, report: Report, project: Project) -> None:
@@ -277,7 +311,7 @@ class Engine:
         kept = []
         for f in report.findings:
             text = lines(f.path)
-            window = text[max(0, f.line - 1): max(f.line, f.end_line)]
+            window = text[max(0, f.line - 1) : max(f.line, f.end_line)]
             if not any(suppressed(line, f.code) for line in window):
                 kept.append(f)
         report.findings = kept
@@ -341,8 +375,17 @@ def to_flow(trace: Trace) -> Flow:
         else:
             span = pos.statement(raw.stmt)
         line, col = (span[0], span[1] + 1) if span else (0, 0)
-        steps.append(Step(path=raw.mod.display, line=line, col=col, code=raw.mod.code(raw.stmt),
-                          role=raw.role, op=raw.op, note=raw.note))  # type: ignore[arg-type]
+        steps.append(
+            Step(
+                path=raw.mod.display,
+                line=line,
+                col=col,
+                code=raw.mod.code(raw.stmt),
+                role=raw.role,
+                op=raw.op,
+                note=raw.note,
+            )
+        )  # type: ignore[arg-type]
     return Flow(tuple(steps))
 
 
@@ -357,4 +400,4 @@ def check_paths(paths: Sequence[str | Path], settings: Settings | None = None) -
     return Engine(settings).check(resolved)
 
 
-__all__ = ["Engine", "check_paths", "Diagnostic"]
+__all__ = ["Diagnostic", "Engine", "check_paths"]

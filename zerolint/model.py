@@ -7,11 +7,11 @@ the same objects, so what a user reads in text, JSON or SARIF is one path.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 # An operand that the SMT model understands: an integer literal, or a symbol such as
 # ``self.compress_ratio`` whose range comes from configuration.
-Operand = Union[int, str]
+Operand = int | str
 
 
 @dataclass(frozen=True, slots=True)

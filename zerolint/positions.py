@@ -12,16 +12,28 @@ the slow, exact PositionProvider is used instead.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import libcst as cst
 
 Span = tuple[int, int, int, int]  # line (1-based), col (0-based chars), end_line, end_col
 
 _SMALL = (
-    cst.Expr, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Return, cst.Raise, cst.Assert,
-    cst.Import, cst.ImportFrom, cst.Pass, cst.Break, cst.Continue, cst.Del, cst.Global,
+    cst.Expr,
+    cst.Assign,
+    cst.AugAssign,
+    cst.AnnAssign,
+    cst.Return,
+    cst.Raise,
+    cst.Assert,
+    cst.Import,
+    cst.ImportFrom,
+    cst.Pass,
+    cst.Break,
+    cst.Continue,
+    cst.Del,
+    cst.Global,
     cst.Nonlocal,
 )
 
@@ -37,7 +49,7 @@ def _cst_stmts(stmts) -> Iterator[cst.CSTNode]:
         if isinstance(stmt, cst.SimpleStatementLine):
             yield from stmt.body
             continue
-        if isinstance(stmt, _SMALL) or isinstance(stmt, cst.BaseSmallStatement):
+        if isinstance(stmt, (*_SMALL, cst.BaseSmallStatement)):
             yield stmt
             continue
         yield stmt
@@ -68,17 +80,14 @@ def _cst_children(stmt: cst.CSTNode) -> Iterator[cst.CSTNode]:
     elif isinstance(stmt, cst.Match):
         for case in stmt.cases:
             yield from _cst_block(case.body)
-    elif hasattr(stmt, "body") and isinstance(getattr(stmt, "body"), cst.BaseSuite):
+    elif hasattr(stmt, "body") and isinstance(stmt.body, cst.BaseSuite):
         yield from _cst_block(stmt.body)
 
 
 def _ast_stmts(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
     for stmt in stmts:
         yield stmt
-        if isinstance(stmt, ast.If):
-            yield from _ast_stmts(stmt.body)
-            yield from _ast_stmts(stmt.orelse)
-        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
             yield from _ast_stmts(stmt.body)
             yield from _ast_stmts(stmt.orelse)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
@@ -90,21 +99,36 @@ def _ast_stmts(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
         elif isinstance(stmt, ast.Match):
             for case in stmt.cases:
                 yield from _ast_stmts(case.body)
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                               ast.With, ast.AsyncWith)):
+        elif isinstance(
+            stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith)
+        ):
             yield from _ast_stmts(stmt.body)
 
 
 _PAIRS: dict[type, tuple[type, ...]] = {
-    cst.Expr: (ast.Expr,), cst.Assign: (ast.Assign,), cst.AugAssign: (ast.AugAssign,),
-    cst.AnnAssign: (ast.AnnAssign,), cst.Return: (ast.Return,), cst.Raise: (ast.Raise,),
-    cst.Assert: (ast.Assert,), cst.Import: (ast.Import,), cst.ImportFrom: (ast.ImportFrom,),
-    cst.Pass: (ast.Pass,), cst.Break: (ast.Break,), cst.Continue: (ast.Continue,),
-    cst.Del: (ast.Delete,), cst.Global: (ast.Global,), cst.Nonlocal: (ast.Nonlocal,),
-    cst.If: (ast.If,), cst.For: (ast.For, ast.AsyncFor), cst.While: (ast.While,),
+    cst.Expr: (ast.Expr,),
+    cst.Assign: (ast.Assign,),
+    cst.AugAssign: (ast.AugAssign,),
+    cst.AnnAssign: (ast.AnnAssign,),
+    cst.Return: (ast.Return,),
+    cst.Raise: (ast.Raise,),
+    cst.Assert: (ast.Assert,),
+    cst.Import: (ast.Import,),
+    cst.ImportFrom: (ast.ImportFrom,),
+    cst.Pass: (ast.Pass,),
+    cst.Break: (ast.Break,),
+    cst.Continue: (ast.Continue,),
+    cst.Del: (ast.Delete,),
+    cst.Global: (ast.Global,),
+    cst.Nonlocal: (ast.Nonlocal,),
+    cst.If: (ast.If,),
+    cst.For: (ast.For, ast.AsyncFor),
+    cst.While: (ast.While,),
     cst.With: (ast.With, ast.AsyncWith),
-    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef), cst.ClassDef: (ast.ClassDef,),
-    cst.Try: (ast.Try,), cst.Match: (ast.Match,),
+    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef),
+    cst.ClassDef: (ast.ClassDef,),
+    cst.Try: (ast.Try,),
+    cst.Match: (ast.Match,),
 }
 
 
@@ -125,8 +149,12 @@ class PositionIndex:
 
     def _span(self, node: ast.AST) -> Span:
         line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-        return (line, self._char_col(line, node.col_offset),  # type: ignore[attr-defined]
-                end_line, self._char_col(end_line, node.end_col_offset or 0))  # type: ignore[attr-defined]
+        return (
+            line,
+            self._char_col(line, node.col_offset),  # type: ignore[attr-defined]
+            end_line,
+            self._char_col(end_line, node.end_col_offset or 0),
+        )  # type: ignore[attr-defined]
 
     def statement(self, stmt: cst.CSTNode) -> Span | None:
         if self.exact is not None:
@@ -144,10 +172,18 @@ class PositionIndex:
         pair = self.calls.get(id(stmt))
         if pair is None:
             ast_calls = sorted(
-                (n for part in _ast_header(found) for n in ast.walk(part)
-                 if isinstance(n, ast.Call)),
-                key=lambda n: (n.lineno, n.col_offset, -(n.end_lineno or 0),
-                               -(n.end_col_offset or 0)),
+                (
+                    n
+                    for part in _ast_header(found)
+                    for n in ast.walk(part)
+                    if isinstance(n, ast.Call)
+                ),
+                key=lambda n: (
+                    n.lineno,
+                    n.col_offset,
+                    -(n.end_lineno or 0),
+                    -(n.end_col_offset or 0),
+                ),
             )
             pair = self.calls[id(stmt)] = (_cst_calls(stmt), ast_calls)
         cst_calls, ast_calls = pair

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 # Below this many files a fork costs more than it saves.
 MIN_FILES = 200
@@ -21,8 +21,9 @@ def mentions_any(data: bytes, needles: Sequence[bytes]) -> bool:
     return any(n in data for n in needles)
 
 
-def prescan(files: Sequence[Path], names: set[str], meanwhile: Callable[[], None]
-            ) -> tuple[set[Path], set[Path]] | None:
+def prescan(
+    files: Sequence[Path], names: set[str], meanwhile: Callable[[], None]
+) -> tuple[set[Path], set[Path]] | None:
     """(files whose bytes mention one of ``names``, files that could not be read or are
     not plain UTF-8 text), computed in a child process while ``meanwhile()`` runs here.
 
@@ -81,7 +82,7 @@ def _scan(files: Sequence[Path], needles: Sequence[bytes]) -> tuple[list[int], l
     return hits, bad
 
 
-__all__ = ["prescan", "MIN_FILES"]
+__all__ = ["MIN_FILES", "prescan"]
 
 if __name__ == "__main__":  # pragma: no cover - a manual check: python -m zerolint.prescan DIR
     found = sorted(Path(sys.argv[1]).rglob("*.py"))

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 import libcst as cst
 
@@ -37,7 +37,7 @@ class ClassInfo:
     name: str
     qualname: str
     node: cst.ClassDef
-    module: "ModuleInfo"
+    module: ModuleInfo
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     bases: list[cst.BaseExpression] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)  # annotated class-level names, in order
@@ -126,16 +126,21 @@ def read_source(path: Path, display: Callable[[], str]) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise BadInput(Diagnostic("ZL902", display(), f"cannot read: {exc.strerror or exc}")) \
-            from None
+        raise BadInput(
+            Diagnostic("ZL902", display(), f"cannot read: {exc.strerror or exc}")
+        ) from None
     if b"\x00" in data:
         raise BadInput(Diagnostic("ZL904", display(), "contains a NUL byte; not Python source"))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise BadInput(Diagnostic(
-            "ZL903", display(), f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        )) from None
+        raise BadInput(
+            Diagnostic(
+                "ZL903",
+                display(),
+                f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            )
+        ) from None
     return text
 
 
@@ -158,18 +163,23 @@ def parse_module(name: str, path: Path, display: str, text: str) -> ModuleInfo:
         tree = ast.parse(text, filename=display)
     except SyntaxError as exc:
         msg = exc.msg or "invalid syntax"
-        raise BadInput(Diagnostic("ZL901", display, f"syntax error: {msg}",
-                                  exc.lineno or 0, exc.offset or 0)) from None
+        raise BadInput(
+            Diagnostic("ZL901", display, f"syntax error: {msg}", exc.lineno or 0, exc.offset or 0)
+        ) from None
     except (RecursionError, MemoryError):
         raise BadInput(Diagnostic("ZL905", display, "nested too deeply to parse")) from None
     if _nesting_depth_exceeds(text, MAX_NESTING):
-        raise BadInput(Diagnostic("ZL905", display,
-                                  f"more than {MAX_NESTING} nested brackets; not analysed"))
+        raise BadInput(
+            Diagnostic("ZL905", display, f"more than {MAX_NESTING} nested brackets; not analysed")
+        )
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        raise BadInput(Diagnostic("ZL901", display, f"syntax error: {exc.message}",
-                                  exc.raw_line, exc.raw_column)) from None
+        raise BadInput(
+            Diagnostic(
+                "ZL901", display, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column
+            )
+        ) from None
     except RecursionError:
         raise BadInput(Diagnostic("ZL905", display, "nested too deeply to parse")) from None
     info = ModuleInfo(name=name, path=path, display=display, text=text, module=module, tree=tree)
@@ -196,7 +206,9 @@ def resolve_relative(package: str, level: int, module: str | None) -> str:
     return base
 
 
-def record_import(info: ModuleInfo, node: cst.Import | cst.ImportFrom, table: dict[str, str]) -> None:
+def record_import(
+    info: ModuleInfo, node: cst.Import | cst.ImportFrom, table: dict[str, str]
+) -> None:
     if isinstance(node, cst.Import):
         for alias in node.names:
             full = _dotted(alias.name) or ""
@@ -283,8 +295,13 @@ def _index_small(info: ModuleInfo, small: cst.CSTNode, depth: int, owner: ClassI
 
 def _class_info(info: ModuleInfo, node: cst.ClassDef, owner: ClassInfo | None) -> ClassInfo:
     qual = f"{owner.qualname}.{node.name.value}" if owner is not None else node.name.value
-    ci = ClassInfo(name=node.name.value, qualname=qual, node=node, module=info,
-                   bases=[a.value for a in node.bases])
+    ci = ClassInfo(
+        name=node.name.value,
+        qualname=qual,
+        node=node,
+        module=info,
+        bases=[a.value for a in node.bases],
+    )
     for d in node.decorators:
         target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
         if (_dotted(target) or "").rsplit(".", 1)[-1] == "dataclass":
@@ -374,8 +391,9 @@ class Project:
         info = None
         if text is not None:
             try:
-                info = parse_module(self.name_of.get(path, path.stem), path,
-                                    self.display_of(path), text)
+                info = parse_module(
+                    self.name_of.get(path, path.stem), path, self.display_of(path), text
+                )
             except BadInput as bad:
                 self.diagnostics[path] = bad.diagnostic
         self._modules[path] = info

@@ -21,8 +21,10 @@ def run(args: argparse.Namespace) -> int:
     if args._command == "rules":
         rules = load_rules()
         if args.format == "json":
-            data = [{"code": r.code, "name": r.name, "summary": r.summary, "fixable": True}
-                    for r in rules]
+            data = [
+                {"code": r.code, "name": r.name, "summary": r.summary, "fixable": True}
+                for r in rules
+            ]
             print(json.dumps(data, indent=2))
         else:
             for r in rules:
@@ -32,8 +34,17 @@ def run(args: argparse.Namespace) -> int:
     if rule is None:
         raise UsageError(f"unknown rule: {args.code} (see `zerolint rules`)")
     if args.format == "json":
-        print(json.dumps({"code": rule.code, "name": rule.name, "summary": rule.summary,
-                          "documentation": rule.doc}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "code": rule.code,
+                    "name": rule.name,
+                    "summary": rule.summary,
+                    "documentation": rule.doc,
+                },
+                indent=2,
+            )
+        )
     else:
         sys.stdout.write(rule.doc if rule.doc.endswith("\n") else rule.doc + "\n")
     return 0

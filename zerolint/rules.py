@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -104,7 +104,7 @@ def sink_from_table(table: dict) -> SinkSpec:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_rules() -> tuple[Rule, ...]:
     """Every rule shipped with zerolint, sorted by code."""
     found = sorted(rules_dir().glob("ZL*.toml"))

@@ -60,8 +60,13 @@ class RuleMeta:
 def rule_metadata(rules: Iterable[Rule]) -> dict[str, RuleMeta]:
     """The formats' view of the rules shipped in ``rules/`` (see ``zerolint.rules``)."""
     return {
-        rule.code: RuleMeta(code=rule.code, name=rule.name, summary=rule.summary,
-                            doc=rule.doc, fixable=bool(rule.fix))
+        rule.code: RuleMeta(
+            code=rule.code,
+            name=rule.name,
+            summary=rule.summary,
+            doc=rule.doc,
+            fixable=bool(rule.fix),
+        )
         for rule in rules
     }
 
@@ -242,8 +247,12 @@ def with_fingerprints(
     seen: Counter[tuple[str, str, str, str]] = Counter()
     prints: dict[int, str] = {}
     for finding in sorted_findings([*report.findings, *report.proved]):
-        key = (finding.code, display_path(finding.path, options.root), finding.sink,
-               finding.argument)
+        key = (
+            finding.code,
+            display_path(finding.path, options.root),
+            finding.sink,
+            finding.argument,
+        )
         rank = seen[key]
         seen[key] += 1
         digest = hashlib.sha256("\0".join((*key, str(rank))).encode("utf-8")).hexdigest()

@@ -74,8 +74,9 @@ def _document(report: Report, options: RenderOptions) -> dict[str, Any]:
         "tool": {"name": "zerolint", "version": options.tool_version},
         "findings": [_finding(f, fingerprint, root) for f, fingerprint in findings],
         "proved": [_finding(f, fingerprint, root) for f, fingerprint in proved],
-        "diagnostics": [_diagnostic(d, root)
-                        for d in sorted(report.diagnostics, key=Diagnostic.sort_key)],
+        "diagnostics": [
+            _diagnostic(d, root) for d in sorted(report.diagnostics, key=Diagnostic.sort_key)
+        ],
         "summary": _summary(report),
     }
 
@@ -151,10 +152,12 @@ def _statistics(report: Report, options: RenderOptions) -> list[dict[str, Any]]:
     rows = []
     for code, count in code_counts(report):
         meta = options.rules.get(code)
-        rows.append({
-            "code": code,
-            "name": meta.name if meta else "",
-            "count": count,
-            "fixable": bool(meta and meta.fixable),
-        })
+        rows.append(
+            {
+                "code": code,
+                "name": meta.name if meta else "",
+                "count": count,
+                "fixable": bool(meta and meta.fixable),
+            }
+        )
     return rows

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-
 from zerolint.formats import (
     RenderOptions,
     code_counts,
@@ -104,8 +103,10 @@ def finding_lines(finding: Finding, options: RenderOptions) -> list[str]:
         f"{paint(finding.code, _BOLD, _RED)} {finding.message}"
     )
     lines = [header]
-    labelled = [[(_step_label(step, finding, options), step) for step in _one_per_line(flow.steps)]
-                for flow in finding.flows]
+    labelled = [
+        [(_step_label(step, finding, options), step) for step in _one_per_line(flow.steps)]
+        for flow in finding.flows
+    ]
     column = _note_column(labelled)
     for number, flow_steps in enumerate(labelled, start=1):
         if len(labelled) > 1:
