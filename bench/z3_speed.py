@@ -34,6 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from devtools.bruteforce import rows_after  # noqa: E402
 from zerolint import smt
 from zerolint.capture import CaptureConfig, analyze, capture_sizes, full_decode_sizes
 from zerolint.model import Flow, Op, Step
@@ -90,7 +91,7 @@ def brute_verdict(ops: list[Op], ratios: dict | None) -> str:
     for batch in BRUTE_BATCHES:
         domains = [_domain(name, ops, ratios, batch) for name in symbols]
         for values in itertools.product(*domains):
-            rows = _rows(ops, batch, dict(zip(symbols, values)))
+            rows = rows_after(ops, batch, dict(zip(symbols, values)), BRUTE_LENGTHS)
             if (rows == 0).all(axis=0).any():
                 return "unsafe"
     return "safe"
@@ -98,36 +99,9 @@ def brute_verdict(ops: list[Op], ratios: dict | None) -> str:
 
 def _domain(name: str, ops: list[Op], ratios: dict | None, batch: int) -> tuple[int, ...]:
     if any(op.kind == "pad_zero" and op.arg == name for op in ops):
-        return tuple(range(batch + 1))
+        return tuple(range(1, batch + 1))  # a padding start leaves a real row
     configured = (ratios or {}).get(name.rsplit(".", 1)[-1])
     return tuple(configured) if configured else BRUTE_DIVISORS
-
-
-def _rows(ops: list[Op], batch: int, env: dict[str, int]) -> np.ndarray:
-    rows = np.tile(BRUTE_LENGTHS, (batch, 1))
-    for op in ops:
-        arg = env[op.arg] if isinstance(op.arg, str) else op.arg
-        if op.kind == "floordiv":
-            rows = rows // arg
-        elif op.kind == "ceildiv":
-            rows = -((-rows) // arg)
-        elif op.kind == "rshift":
-            rows = rows >> arg
-        elif op.kind == "add":
-            rows = rows + arg
-        elif op.kind == "mul":
-            rows = rows * arg
-        elif op.kind == "neg":
-            rows = -rows
-        elif op.kind == "clamp_min":
-            rows = np.maximum(rows, arg)
-        elif op.kind == "clamp_max":
-            rows = np.minimum(rows, arg)
-        elif op.kind == "fill_zero":
-            rows[:] = 0
-        elif op.kind == "pad_zero":
-            rows[arg:] = 0
-    return rows
 
 
 def brute_capture(config: CaptureConfig) -> list[int]:

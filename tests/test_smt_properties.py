@@ -19,6 +19,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from devtools.bruteforce import rows_after as concrete_rows
 from zerolint import smt
 from zerolint.model import Flow, Op, Step
 
@@ -61,30 +62,7 @@ def rows_after(
     chain: list[Op], batch: int, env: dict[str, int], lengths: np.ndarray = LENGTHS
 ) -> np.ndarray:
     """The kernel's lens: one row per batch row, one column per seq_len in ``lengths``."""
-    rows = np.tile(lengths, (batch, 1))
-    for op in chain:
-        arg = env[op.arg] if isinstance(op.arg, str) else op.arg
-        if op.kind == "floordiv":
-            rows = rows // arg
-        elif op.kind == "ceildiv":
-            rows = -((-rows) // arg)
-        elif op.kind == "rshift":
-            rows = rows >> arg
-        elif op.kind == "add":
-            rows = rows + arg
-        elif op.kind == "mul":
-            rows = rows * arg
-        elif op.kind == "neg":
-            rows = -rows
-        elif op.kind == "clamp_min":
-            rows = np.maximum(rows, arg)
-        elif op.kind == "clamp_max":
-            rows = np.minimum(rows, arg)
-        elif op.kind == "fill_zero":
-            rows[:] = 0
-        elif op.kind == "pad_zero":
-            rows[arg:] = 0
-    return rows
+    return concrete_rows(chain, batch, env, lengths)
 
 
 def environments(chain: list[Op], batch: int):
