@@ -2325,7 +2325,12 @@ class Analyzer:
 
     def arg_node_for(self, node: cst.Call, key: FuncKey, pname: str) -> cst.BaseExpression | None:
         params = [p.name.value for p in key.params()]
-        if key.is_method and not isinstance(node.func, cst.Name):
+        # A method call binds self (obj.m(x), an instance's __call__, Cls(x) into __init__),
+        # except the unbound form Cls.m(obj, x).
+        func = node.func
+        unbound = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+            func.value.value[:1].isupper()
+        if key.is_method and not unbound:
             params = params[1:]
         positional = [a for a in node.args if a.keyword is None and not a.star]
         for a in node.args:
