@@ -34,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from devtools.bruteforce import rows_after  # noqa: E402
+from devtools.bruteforce import rows_after
 from zerolint import smt
 from zerolint.capture import CaptureConfig, analyze, capture_sizes, full_decode_sizes
 from zerolint.model import Flow, Op, Step

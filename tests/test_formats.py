@@ -34,8 +34,9 @@ GOLDEN = [
 
 
 def _render(report: Report, fmt: str, **options: object) -> str:
-    return render(report, fmt, root=reports.ROOT, rules=reports.RULES, tool_version="0.1.0",
-                  **options)  # type: ignore[arg-type]
+    return render(
+        report, fmt, root=reports.ROOT, rules=reports.RULES, tool_version="0.1.0", **options
+    )  # type: ignore[arg-type]
 
 
 def _golden_name(case: str, variant: str, fmt: str) -> str:
@@ -102,10 +103,14 @@ def test_json_proved_is_empty_without_show_proved_but_counted() -> None:
     [
         (Report(files_checked=3), "All checks passed!"),
         (reports.vllm_indexer(), "Found 1 error."),
-        (reports.mixed(),
-         "Found 4 errors. 1 proved safe by the SMT judge. 2 files could not be checked."),
-        (Report(diagnostics=reports.mixed().diagnostics),
-         "No errors found. 2 files could not be checked."),
+        (
+            reports.mixed(),
+            "Found 4 errors. 1 proved safe by the SMT judge. 2 files could not be checked.",
+        ),
+        (
+            Report(diagnostics=reports.mixed().diagnostics),
+            "No errors found. 2 files could not be checked.",
+        ),
     ],
     ids=["clean", "one", "many", "only-unchecked"],
 )
@@ -180,23 +185,26 @@ def test_colour_through_a_pipe(environ: dict[str, str], colour: bool) -> None:
 # --- Paths ----------------------------------------------------------------------------
 
 
-def test_paths_under_the_current_directory_are_relative(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_paths_under_the_current_directory_are_relative(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert display_path(str(tmp_path / "pkg" / "mod.py")) == "pkg/mod.py"
     assert display_path("./pkg/../pkg/mod.py") == "pkg/mod.py"
 
 
-def test_paths_elsewhere_are_shown_as_given(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_paths_elsewhere_are_shown_as_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "inside").mkdir()
     monkeypatch.chdir(tmp_path / "inside")
     outside = str(tmp_path / "outside" / "mod.py")
     assert display_path(outside) == outside
     assert display_path("../outside/mod.py") == "../outside/mod.py"
     # A directory that merely starts with the same letters is not under the root.
-    assert display_path(str(tmp_path / "inside-not" / "m.py")) == str(tmp_path / "inside-not"
-                                                                      / "m.py")
+    assert display_path(str(tmp_path / "inside-not" / "m.py")) == str(
+        tmp_path / "inside-not" / "m.py"
+    )
 
 
 def test_paths_follow_an_explicit_root() -> None:

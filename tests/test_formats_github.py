@@ -63,12 +63,21 @@ def test_odd_path_and_message_read_back_exactly() -> None:
     (finding, diagnostic) = _commands(reports.escaping())
     name, properties, message = finding
     assert name == "error"
-    assert properties == {"file": "odd dir/a,b:c%d é.py", "line": "3", "col": "1",
-                          "endLine": "3", "endColumn": "41", "title": "ZL001"}
+    assert properties == {
+        "file": "odd dir/a,b:c%d é.py",
+        "line": "3",
+        "col": "1",
+        "endLine": "3",
+        "endColumn": "41",
+        "title": "ZL001",
+    }
     plain = RenderOptions(root=reports.ROOT)
     assert message == "\n".join(finding_lines(reports.escaping().findings[0], plain))
-    assert diagnostic == ("warning", {"file": "odd dir/x,y:z.py", "line": "9", "title": "ZL901"},
-                          "ZL901 syntax error: 'x,y:z%0A'")
+    assert diagnostic == (
+        "warning",
+        {"file": "odd dir/x,y:z.py", "line": "9", "title": "ZL901"},
+        "ZL901 syntax error: 'x,y:z%0A'",
+    )
 
 
 def test_the_message_is_the_whole_trace() -> None:
@@ -77,28 +86,41 @@ def test_the_message_is_the_whole_trace() -> None:
     assert lines[0].startswith("vllm/v1/attention/backends/mla/indexer.py:951:53: ZL001 ")
     assert "    934: seq_lens //= self.compress_ratio   floor division" in lines
     assert "  path 2:" in lines
-    assert lines[-1] == ("  witness (path 1): B=32, seq_len=1, compress_ratio=4 "
-                         "-> every context length 0")
+    assert lines[-1] == (
+        "  witness (path 1): B=32, seq_len=1, compress_ratio=4 -> every context length 0"
+    )
 
 
 def test_a_call_over_several_lines_gets_lines_but_no_columns() -> None:
     # The runner drops an annotation with col/endColumn when line != endLine.
     ((_, properties, _),) = _commands(reports.vllm_indexer())
-    assert properties == {"file": "vllm/v1/attention/backends/mla/indexer.py", "line": "951",
-                          "endLine": "955", "title": "ZL001"}
+    assert properties == {
+        "file": "vllm/v1/attention/backends/mla/indexer.py",
+        "line": "951",
+        "endLine": "955",
+        "title": "ZL001",
+    }
 
 
 def test_unknown_end_gives_only_the_start() -> None:
     report = reports.vllm_indexer()
     report.findings[0] = replace(report.findings[0], end_line=0, end_col=0)
     ((_, properties, _),) = _commands(report)
-    assert properties == {"file": "vllm/v1/attention/backends/mla/indexer.py", "line": "951",
-                          "col": "53", "title": "ZL001"}
+    assert properties == {
+        "file": "vllm/v1/attention/backends/mla/indexer.py",
+        "line": "951",
+        "col": "53",
+        "title": "ZL001",
+    }
 
 
 def test_one_command_per_finding_then_notices_and_warnings() -> None:
-    names = [(name, props["title"]) for name, props, _ in _commands(reports.mixed(),
-                                                                     show_proved=True)]
-    assert names == [("error", "ZL001")] * 4 + [("notice", "ZL001 proved safe"),
-                                                 ("warning", "ZL901"), ("warning", "ZL903")]
+    names = [
+        (name, props["title"]) for name, props, _ in _commands(reports.mixed(), show_proved=True)
+    ]
+    assert names == [("error", "ZL001")] * 4 + [
+        ("notice", "ZL001 proved safe"),
+        ("warning", "ZL901"),
+        ("warning", "ZL903"),
+    ]
     assert render(reports.clean(), "github") == ""

@@ -85,11 +85,11 @@ def test_redraws_are_throttled_and_the_line_is_erased_at_the_end() -> None:
     assert [frame.split()[0] for frame in frames[1:]] == ["Checking", "Checking"]
     assert [frame.split()[-1] for frame in frames[1:]] == ["1/1000", "501/1000"]
     bar.close()
-    erased = stream.getvalue()[len(written):]
+    erased = stream.getvalue()[len(written) :]
     assert erased == "\r" + " " * len(frames[2]) + "\r"
     bar.close()
     bar.advance()
-    assert stream.getvalue()[len(written):] == erased  # nothing after close
+    assert stream.getvalue()[len(written) :] == erased  # nothing after close
 
 
 def test_the_bar_fits_the_terminal(terminal) -> None:

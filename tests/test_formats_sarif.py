@@ -41,14 +41,16 @@ def _sarif(report: Report, **options: Any) -> dict[str, Any]:
 
 
 def _errors(validator: Draft4Validator, log: dict[str, Any]) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-            for e in validator.iter_errors(log)]
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(log)
+    ]
 
 
 @pytest.mark.parametrize("case", sorted(reports.CASES))
 @pytest.mark.parametrize("show_proved", [False, True])
-def test_every_case_is_valid_sarif(validator: Draft4Validator, case: str,
-                                   show_proved: bool) -> None:
+def test_every_case_is_valid_sarif(
+    validator: Draft4Validator, case: str, show_proved: bool
+) -> None:
     log = _sarif(reports.CASES[case](), show_proved=show_proved)
     assert _errors(validator, log) == []
 
@@ -57,18 +59,25 @@ def test_without_rule_metadata_it_is_still_valid(validator: Draft4Validator) -> 
     log = json.loads(render(reports.mixed(), "sarif", root=reports.ROOT))
     assert _errors(validator, log) == []
     assert log["runs"][0]["tool"]["driver"]["rules"] == [
-        {"id": "ZL001", "shortDescription": {"text": "ZL001"},
-         "defaultConfiguration": {"level": "error"}},
+        {
+            "id": "ZL001",
+            "shortDescription": {"text": "ZL001"},
+            "defaultConfiguration": {"level": "error"},
+        },
     ]
 
 
 @pytest.mark.parametrize(
     ("path", "value"),
-    [(("version",), "2.0.0"), (("runs", 0, "results", 0, "level"), "fatal"),
-     (("runs", 0, "results", 0, "locations", 0, "physicalLocation", "region", "startLine"), 0)],
+    [
+        (("version",), "2.0.0"),
+        (("runs", 0, "results", 0, "level"), "fatal"),
+        (("runs", 0, "results", 0, "locations", 0, "physicalLocation", "region", "startLine"), 0),
+    ],
 )
-def test_the_schema_check_catches_a_broken_log(validator: Draft4Validator, path: tuple,
-                                              value: object) -> None:
+def test_the_schema_check_catches_a_broken_log(
+    validator: Draft4Validator, path: tuple, value: object
+) -> None:
     log = _sarif(reports.vllm_indexer())
     broken = copy.deepcopy(log)
     target = broken
@@ -95,9 +104,12 @@ def test_each_path_is_a_code_flow_whose_steps_carry_their_code() -> None:
             assert step.code.split("\n")[0] in text
     first_steps = result["codeFlows"][0]["threadFlows"][0]["locations"]
     assert first_steps[1]["location"]["message"]["text"] == (
-        "floor division: seq_lens //= self.compress_ratio")
+        "floor division: seq_lens //= self.compress_ratio"
+    )
     assert first_steps[-1]["location"]["physicalLocation"]["artifactLocation"] == {
-        "uri": "vllm/utils/deep_gemm.py", "uriBaseId": "%SRCROOT%"}
+        "uri": "vllm/utils/deep_gemm.py",
+        "uriBaseId": "%SRCROOT%",
+    }
 
 
 def test_result_carries_location_verdict_and_rule_help() -> None:
@@ -106,10 +118,17 @@ def test_result_carries_location_verdict_and_rule_help() -> None:
     assert result["ruleId"] == "ZL001"
     assert result["level"] == "error"
     assert result["locations"][0]["physicalLocation"]["region"] == {
-        "startLine": 951, "startColumn": 53, "endLine": 955, "endColumn": 18}
+        "startLine": 951,
+        "startColumn": 53,
+        "endLine": 955,
+        "endColumn": 18,
+    }
     assert result["properties"]["verdict"] == {
-        "status": "unsafe", "witness": {"B": 32, "seq_len": 1, "compress_ratio": 4},
-        "reason": "", "flowIndex": 0}
+        "status": "unsafe",
+        "witness": {"B": 32, "seq_len": 1, "compress_ratio": 4},
+        "reason": "",
+        "flowIndex": 0,
+    }
     assert "witness (path 1): B=32, seq_len=1, compress_ratio=4" in result["message"]["text"]
     (rule,) = log["runs"][0]["tool"]["driver"]["rules"]
     assert rule["help"]["markdown"] == reports.ZL001_DOC
@@ -121,7 +140,9 @@ def test_unreadable_files_are_tool_execution_notifications() -> None:
     notes = invocation["toolExecutionNotifications"]
     assert [n["descriptor"]["id"] for n in notes] == ["ZL901", "ZL903"]
     assert notes[0]["locations"][0]["physicalLocation"]["region"] == {
-        "startLine": 3, "startColumn": 9}
+        "startLine": 3,
+        "startColumn": 9,
+    }
     assert invocation["executionSuccessful"] is True
     nothing_checked = Report(diagnostics=reports.mixed().diagnostics)
     assert _sarif(nothing_checked)["runs"][0]["invocations"][0]["executionSuccessful"] is False
@@ -139,7 +160,8 @@ def test_uris_escape_odd_characters_and_name_outside_files_absolutely() -> None:
     assert location == {"uri": "odd%20dir/a%2Cb%3Ac%25d%20%C3%A9.py", "uriBaseId": "%SRCROOT%"}
     outside = _result(_sarif(reports.mixed()))
     assert outside["locations"][0]["physicalLocation"]["artifactLocation"] == {
-        "uri": "file:///opt/site/user_kernels.py"}
+        "uri": "file:///opt/site/user_kernels.py"
+    }
 
 
 def _fingerprints(report: Report) -> dict[tuple[str, int], str]:
@@ -158,9 +180,10 @@ def _shift(report: Report, lines: int) -> Report:
     for finding in [*moved.findings, *moved.proved]:
         finding.line += lines
         finding.end_line += lines
-        finding.flows = [replace(flow, steps=tuple(replace(s, line=s.line + lines)
-                                                   for s in flow.steps))
-                         for flow in finding.flows]
+        finding.flows = [
+            replace(flow, steps=tuple(replace(s, line=s.line + lines) for s in flow.steps))
+            for flow in finding.flows
+        ]
     return moved
 
 
@@ -188,5 +211,8 @@ def test_the_shipped_rules_become_valid_rule_descriptors(validator: Draft4Valida
     zl001 = rule_by_code("ZL001")
     assert zl001 is not None
     assert (rule["id"], rule["name"], rule["shortDescription"]["text"]) == (
-        "ZL001", zl001.name, zl001.summary)
+        "ZL001",
+        zl001.name,
+        zl001.summary,
+    )
     assert rule.get("help", {}).get("markdown", "") == zl001.doc

@@ -10,14 +10,24 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_readme_carries_the_rule_docs_verbatim() -> None:
-    run = subprocess.run([sys.executable, "devtools/sync_readme.py", "--check"], cwd=ROOT,
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "devtools/sync_readme.py", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0, run.stdout
 
 
 def test_zerolint_rule_prints_the_same_text() -> None:
-    run = subprocess.run([sys.executable, "-m", "zerolint", "rule", "ZL001"], cwd=ROOT,
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "rule", "ZL001"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0
     doc = (ROOT / "rules" / "ZL001.md").read_text()
     assert run.stdout == doc
@@ -29,21 +39,36 @@ def test_zerolint_rule_prints_the_same_text() -> None:
 
 
 def test_rules_lists_zl001() -> None:
-    run = subprocess.run([sys.executable, "-m", "zerolint", "rules"], cwd=ROOT,
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "rules"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0 and run.stdout.startswith("ZL001")
 
 
 def test_unknown_rule_is_a_usage_error() -> None:
-    run = subprocess.run([sys.executable, "-m", "zerolint", "rule", "ZL999"], cwd=ROOT,
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "rule", "ZL999"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 2
     assert run.stderr.strip() == "zerolint: error: unknown rule: ZL999 (see `zerolint rules`)"
 
 
 def test_the_bundled_example_matches_the_readme() -> None:
-    run = subprocess.run([sys.executable, "-m", "zerolint", "check", "--no-cache", "--color",
-                          "never", "examples/"], cwd=ROOT, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--color", "never", "examples/"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 1
     readme = (ROOT / "README.md").read_text()
     first = run.stdout.splitlines()[0]
@@ -57,9 +82,14 @@ def test_the_rule_doc_example_is_what_the_tool_prints(tmp_path: Path) -> None:
     import re
 
     doc = (ROOT / "rules" / "ZL001.md").read_text()
-    code = re.findall(r"```python\n(.*?)```", doc, re.S)[0]
-    shown = re.findall(r"```text\n(.*?)```", doc, re.S)[0]
+    code = re.findall(r"```python\n(.*?)```", doc, re.DOTALL)[0]
+    shown = re.findall(r"```text\n(.*?)```", doc, re.DOTALL)[0]
     (tmp_path / "indexer.py").write_text(code)
-    run = subprocess.run([sys.executable, "-m", "zerolint", "check", "--no-cache", "--color",
-                          "never", "indexer.py"], cwd=tmp_path, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--color", "never", "indexer.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.stdout.startswith(shown)

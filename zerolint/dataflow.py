@@ -2328,8 +2328,11 @@ class Analyzer:
         # A method call binds self (obj.m(x), an instance's __call__, Cls(x) into __init__),
         # except the unbound form Cls.m(obj, x).
         func = node.func
-        unbound = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
-            func.value.value[:1].isupper()
+        unbound = (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value[:1].isupper()
+        )
         if key.is_method and not unbound:
             params = params[1:]
         positional = [a for a in node.args if a.keyword is None and not a.star]
