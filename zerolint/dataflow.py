@@ -11,12 +11,19 @@ lengths (an ``Op``). A trace is
   contents are not known yet.
 
 Placeholders are resolved only when a trace reaches a sink, so calls into other modules
-cost nothing unless their results matter. A parameter placeholder that reaches a sink
-makes the function a *forwarding sink* (a wrapper) for that parameter.
+cost nothing unless their results matter; while bodies are interpreted, only modules that
+mention a sink are parsed (``allow_parse`` is set only while paths are resolved). A
+parameter placeholder that reaches a sink makes the function a *forwarding sink* (a
+wrapper) for that parameter; a function, field or global that holds the sink callable is a
+*provider*: both names make other files worth analysing.
 
 Soundness choices (documented for users in the README):
-* every branch is followed and joined; ``return``/``raise`` end a branch;
+* every branch is followed and joined; ``return``/``raise`` end a branch, ``break`` and
+  ``continue`` carry their state to the end or the head of the loop;
 * loops run their body twice, enough for lengths that are divided or filled once;
+* recursive functions see each other's partial summaries, then are interpreted again;
+* a field's value is what the methods leave in it when they return, joined over methods,
+  constructor arguments and subclasses;
 * an unknown call returns its arguments' traces marked ``opaque`` (the SMT judge then says
   "unknown", still reported) unless it is a known clamp;
 * a tensor allocated with ``torch.zeros`` and stored on ``self`` in a constructor is a
@@ -1920,16 +1927,6 @@ class Analyzer:
         if head in BUILTIN_NAMES and not rest:
             return head
         return None
-
-    def eval_callee_refs(self, frame: Frame, func: cst.BaseExpression) -> list[Ref]:
-        refs = list(self.eval(frame, func).refs)
-        out: list[Ref] = []
-        for r in refs:
-            if isinstance(r, PendingRef):
-                out += self.resolve_refs(r)
-            else:
-                out.append(r)
-        return out
 
     def call(self, frame: Frame, node: cst.Call) -> Val:
         func = node.func
