@@ -104,3 +104,27 @@ def test_register_installs_in_this_process(monkeypatch: pytest.MonkeyPatch) -> N
         assert runtime_guard.is_installed()
     finally:
         runtime_guard.uninstall()
+
+
+@pytest.mark.slow
+def test_installed_wheel_ships_the_rules_and_their_docs(venv_python: Path) -> None:
+    # The rules are data in rules/ of the checkout; the wheel carries them as zerolint/rules.
+    done = subprocess.run(
+        [
+            str(venv_python),
+            "-c",
+            "from zerolint.rules import load_rules, rules_dir; "
+            "r = load_rules()[0]; print(rules_dir().parent.name, r.code, r.doc.splitlines()[0])",
+        ],
+        cwd=venv_python.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == [
+        "zerolint",
+        "ZL001",
+        "#",
+        "ZL001:",
+        "unclamped-zero-lengths-to-mqa-metadata",
+    ]
