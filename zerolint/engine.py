@@ -148,11 +148,11 @@ class Engine:
             pattern = mention_pattern(names)
             new: list[Path] = []
             for i, path in enumerate(project.files):
+                if first and on_file is not None:
+                    on_file(i + 1, total)  # skipped files were checked by the cache or prescan
                 if path in candidates or (path in skip and names == base_names):
                     continue
                 text = project.text(path)
-                if first and on_file is not None:
-                    on_file(i + 1, total)
                 if text is not None and mentions(text, names, pattern):
                     new.append(path)
                     candidates.add(path)
