@@ -113,8 +113,10 @@ def test_installed_wheel_ships_the_rules_and_their_docs(venv_python: Path) -> No
         [
             str(venv_python),
             "-c",
-            "from zerolint.rules import load_rules, rules_dir; "
-            "r = load_rules()[0]; print(rules_dir().parent.name, r.code, r.doc.splitlines()[0])",
+            (
+                "from zerolint.rules import load_rules, rules_dir; "
+                "r = load_rules()[0]; print(rules_dir().parent.name, r.code, r.doc.splitlines()[0])"
+            ),
         ],
         cwd=venv_python.parent,
         capture_output=True,
