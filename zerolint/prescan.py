@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -80,10 +79,3 @@ def _scan(files: Sequence[Path], needles: Sequence[bytes]) -> tuple[list[int], l
         if mentions_any(data, needles):
             hits.append(i)
     return hits, bad
-
-
-__all__ = ["MIN_FILES", "prescan"]
-
-if __name__ == "__main__":  # pragma: no cover - a manual check: python -m zerolint.prescan DIR
-    found = sorted(Path(sys.argv[1]).rglob("*.py"))
-    print(prescan(found, {"get_paged_mqa_logits_metadata"}, lambda: None))
