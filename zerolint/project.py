@@ -313,20 +313,30 @@ def _index_module(info: ModuleInfo) -> None:
     _index_block(info, info.module.body, 0, None)
 
 
-def module_name_for(path: Path, is_package: Callable[[str], bool] | None = None) -> str:
-    """The dotted module name of a file: walk up while the folder is a package."""
-    check = is_package or (lambda d: os.path.exists(os.path.join(d, "__init__.py")))
-    full = os.path.abspath(path)
-    folder, name = os.path.split(full)
+def module_name_for(path: Path, package_of: Callable[[str], str] | None = None) -> str:
+    """The dotted module name of a file: its folders up to the first that is no package."""
+    folder, name = os.path.split(os.path.abspath(path))
     stem = name.rsplit(".", 1)[0]
-    parts = [stem] if stem != "__init__" else []
-    while check(folder):
+    prefix = (package_of or package_name)(folder)
+    if stem == "__init__":
+        return prefix or stem
+    return f"{prefix}.{stem}" if prefix else stem
+
+
+def package_name(folder: str, known: dict[str, str] | None = None) -> str:
+    """The dotted package a folder is ("" when it holds no ``__init__.py``); ``known``
+    memoises folders, so a tree of thousands of files costs one check per folder."""
+    if known is not None and folder in known:
+        return known[folder]
+    if not os.path.exists(os.path.join(folder, "__init__.py")):
+        name = ""
+    else:
         parent, base = os.path.split(folder)
-        parts.append(base)
-        if parent == folder:
-            break
-        folder = parent
-    return ".".join(reversed(parts)) or stem
+        above = package_name(parent, known) if parent != folder else ""
+        name = f"{above}.{base}" if above else base
+    if known is not None:
+        known[folder] = name
+    return name
 
 
 class Project:
@@ -340,16 +350,9 @@ class Project:
         self._texts: dict[Path, str] = {}
         self._modules: dict[Path, ModuleInfo | None] = {}
         self.diagnostics: dict[Path, Diagnostic] = {}
-        packages: dict[str, bool] = {}
-
-        def is_package(folder: str) -> bool:
-            known = packages.get(folder)
-            if known is None:
-                known = packages[folder] = os.path.exists(os.path.join(folder, "__init__.py"))
-            return known
-
+        packages: dict[str, str] = {}
         for f in self.files:
-            name = module_name_for(f, is_package)
+            name = module_name_for(f, lambda folder: package_name(folder, packages))
             self.name_of[f] = name
             # First file wins; names are unique within a well-formed tree.
             self.by_name.setdefault(name, f)
