@@ -100,3 +100,10 @@ def test_the_seed_clamp_makes_the_tree_clean_and_proved(patched: Path) -> None:
     assert proved["findings"] == []
     assert [(p["path"], p["line"]) for p in proved["proved"]] == [(INDEXER, CALL_LINE)]
     assert proved["proved"][0]["verdict"]["status"] == "safe"
+
+
+def test_output_is_identical_whatever_the_number_of_reading_processes(tree: Path) -> None:
+    one = zerolint(tree, "--format", "json", "--jobs", "1", "vllm")
+    two = zerolint(tree, "--format", "json", "--jobs", "2", "vllm")
+    assert (one.returncode, one.stdout) == (two.returncode, two.stdout)
+    assert json.loads(one.stdout)["findings"]

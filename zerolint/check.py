@@ -86,6 +86,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timings", action="store_true", help="print how long each phase took to stderr"
     )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="processes reading the tree: 1 reads it in this one, 0 (default) decides by cores",
+    )
 
 
 def codes(text: str | None) -> frozenset[str]:
@@ -119,6 +127,10 @@ def settings_for(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
 
 
 def run(args: argparse.Namespace) -> int:
+    from zerolint.cli import UsageError
+
+    if args.jobs < 0:
+        raise UsageError(f"--jobs must be 0 or more, not {args.jobs}")
     paths = [Path(p) for p in args.paths]
     settings = settings_for(args, paths)
     show_progress = _progress_wanted(args)
@@ -131,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         force_exclude=args.force_exclude,
         progress=show_progress,
         timings=timings,
+        jobs=args.jobs,
     )
     if args.timings:
         shown = " ".join(
@@ -231,6 +244,7 @@ def lint(
     force_exclude: bool = False,
     progress: bool = False,
     timings: dict[str, float] | None = None,
+    jobs: int = 0,
 ) -> Report:
     """Check ``paths``: from the cache when every file is unchanged, else by analysis.
 
@@ -267,7 +281,16 @@ def lint(
             cache.save()  # keeps the file stats learned on this run: no hashing next time
             return cached
     return analyse(
-        found.files, found.diagnostics, settings, negatives, progress, lookups, cache, key, timings
+        found.files,
+        found.diagnostics,
+        settings,
+        negatives,
+        progress,
+        lookups,
+        cache,
+        key,
+        timings,
+        jobs,
     )
 
 
@@ -299,6 +322,7 @@ def analyse(
     cache: ResultCache,
     key: str,
     timings: dict[str, float],
+    jobs: int = 0,
 ) -> Report:
     from zerolint.prescan import prescan
     from zerolint.progress import Progress
@@ -308,7 +332,7 @@ def analyse(
 
     clock = time.perf_counter()
     pending = [f for f in files if f not in negatives]
-    scanned = prescan(pending, sink_names(settings), import_analyzer)
+    scanned = prescan(pending, sink_names(settings), import_analyzer, jobs=jobs)
     skip = set(negatives)
     if scanned is not None:
         hits, unreadable = scanned

@@ -21,16 +21,18 @@ def mentions_any(data: bytes, needles: Sequence[bytes]) -> bool:
 
 
 def prescan(
-    files: Sequence[Path], names: set[str], meanwhile: Callable[[], None]
+    files: Sequence[Path], names: set[str], meanwhile: Callable[[], None], *, jobs: int = 0
 ) -> tuple[set[Path], set[Path]] | None:
     """(files whose bytes mention one of ``names``, files that could not be read or are
     not plain UTF-8 text), computed in a child process while ``meanwhile()`` runs here.
 
-    Returns None, having run ``meanwhile()``, where forking is not possible or not worth it;
-    the caller then scans as usual. A mention here is only a hint: the analyzer applies its
-    own, stricter test to the candidates.
+    Returns None, having run ``meanwhile()``, where forking is not possible or not worth it,
+    or ``jobs`` is 1; the caller then scans as usual. ``jobs`` 0 decides by the machine. A
+    mention here is only a hint: the analyzer applies its own, stricter test to the
+    candidates, so the result never depends on ``jobs``.
     """
-    if len(files) < MIN_FILES or not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+    cores = os.cpu_count() or 1
+    if jobs == 1 or len(files) < MIN_FILES or not hasattr(os, "fork") or (jobs == 0 and cores < 2):
         meanwhile()
         return None
     needles = [n.encode() for n in names]
