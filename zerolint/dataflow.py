@@ -49,6 +49,13 @@ PARAM_PREFIX = "<param>"  # state key standing for the object a parameter was bo
 # field_writes slot for constructor arguments, by the class's short name: <ctor>Class.field
 CTOR_PREFIX = "<ctor>"
 MAX_DEPTH = 8
+# Operators that floor-divide the lengths, written `a // b` or `a //= b`: (op kind, note).
+DIVISIONS: dict[type, tuple[str, str]] = {
+    cst.FloorDivide: ("floordiv", "floor division"),
+    cst.FloorDivideAssign: ("floordiv", "floor division"),
+    cst.RightShift: ("rshift", "right shift"),
+    cst.RightShiftAssign: ("rshift", "right shift"),
+}
 RECURSION_ROUNDS = 3
 LIVE_KINDS = frozenset({"floordiv", "rshift", "fill_zero"})
 
@@ -689,6 +696,8 @@ class Frame:
         self.exits: list[dict[str, Val]] = []
         self.loops: list[tuple[list[Frame], list[Frame]]] = []
         self.fields: set[str] = set()
+        # Constructor calls evaluated here: call node id -> (field, value) pairs.
+        self.constructed: dict[int, list[tuple[str, Val]]] = {}
         self.stmt: cst.CSTNode = key.node if key.node is not None else key.mod.module
 
     def fork(self) -> Frame:
@@ -702,6 +711,7 @@ class Frame:
         f.returns = self.returns
         f.exits = self.exits
         f.loops = self.loops
+        f.constructed = self.constructed
         f.fields = self.fields
         f.stmt = self.stmt
         return f
@@ -1233,15 +1243,11 @@ class Analyzer:
         current = self.eval(frame, stmt.target)
         rhs = self.eval(frame, stmt.value)
         op = stmt.operator
-        if isinstance(op, (cst.FloorDivideAssign, cst.RightShiftAssign)):
-            kind = "floordiv" if isinstance(op, cst.FloorDivideAssign) else "rshift"
-            new = self.source(
-                frame,
-                current,
-                Op(kind, self.operand(frame, stmt.value)),
-                stmt.target,
-                note="floor division" if kind == "floordiv" else "right shift",
-            )
+        division = DIVISIONS.get(type(op))
+        if division is not None:
+            kind, note = division
+            op_ = Op(kind, self.operand(frame, stmt.value))
+            new = self.source(frame, current, op_, stmt.target, note=note)
         else:
             new = self.arith(frame, current, rhs, op, stmt.value, left_node=stmt.target)
         # Tensors are updated in place: the buffers the target views change too.
@@ -1376,37 +1382,23 @@ class Analyzer:
             frame.fields.add(key)
 
     def bind_fields(self, frame: Frame, name: str, value: cst.BaseExpression) -> None:
-        """``m = Meta(seq_lens=x)``: remember ``m.seq_lens`` for reads in this function."""
-        if not isinstance(value, cst.Call):
-            return
-        refs = [r for r in self.eval(frame, value.func).refs if isinstance(r, (ClassRef, LazyRef))]
-        for ref in refs:
-            if isinstance(ref, ClassRef):
-                for field_name, arg_val in self.constructor_fields(frame, ref.cls, value):
-                    frame.state[f"{name}.{field_name}"] = arg_val
-            elif ref.qual.rsplit(".", 1)[-1][:1].isupper():
-                for arg in value.args:
-                    if arg.keyword is not None:
-                        frame.state[f"{name}.{arg.keyword.value}"] = self.eval(frame, arg.value)
+        """``m = Meta(seq_lens=x)``: remember ``m.seq_lens`` for reads in this function (the
+        constructor call, evaluated already, left its fields in ``frame.constructed``)."""
+        for field_name, arg_val in frame.constructed.get(id(value), ()):
+            frame.state[f"{name}.{field_name}"] = arg_val
 
     def constructor_fields(
-        self,
-        frame: Frame,
-        cls: ClassInfo,
-        call: cst.Call,
-        args: list[tuple[cst.Arg, Val]] | None = None,
+        self, cls: ClassInfo, args: list[tuple[cst.Arg, Val]]
     ) -> Iterator[tuple[str, Val]]:
-        """(field, value) for each constructor argument of a dataclass-like class."""
+        """(field, value) for each evaluated constructor argument: by keyword, or by
+        position among the dataclass fields (or ``__init__``'s parameters)."""
         positional = list(cls.fields)
         init = cls.methods.get("__init__")
         if init is not None:
             params = self.func_key(cls.module, init, cls).params()[1:]
             positional = [p.name.value for p in params]
-        evaluated = (
-            args if args is not None else [(a, self.eval(frame, a.value)) for a in call.args]
-        )
         i = 0
-        for arg, val in evaluated:
+        for arg, val in args:
             if arg.star:
                 continue
             if arg.keyword is not None:
@@ -1822,22 +1814,11 @@ class Analyzer:
         left = self.eval(frame, node.left)
         right = self.eval(frame, node.right)
         op = node.operator
-        if isinstance(op, cst.FloorDivide):
-            return self.source(
-                frame,
-                left,
-                Op("floordiv", self.operand(frame, node.right)),
-                node.left,
-                note="floor division",
-            )
-        if isinstance(op, cst.RightShift):
-            return self.source(
-                frame,
-                left,
-                Op("rshift", self.operand(frame, node.right)),
-                node.left,
-                note="right shift",
-            )
+        division = DIVISIONS.get(type(op))
+        if division is not None:
+            kind, note = division
+            op_ = Op(kind, self.operand(frame, node.right))
+            return self.source(frame, left, op_, node.left, note=note)
         return self.arith(frame, left, right, op, node.right, left_node=node.left)
 
     def arith(
@@ -2088,22 +2069,12 @@ class Analyzer:
         self, frame: Frame, node: cst.Call, cls: ClassInfo, args: list[tuple[cst.Arg, Val]]
     ) -> None:
         """``Cls(...)``: record what the new instance's fields hold, for reads elsewhere."""
-
-        def record(attr: str, val: Val) -> None:
-            if val.traces or val.refs:  # refs: a field holding an object, or a callable
-                slot = f"{CTOR_PREFIX}{cls.name}.{attr}"
-                prev = frame.summary.field_writes.get(slot, EMPTY)
-                frame.summary.field_writes[slot] = prev.join(val)
-
+        fields = list(self.constructor_fields(cls, args))
+        frame.constructed[id(node)] = fields
         init = cls.methods.get("__init__")
         if init is None:
-            for field_name, arg_val in self.constructor_fields(frame, cls, node, args):
-                record(
-                    field_name,
-                    arg_val.then(
-                        self.step(frame, node, "flow", IDENTITY, f"{cls.name}({field_name}=...)")
-                    ),
-                )
+            for field_name, arg_val in fields:
+                self.record_constructor_field(frame, node, cls.name, field_name, arg_val)
             return
         ref = FuncRef(self.func_key(cls.module, init, cls), Val((), [InstRef(cls)]))
         self.call_function(frame, node, ref, args)
@@ -2115,7 +2086,21 @@ class Analyzer:
         )
         for attr, val in self.summary(ref.key).field_writes.items():
             if not attr.startswith(CTOR_PREFIX):
-                record(attr, self.substitute(val, ref.key, site, 0))
+                self.record_constructor_field(
+                    frame, node, cls.name, attr, self.substitute(val, ref.key, site, 0), step=False
+                )
+
+    def record_constructor_field(
+        self, frame: Frame, node: cst.Call, cls_name: str, attr: str, val: Val, step: bool = True
+    ) -> None:
+        """What a construction puts in a field (an object or a callable counts too), for
+        reads of that field anywhere (the ``<ctor>Class.field`` slot of field_writes)."""
+        if not (val.traces or val.refs):
+            return
+        if step:
+            val = val.then(self.step(frame, node, "flow", IDENTITY, f"{cls_name}({attr}=...)"))
+        slot = f"{CTOR_PREFIX}{cls_name}.{attr}"
+        frame.summary.field_writes[slot] = frame.summary.field_writes.get(slot, EMPTY).join(val)
 
     def sink_hit(
         self, frame: Frame, node: cst.Call, ref: SinkRef, args: list[tuple[cst.Arg, Val]]
@@ -2256,17 +2241,10 @@ class Analyzer:
         short = ref.qual.rsplit(".", 1)[-1]
         if short[:1].isupper():
             # Probably a constructor: its keyword arguments are the instance's fields.
-            for a, v in args:
-                if a.keyword is not None and (v.traces or v.refs):
-                    slot = f"{CTOR_PREFIX}{short}.{a.keyword.value}"
-                    prev = frame.summary.field_writes.get(slot, EMPTY)
-                    frame.summary.field_writes[slot] = prev.join(
-                        v.then(
-                            self.step(
-                                frame, node, "flow", IDENTITY, f"{short}({a.keyword.value}=...)"
-                            )
-                        )
-                    )
+            fields = [(a.keyword.value, v) for a, v in args if a.keyword is not None]
+            frame.constructed[id(node)] = fields
+            for attr, val in fields:
+                self.record_constructor_field(frame, node, short, attr, val)
             result = Val([Trace(CallOrigin(site), ())], [InstRef(ref.qual)])
         else:
             result = Val([Trace(CallOrigin(site), ())], [PendingRef(CallOrigin(site))])
