@@ -293,24 +293,14 @@ class Engine:
         return {s: self.settings.compress_ratios for s in symbols} or None
 
     def suppress(self, report: Report, project: Project) -> None:
-        lines_of: dict[str, list[str]] = {}
-        for path in project.files:
-            lines_of[project.display_of(path)] = []
-
-        def lines(path: str) -> list[str]:
-            cached = lines_of.get(path)
-            if not cached:
-                for p in project.files:
-                    if project.display_of(p) == path:
-                        text = project.text(p) or ""
-                        cached = text.splitlines()
-                        lines_of[path] = cached
-                        break
-            return cached or []
-
+        """Drop findings whose call carries ``# noqa`` or ``# zerolint: ignore`` (findings are
+        only ever in parsed modules, whose text is at hand)."""
+        if not report.findings:
+            return
+        lines_of = {m.display: m.text.splitlines() for m in project.parsed()}
         kept = []
         for f in report.findings:
-            text = lines(f.path)
+            text = lines_of.get(f.path, [])
             window = text[max(0, f.line - 1) : max(f.line, f.end_line)]
             if not any(suppressed(line, f.code) for line in window):
                 kept.append(f)
