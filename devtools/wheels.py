@@ -86,3 +86,24 @@ def unpack(requirement: str, patterns: tuple[str, ...] = ("*.py",), *, tag: str 
 def vllm_tree(version: str) -> Path:
     """The ``.py`` files of a vLLM wheel; ``vllm/`` lies inside the returned folder."""
     return unpack(f"vllm=={version}", ("*.py",))
+
+
+# What a site-packages folder needs for `zerolint audit` and the header checks: the Python
+# files, the package metadata and DeepGEMM's scheduler headers. sgl-deep-gemm only ships
+# platform wheels.
+SERVING_PARTS = ("*.py", "*.dist-info/*", "*/include/deep_gemm/scheduler/*", "*deep_gemm/VERSION")
+SGL_PIP_ARGS = (
+    "--platform",
+    "manylinux2014_x86_64",
+    "--python-version",
+    "3.11",
+    "--implementation",
+    "cp",
+)
+
+
+def serving_site(requirement: str) -> Path:
+    """A site-packages-like folder holding the serving parts of one wheel (unpacked once)."""
+    if requirement.startswith("sgl-deep-gemm"):
+        download(requirement, extra_pip_args=SGL_PIP_ARGS)
+    return unpack(requirement, SERVING_PARTS, tag="audit")

@@ -35,15 +35,6 @@ from zerolint.installed import find_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 SYNTHETIC = ROOT / "tests" / "fixtures" / "headers" / "synthetic"
-WHEEL_PARTS = ("*.py", "*.dist-info/*", "*/include/deep_gemm/scheduler/*", "*deep_gemm/VERSION")
-SGL_PIP_ARGS = (
-    "--platform",
-    "manylinux2014_x86_64",
-    "--python-version",
-    "3.11",
-    "--implementation",
-    "cp",
-)
 INDEXER = "vllm/v1/attention/backends/mla/indexer.py"
 SM90_HEADER = "sm90_paged_mqa_logits.cuh"
 MULTIPLES_OF_32_UP_TO_512 = list(range(32, 513, 32))
@@ -53,9 +44,7 @@ CLEAN_ENV: dict[str, str] = {"PATH": ""}
 
 def site_of(requirement: str) -> Path:
     """A site-packages folder holding one wheel from PyPI (downloaded and unpacked once)."""
-    if requirement.startswith("sgl-deep-gemm"):
-        wheels.download(requirement, extra_pip_args=SGL_PIP_ARGS)
-    return wheels.unpack(requirement, WHEEL_PARTS, tag="audit")
+    return wheels.serving_site(requirement)
 
 
 @pytest.fixture(scope="module")

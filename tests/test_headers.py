@@ -41,27 +41,13 @@ FIXTURES = Path(__file__).parent / "fixtures" / "headers"
 EDITS = sorted((FIXTURES / "edits").glob("*.toml"))
 SYNTHETIC = sorted((FIXTURES / "synthetic").glob("*.cuh"))
 
-# What the audit tests unpack too: one cached tree per wheel serves both test files.
-WHEEL_PARTS = ("*.py", "*.dist-info/*", "*/include/deep_gemm/scheduler/*", "*deep_gemm/VERSION")
-SGL_PIP_ARGS = (
-    "--platform",
-    "manylinux2014_x86_64",
-    "--python-version",
-    "3.11",
-    "--implementation",
-    "cp",
-)
-
 
 def scheduler_header(requirement: str) -> Path:
     """The SM90 scheduler header shipped in a wheel from PyPI (downloaded once, cached)."""
-    if requirement.startswith("sgl-deep-gemm"):
-        wheels.download(requirement, extra_pip_args=SGL_PIP_ARGS)
-        package = wheels.unpack(requirement, WHEEL_PARTS, tag="audit") / "deep_gemm"
-    else:
-        package = (
-            wheels.unpack(requirement, WHEEL_PARTS, tag="audit") / "vllm/third_party/deep_gemm"
-        )
+    # The same cached tree as the audit tests: one unpacked copy per wheel serves both.
+    site = wheels.serving_site(requirement)
+    vendored = not requirement.startswith("sgl-deep-gemm")
+    package = site / ("vllm/third_party/deep_gemm" if vendored else "deep_gemm")
     header = find_scheduler_header(package)
     assert header is not None, f"no scheduler header in {requirement}"
     return header

@@ -9,6 +9,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def zerolint(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "zerolint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def test_readme_carries_the_rule_docs_verbatim() -> None:
     run = subprocess.run(
         [sys.executable, "devtools/sync_readme.py", "--check"],
@@ -21,13 +31,7 @@ def test_readme_carries_the_rule_docs_verbatim() -> None:
 
 
 def test_zerolint_rule_prints_the_same_text() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "zerolint", "rule", "ZL001"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = zerolint("rule", "ZL001")
     assert run.returncode == 0
     doc = (ROOT / "rules" / "ZL001.md").read_text()
     assert run.stdout == doc
@@ -39,36 +43,18 @@ def test_zerolint_rule_prints_the_same_text() -> None:
 
 
 def test_rules_lists_zl001() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "zerolint", "rules"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = zerolint("rules")
     assert run.returncode == 0 and run.stdout.startswith("ZL001")
 
 
 def test_unknown_rule_is_a_usage_error() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "zerolint", "rule", "ZL999"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = zerolint("rule", "ZL999")
     assert run.returncode == 2
     assert run.stderr.strip() == "zerolint: error: unknown rule: ZL999 (see `zerolint rules`)"
 
 
 def test_the_bundled_example_matches_the_readme() -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--color", "never", "examples/"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = zerolint("check", "--no-cache", "--color", "never", "examples/")
     assert run.returncode == 1
     readme = (ROOT / "README.md").read_text()
     first = run.stdout.splitlines()[0]
@@ -85,11 +71,5 @@ def test_the_rule_doc_example_is_what_the_tool_prints(tmp_path: Path) -> None:
     code = re.findall(r"```python\n(.*?)```", doc, re.DOTALL)[0]
     shown = re.findall(r"```text\n(.*?)```", doc, re.DOTALL)[0]
     (tmp_path / "indexer.py").write_text(code)
-    run = subprocess.run(
-        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--color", "never", "indexer.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = zerolint("check", "--no-cache", "--color", "never", "indexer.py", cwd=tmp_path)
     assert run.stdout.startswith(shown)
