@@ -215,14 +215,8 @@ def rule_meta() -> dict[str, Any]:
 # ---------------------------------------------------------------------------- linting
 
 
-def sink_names(settings: Settings) -> set[str]:
-    return {s.function for r in settings.rules() for s in r.sinks} | {
-        s.function for s in settings.extra_sinks
-    }
-
-
 def names_key(settings: Settings) -> str:
-    return hashlib.sha256("\n".join(sorted(sink_names(settings))).encode()).hexdigest()[:12]
+    return hashlib.sha256("\n".join(sorted(settings.sink_names())).encode()).hexdigest()[:12]
 
 
 def cache_fingerprint(settings: Settings) -> str:
@@ -332,7 +326,7 @@ def analyse(
 
     clock = time.perf_counter()
     pending = [f for f in files if f not in negatives]
-    scanned = prescan(pending, sink_names(settings), import_analyzer, jobs=jobs)
+    scanned = prescan(pending, settings.sink_names(), import_analyzer, jobs=jobs)
     skip = set(negatives)
     if scanned is not None:
         hits, unreadable = scanned
@@ -393,8 +387,7 @@ def apply_fixes(
     from zerolint.engine import Engine
     from zerolint.fix import FixError, fix_file, targets_from_findings
 
-    sinks = [s for r in settings.rules() for s in r.sinks] + list(settings.extra_sinks)
-    by_path = targets_from_findings(report.findings, sinks)
+    by_path = targets_from_findings(report.findings, settings.sinks())
     changed = False
     failed: list[Diagnostic] = []
     for shown, targets in sorted(by_path.items()):

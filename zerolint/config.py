@@ -71,6 +71,15 @@ class Settings:
             chosen.append(rule)
         return tuple(chosen)
 
+    def sinks(self, rules: Sequence[Rule] | None = None) -> tuple[SinkSpec, ...]:
+        """The sink declarations a run looks for: its rules' (default: the selected ones)
+        and ``extra-sinks``."""
+        chosen = self.rules() if rules is None else rules
+        return tuple(s for r in chosen for s in r.sinks) + self.extra_sinks
+
+    def sink_names(self, rules: Sequence[Rule] | None = None) -> set[str]:
+        return {s.function for s in self.sinks(rules)}
+
     def fingerprint(self) -> str:
         """A hash of everything in the configuration that changes results (for the cache)."""
         payload = json.dumps(

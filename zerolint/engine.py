@@ -60,11 +60,6 @@ class Engine:
         self.rules: tuple[Rule, ...] = self.settings.rules()
         self.stats: dict[str, float] = {}
 
-    def sink_names(self) -> set[str]:
-        names = {s.function for r in self.rules for s in r.sinks}
-        names |= {s.function for s in self.settings.extra_sinks}
-        return names
-
     def check(
         self,
         paths: Sequence[Path],
@@ -138,7 +133,7 @@ class Engine:
     ) -> tuple[list[ModuleInfo], set[Path]]:
         """Find candidate modules and interpret them, growing the set while new wrappers of a
         sink are discovered (a wrapper's callers mention the wrapper, not the sink)."""
-        base_names = self.sink_names()
+        base_names = self.settings.sink_names(self.rules)
         names = set(base_names)
         modules: dict[Path, ModuleInfo] = {}
         candidates: set[Path] = set()
