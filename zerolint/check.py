@@ -152,9 +152,7 @@ def run(args: argparse.Namespace) -> int:
         )
         print(f"zerolint: timings: {shown}", file=sys.stderr)
     if fixing:
-        changed, failed = apply_fixes(
-            report, settings, diff_only=args.diff, force_exclude=args.force_exclude
-        )
+        changed, failed = apply_fixes(report, settings, diff_only=args.diff)
         if args.diff:
             return (
                 EXIT_ERROR
@@ -381,7 +379,7 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> 
 
 
 def apply_fixes(
-    report: Report, settings: Settings, *, diff_only: bool, force_exclude: bool
+    report: Report, settings: Settings, *, diff_only: bool
 ) -> tuple[bool, list[Diagnostic]]:
     """Clamp the lengths at every reported sink; True if anything changed (or would)."""
     from zerolint.engine import Engine
