@@ -2,8 +2,10 @@
 
 What serving code imports: depends on torch only, imported lazily, and on neither libcst
 nor z3. ``install()`` guards DeepGEMM in a running process; the vLLM plugin
-(``runtime_guard.plugin:register``) calls it in every vLLM process. ``runtime_guard.reference``
-is a CPU model of the scheduler kernel, loaded on first use.
+(``runtime_guard.plugin:register``) calls it in every vLLM process. On DeepGEMM 2.6.1 and an
+SM90 GPU the clamp runs inside one scheduler kernel of the guard's own (``runtime_guard.fused``,
+NVRTC through torch), so a CUDA graph gets no extra node. ``runtime_guard.reference`` is a CPU
+model of the scheduler kernel, loaded on first use.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from runtime_guard.clamp import (
     clamp_context_lens,
     get_paged_mqa_logits_metadata,
     guard,
+    guard_path,
     is_guarded,
     unguarded,
 )
@@ -25,6 +28,7 @@ __all__ = [
     "clamp_context_lens",
     "get_paged_mqa_logits_metadata",
     "guard",
+    "guard_path",
     "install",
     "is_guarded",
     "is_installed",

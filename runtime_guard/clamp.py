@@ -27,6 +27,7 @@ DEEP_GEMM_MODULES = ("deep_gemm", "vllm.third_party.deep_gemm")
 vendored in the vLLM wheel."""
 
 _ORIGINAL_ATTR = "__zerolint_unguarded__"
+_FUSED_ATTR = "__zerolint_fused__"
 
 
 def clamp_context_lens(lens: torch.Tensor, *, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -47,18 +48,31 @@ def clamp_context_lens(lens: torch.Tensor, *, out: torch.Tensor | None = None) -
     return torch.clamp(lens, min=1, out=out)
 
 
-def guard(fn: F) -> F:
+def guard(fn: F, *, fused: bool = False) -> F:
     """Wrap a ``get_paged_mqa_logits_metadata``-like callable so it clamps its lengths.
 
     The wrapper clamps the first positional argument, or ``context_lens=`` when passed by
     keyword, and forwards every argument unchanged. Guarding a guarded callable returns it
     as it is. ``unguarded(wrapper)`` gives back ``fn``.
+
+    ``fused=True`` says ``fn`` is DeepGEMM 2.6.1's function: on an SM90 device the wrapper
+    then computes the clamped schedule with one kernel of its own instead of a clamp kernel
+    followed by ``fn`` (see ``runtime_guard.fused``), once it has matched ``fn`` on a live call.
     """
     if is_guarded(fn):
         return fn
+    fast = None
+    if fused:
+        from runtime_guard.fused import FusedSchedule
+
+        fast = FusedSchedule(fn)
 
     @functools.wraps(fn)
     def guarded(*args: Any, **kwargs: Any) -> Any:
+        if fast is not None:
+            schedule = fast(args, kwargs)
+            if schedule is not None:
+                return schedule
         if args:
             args = (clamp_context_lens(args[0]), *args[1:])
         elif "context_lens" in kwargs:
@@ -66,6 +80,7 @@ def guard(fn: F) -> F:
         return fn(*args, **kwargs)
 
     setattr(guarded, _ORIGINAL_ATTR, fn)
+    setattr(guarded, _FUSED_ATTR, fast)
     return guarded  # type: ignore[return-value]
 
 
@@ -77,6 +92,22 @@ def is_guarded(fn: object) -> bool:
 def unguarded(fn: F) -> F:
     """The callable ``guard`` wrapped, or ``fn`` itself if it is not a guard."""
     return getattr(fn, _ORIGINAL_ATTR, fn)
+
+
+def guard_path(fn: object, device: int = 0) -> str:
+    """How ``fn`` schedules on CUDA device ``device`` now: ``"fused"`` (the clamp inside one
+    kernel), ``"clamp"`` (a clamp kernel, then DeepGEMM) or ``"none"`` (not a guard)."""
+    if not is_guarded(fn):
+        return "none"
+    fast = getattr(fn, _FUSED_ATTR, None)
+    return "clamp" if fast is None else fast.path(device)
+
+
+def log(level: str, message: str, *args: object) -> None:
+    """Log on the ``runtime_guard`` logger (imported lazily: it is a third of the import)."""
+    import logging
+
+    getattr(logging.getLogger("runtime_guard"), level)(message, *args)
 
 
 def get_paged_mqa_logits_metadata(

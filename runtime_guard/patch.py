@@ -16,7 +16,7 @@ import sys
 import threading
 import types
 
-from runtime_guard.clamp import DEEP_GEMM_MODULES, FUNCTION_NAME, guard, is_guarded
+from runtime_guard.clamp import DEEP_GEMM_MODULES, FUNCTION_NAME, guard, is_guarded, log
 
 TYPE_CHECKING = False  # not typing's: see clamp.py
 if TYPE_CHECKING:
@@ -37,6 +37,12 @@ def guard_enabled() -> bool:
     return os.environ.get(ENV_VAR, "").strip().lower() not in _OFF_VALUES
 
 
+def fused_enabled() -> bool:
+    """False when ``ZEROLINT_GUARD=clamp``: always a clamp kernel in front of DeepGEMM, even
+    where the clamp could be fused into the scheduler (``runtime_guard.fused``)."""
+    return os.environ.get(ENV_VAR, "").strip().lower() != "clamp"
+
+
 def is_installed() -> bool:
     """Whether install() is in effect in this process."""
     return _finder is not None
@@ -46,12 +52,14 @@ def install() -> bool:
     """Clamp DeepGEMM's ``get_paged_mqa_logits_metadata`` inputs in this process.
 
     Patches every module global that holds a loaded DeepGEMM's function and every DeepGEMM
-    imported later. Idempotent and thread-safe; logs one line (logger ``runtime_guard``)
-    when it acts. Returns False, doing nothing, when ``ZEROLINT_GUARD=0``.
+    imported later. For DeepGEMM 2.6.1 the guard fuses the clamp into its own copy of the SM90
+    scheduler (``runtime_guard.fused``) unless ``ZEROLINT_GUARD=clamp``. Idempotent and
+    thread-safe; logs one line (logger ``runtime_guard``) when it acts. Returns False, doing
+    nothing, when ``ZEROLINT_GUARD=0``.
     """
     global _finder
     if not guard_enabled():
-        _log("debug", "runtime_guard: turned off by %s, DeepGEMM left unguarded", ENV_VAR)
+        log("debug", "runtime_guard: turned off by %s, DeepGEMM left unguarded", ENV_VAR)
         return False
     with _lock:
         if _finder is not None:
@@ -60,7 +68,7 @@ def install() -> bool:
         sys.meta_path.insert(0, _finder)
         guarded = _guard_loaded_providers()
         replaced = _replace_everywhere(_by_id(_guards.values()))
-    _log(
+    log(
         "info",
         "runtime_guard: clamping DeepGEMM %s context_lens to >= 1 "
         "(guarded now: %s; %d module globals replaced; later imports of %s are guarded too)",
@@ -85,7 +93,7 @@ def uninstall() -> bool:
         _finder = None
         restored = _replace_everywhere(_by_id((g, o) for o, g in _guards.values()))
         _guards.clear()
-    _log("info", "runtime_guard: DeepGEMM guard removed (%d module globals restored)", restored)
+    log("info", "runtime_guard: DeepGEMM guard removed (%d module globals restored)", restored)
     return True
 
 
@@ -99,8 +107,15 @@ def _guard_provider(module: types.ModuleType | None) -> bool:
     if function is None or is_guarded(function):
         return False
     if id(function) not in _guards:
-        _guards[id(function)] = (function, guard(function))
+        _guards[id(function)] = (function, guard(function, fused=_fusable(module)))
     return True
+
+
+def _fusable(module: types.ModuleType) -> bool:
+    """Whether ``module`` is a DeepGEMM whose scheduler ``runtime_guard.fused`` reproduces."""
+    from runtime_guard.fused import DEEP_GEMM_VERSIONS
+
+    return fused_enabled() and getattr(module, "__version__", None) in DEEP_GEMM_VERSIONS
 
 
 def _on_provider_imported(module: types.ModuleType) -> None:
@@ -110,7 +125,7 @@ def _on_provider_imported(module: types.ModuleType) -> None:
             return
         original = getattr(module, FUNCTION_NAME)
         replaced = _replace_everywhere(_by_id([_guards[id(original)]]))
-    _log(
+    log(
         "info",
         "runtime_guard: guarded %s.%s on import (%d module globals replaced)",
         module.__name__,
@@ -142,12 +157,6 @@ def _module_namespaces() -> Iterator[dict[str, Any]]:
             namespace = object.__getattribute__(module, "__dict__")
             if isinstance(namespace, dict):
                 yield namespace
-
-
-def _log(level: str, message: str, *args: object) -> None:
-    import logging  # lazily: it is a third of the import budget
-
-    getattr(logging.getLogger("runtime_guard"), level)(message, *args)
 
 
 class _DeepGemmFinder:

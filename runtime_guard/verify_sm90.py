@@ -12,9 +12,13 @@ its own where a fault could poison the CUDA context:
 1. the seed's table, unguarded and with ``runtime_guard`` in front;
 2. compute-sanitizer memcheck on the B=32 all-zero case, unguarded and guarded;
 3. vLLM's FULL decode capture sizes, captured in a CUDA graph and replayed;
-4. ``runtime_guard.reference`` against the kernel on random inputs;
-5. DeepGEMM 2.5.0's logits with raw and clamped schedules (and memcheck on the clamped one);
+4. ``runtime_guard.reference`` and the guard against the kernel on random inputs;
+5. DeepGEMM 2.5.0's logits with raw, clamped and fused schedules (memcheck on the clamped);
 6. the cost of the guard, eager and in graph replay.
+
+"Guarded" is the guard ``install()`` gives DeepGEMM 2.6.1: after one self-check against the
+kernel, it computes the clamped schedule with ``runtime_guard.fused``'s single kernel; each
+guarded row records which path it took. Cost also measures the plain clamp-then-call guard.
 
 The JSON report holds the environment, the provenance of every piece, the sha256 of
 runtime_guard's sources, each section's raw rows, counts and verdict.
@@ -203,6 +207,8 @@ def differential(h: Harness) -> Row:
                 r.get("schedule_match") if r else None,
                 r.get("digest") if r else None,
                 guarded[c.index].get("guarded_match"),
+                guarded[c.index].get("guard_path"),
+                guarded[c.index].get("guarded_equals_kernel_on_clamped"),
             ]
         )
     return {
@@ -268,7 +274,16 @@ SECTION_RUNNERS: dict[str, Callable[[Harness], Row]] = {
 
 
 def _outcome(row: Row) -> Row:
-    keep = ("status", "error", "schedule_match", "model_fault", "digest", "stage", "process")
+    keep = (
+        "status",
+        "error",
+        "schedule_match",
+        "model_fault",
+        "digest",
+        "stage",
+        "guard_path",
+        "process",
+    )
     return {k: row[k] for k in keep if k in row}
 
 
@@ -334,6 +349,7 @@ def missing_api() -> list[str]:
     for name in (
         "clamp_context_lens",
         "guard",
+        "guard_path",
         "get_paged_mqa_logits_metadata",
         "install",
         "uninstall",

@@ -192,8 +192,33 @@ def test_semantics_covers_zero_short_and_long_rows_with_next_n_1_and_2(report: R
 
 def test_cost_rows_are_internally_consistent(report: Row) -> None:
     for row in report["cost"]["rows"]:
+        assert row["guard_path"] == "fused"
         for mode in ("eager", "graph"):
             m = row[mode]
             assert m["added_us"] == pytest.approx(m["guarded_us"] - m["unguarded_us"], abs=2e-3)
             assert m["ratio"] == pytest.approx(m["guarded_us"] / m["unguarded_us"], abs=2e-3)
+            clamp_added = m["clamp_guard_us"] - m["unguarded_us"]
+            assert m["clamp_guard_added_us"] == pytest.approx(clamp_added, abs=2e-3)
     assert report["cost"]["counts"]["graph_target_us"] == tally.GRAPH_TARGET_US == 1.0
+
+
+# -- the fused guard --------------------------------------------------------------------------
+
+
+def test_every_guarded_row_records_the_path_it_took(report: Row, diff_rows: list[Row]) -> None:
+    guarded = [
+        r for name in ("seed_table", "capture") for r in report[name]["rows"] if r["guarded"]
+    ]
+    assert guarded and all(r["guard_path"] in ("fused", "clamp") for r in guarded)
+    assert all(row["guard_path"] in ("fused", "clamp") for row in diff_rows)
+
+
+def test_the_guards_table_is_the_real_kernels_on_clamped_lengths(diff_rows: list[Row]) -> None:
+    # Three ways to the same table: the model, the real kernel on clamped lengths, the guard.
+    for row in diff_rows:
+        assert row["guarded_match"] is row["guarded_equals_kernel_on_clamped"] is True, row
+
+
+def test_semantics_feeds_the_fused_schedule_to_the_logits_kernel(report: Row) -> None:
+    for row in report["semantics"]["rows"]:
+        assert row["fused_logits_identical"] is True, row["id"]

@@ -154,6 +154,7 @@ def run_batch(ctx: Any, case: Row, options: Row) -> Row:
     import torch
 
     import runtime_guard
+    from runtime_guard import fused
 
     deep_gemm = import_deep_gemm(options["deep_gemm_root"])
     num_sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -176,6 +177,10 @@ def run_batch(ctx: Any, case: Row, options: Row) -> Row:
 
     clamped_schedule = runtime_guard.get_paged_mqa_logits_metadata(t["lens"], C.BLOCK_KV, num_sms)
     clamped_logits = logits(clamped_schedule)
+    # The schedule the fused guard gives (DeepGEMM 2.6.1's on clamped lengths), fed to 2.5.0's
+    # logits kernel, which reads the same (q_atom_idx, kv_split_idx) table.
+    fused_schedule = fused.schedule(t["lens"], num_sms)
+    fused_logits = logits(fused_schedule)
     row: Row = {
         "status": "ok",
         "deep_gemm_version": deep_gemm.__version__,
@@ -193,6 +198,8 @@ def run_batch(ctx: Any, case: Row, options: Row) -> Row:
             "valid_elements": int(mask.sum()),
             "schedules_differ": not torch.equal(raw_schedule, clamped_schedule),
             "logits_identical": torch.equal(raw_logits[mask], clamped_logits[mask]),
+            "fused_logits_identical": torch.equal(raw_logits[mask], fused_logits[mask]),
+            "fused_schedule_equals_clamped": torch.equal(fused_schedule, clamped_schedule),
             "gap_vs_fp32_reference": similarity_gap(
                 clamped_logits[mask], reference_logits(inputs)[mask]
             ),

@@ -23,10 +23,15 @@ DIFF_COLUMNS = (
     "schedule_match",
     "kernel_digest",
     "guarded_match",
+    "guard_path",
+    "guarded_equals_kernel_on_clamped",
 )
 """One differential row is a list in this order. ``unguarded`` is the raw kernel's outcome:
 ``ok``, ``fault``, ``not_run`` (a predicted fault whose (batch, next_n) was sampled by
-another case), or another runner status."""
+another case), or another runner status. ``guarded_match``: the guard's table equals the
+model's on clamped lengths; ``guard_path``: ``fused`` or ``clamp``, how the guard computed
+it; ``guarded_equals_kernel_on_clamped``: the guard's table equals the real kernel's on the
+clamped lengths."""
 
 
 def seed_counts(rows: Sequence[Row]) -> Row:
@@ -39,6 +44,7 @@ def seed_counts(rows: Sequence[Row]) -> Row:
         "unguarded_expected_faults": sum(r["expect_fault"] for r in unguarded),
         "guarded_cases": len(guarded),
         "guarded_ok": sum(r["status"] == "ok" for r in guarded),
+        "guarded_fused": sum(r.get("guard_path") == "fused" for r in guarded),
         "schedule_matches": sum(bool(r.get("schedule_match")) for r in rows),
     }
 
@@ -51,7 +57,11 @@ def seed_as_expected(row: Row) -> bool:
 
 
 def seed_passed(counts: Row) -> bool:
-    return counts["cases"] > 0 and counts["as_expected"] == counts["cases"]
+    return (
+        counts["cases"] > 0
+        and counts["as_expected"] == counts["cases"]
+        and counts["guarded_fused"] == counts["guarded_cases"]
+    )
 
 
 def sanitizer_counts(rows: Sequence[Row]) -> Row:
@@ -86,6 +96,7 @@ def capture_counts(rows: Sequence[Row]) -> Row:
         == {r["size"] for r in unguarded if r["size"] % 32 == 0},
         "guarded_captured_and_replayed": sum(r["status"] == "ok" for r in guarded),
         "guarded_schedule_matches": sum(bool(r.get("schedule_match")) for r in guarded),
+        "guarded_fused": sum(r.get("guard_path") == "fused" for r in guarded),
         "unguarded_schedule_matches": sum(bool(r.get("schedule_match")) for r in unguarded),
     }
 
@@ -98,6 +109,7 @@ def capture_passed(counts: Row) -> bool:
         and counts["unguarded_schedule_matches"] == counts["unguarded_captured_and_replayed"]
         and counts["guarded_captured_and_replayed"] == counts["sizes"]
         and counts["guarded_schedule_matches"] == counts["sizes"]
+        and counts["guarded_fused"] == counts["sizes"]
     )
 
 
@@ -125,6 +137,10 @@ def diff_counts(rows: Sequence[Sequence[Any]]) -> Row:
         "predicted_faults_not_run": len(predicted) - len(sampled),
         "predicted_fault_classes": len({(c["batch"], c["next_n"]) for c in predicted}),
         "guarded_matches": sum(c["guarded_match"] is True for c in cols),
+        "guarded_fused": sum(c["guard_path"] == "fused" for c in cols),
+        "guarded_equals_kernel_on_clamped": sum(
+            c["guarded_equals_kernel_on_clamped"] is True for c in cols
+        ),
     }
 
 
@@ -136,6 +152,8 @@ def diff_passed(counts: Row) -> bool:
         and counts["unexpected_faults"] == 0
         and counts["predicted_faults_faulted"] == counts["predicted_faults_run"] > 0
         and counts["guarded_matches"] == counts["cases"]
+        and counts["guarded_fused"] == counts["cases"]
+        and counts["guarded_equals_kernel_on_clamped"] == counts["cases"]
     )
 
 
@@ -146,6 +164,7 @@ def semantics_counts(rows: Sequence[Row], sanitizer: Sequence[Row]) -> Row:
         "mixed_batches": sum(r["row_kinds"]["zero"] < sum(r["row_kinds"].values()) for r in ran),
         "ran": len(ran),
         "logits_identical": sum(r.get("logits_identical") is True for r in ran),
+        "fused_logits_identical": sum(r.get("fused_logits_identical") is True for r in ran),
         "schedules_differ": sum(r.get("schedules_differ") is True for r in ran),
         "valid_elements": sum(r.get("valid_elements", 0) for r in ran),
         "install_gives_clamped_schedule": sum(
@@ -169,6 +188,7 @@ def semantics_passed(counts: Row) -> bool:
         counts["batches"] > 0
         and counts["ran"] == counts["batches"]
         and counts["logits_identical"] == counts["batches"]
+        and counts["fused_logits_identical"] == counts["batches"]
         and counts["schedules_differ"] >= counts["mixed_batches"] > 0
         and counts["install_gives_clamped_schedule"] == counts["batches"]
         and counts["max_gap_vs_fp32_reference"] < SEMANTICS_GAP_LIMIT

@@ -51,14 +51,25 @@ class Context:
         self.ext = load_built(Path(ext_path))
         self.num_sms = torch.cuda.get_device_properties(0).multi_processor_count
         self.raw = self.ext.get_paged_mqa_logits_metadata
+        self._guards: dict[bool, Callable[..., Any]] = {}
 
-    def metadata(self, guarded: bool) -> Callable[..., Any]:
-        """The real kernel, behind ``runtime_guard.guard`` when ``guarded``."""
+    def metadata(self, guarded: bool, *, fused: bool = True) -> Callable[..., Any]:
+        """The real kernel, or, when ``guarded``, the guard ``install()`` puts in front of
+        DeepGEMM 2.6.1 (``fused``) or the plain clamp-then-call guard. One guard per process,
+        so the fused guard's self-check runs once, on its first call outside capture."""
         if not guarded:
             return self.raw
-        from runtime_guard import guard
+        if fused not in self._guards:
+            from runtime_guard import guard
 
-        return guard(self.raw)
+            self._guards[fused] = guard(self.raw, fused=fused)
+        return self._guards[fused]
+
+    def guard_path(self) -> str:
+        """``fused`` or ``clamp``: how the fused guard scheduled its calls so far."""
+        from runtime_guard import guard_path
+
+        return guard_path(self.metadata(True), 0)
 
     def tensor(self, lens: C.Lens) -> Any:
         return self.torch.tensor(lens, dtype=self.torch.int32, device="cuda")
@@ -79,11 +90,14 @@ class Context:
 
 def compare(ctx: Context, lens: C.Lens, got: list[tuple[int, int]], guarded: bool) -> Row:
     want, model_fault = ctx.expected(lens, guarded)
-    return {
+    row = {
         "digest": C.schedule_digest(got),
         "model_fault": model_fault,
         "schedule_match": got == want,
     }
+    if guarded:
+        row["guard_path"] = ctx.guard_path()
+    return row
 
 
 # -- case kinds ---------------------------------------------------------------------------------
@@ -108,6 +122,8 @@ def capture_case(ctx: Context, case: Row, options: Row) -> Row:
         lens = buffers["expanded"][:size].unsqueeze(-1)
         buffers["schedule"].copy_(metadata(lens, C.BLOCK_KV, ctx.num_sms))
 
+    if guarded:
+        build_metadata()  # vLLM's eager dummy run before each capture (the guard's self-check)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         build_metadata()
@@ -141,6 +157,9 @@ def diff_case(ctx: Context, case: Row, options: Row) -> Row:
     if case.get("guarded", True):
         got = ctx.run(lens, True)
         row["guarded_match"] = compare(ctx, lens, got, True)["schedule_match"]
+        row["guard_path"] = ctx.guard_path()
+        # The guard's table against the real kernel's on the clamped lengths, int for int.
+        row["guarded_equals_kernel_on_clamped"] = got == ctx.run(C.clamped(lens), False)
     if case.get("unguarded", True):
         got = ctx.run(lens, False)
         row.update(compare(ctx, lens, got, False))
