@@ -30,6 +30,10 @@ def rows_after(ops: list[Op], batch: int, env: dict[str, int], lengths: np.ndarr
             rows = np.maximum(rows, arg)
         elif op.kind == "clamp_max":
             rows = np.minimum(rows, arg)
+        elif op.kind == "zero_to":
+            rows = np.where(rows == 0, arg, rows)
+        elif op.kind == "below1_to":
+            rows = np.where(rows >= 1, rows, arg)
         elif op.kind == "fill_zero":
             rows[:] = 0
         elif op.kind == "pad_zero":

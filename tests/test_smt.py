@@ -93,6 +93,22 @@ EXAMPLES = [
         "B=32, seq_len=5 -> every context length 0",
     ),
     ("max(x, 1) after the division", [DIV, Op("clamp_min", 1)], None, "safe", PROVED),
+    ("zero rows set to 1 after the division", [DIV, Op("zero_to", 1)], None, "safe", PROVED),
+    (
+        "zero rows set to 1, then 1 subtracted: the rows that were 1 are 0",
+        [DIV, Op("zero_to", 1), Op("add", -1)],
+        None,
+        "unsafe",
+        "B=32, seq_len=1, compress_ratio=2 -> every context length 0",
+    ),
+    ("rows below 1 set to 8", [DIV, Op("below1_to", 8)], None, "safe", PROVED),
+    (
+        "rows below 1 set to 0",
+        [DIV, Op("below1_to", 0)],
+        None,
+        "unsafe",
+        "B=32, seq_len=1, compress_ratio=2 -> every context length 0",
+    ),
     (
         "min(x, 0) zeroes every row",
         [Op("clamp_max", 0)],

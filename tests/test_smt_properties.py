@@ -48,6 +48,8 @@ ops = st.one_of(
     st.just(Op("neg")),
     st.builds(Op, st.just("clamp_min"), st.integers(-2, 2) | st.just("lo")),
     st.builds(Op, st.just("clamp_max"), st.integers(-2, 3) | st.just("lo")),
+    st.builds(Op, st.just("zero_to"), st.integers(-2, 3)),
+    st.builds(Op, st.just("below1_to"), st.integers(-2, 3)),
     st.just(Op("fill_zero")),
     st.builds(Op, st.just("pad_zero"), st.integers(0, 40)),
     st.just(Op("identity")),

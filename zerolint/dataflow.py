@@ -889,6 +889,50 @@ def is_zero(node: cst.CSTNode | None) -> bool:
     return int_value(node) == 0
 
 
+# Which rows a mask over lengths ``x`` selects: ``x == 0`` the zero rows, ``x < 1`` the rows
+# below 1; and the complements a ``torch.where(keep, x, k)`` keeps.
+_MASK_PICKS = {("==", 0): "zero", ("<", 1): "below1", ("<=", 0): "below1"}
+_MASK_KEEPS = {("!=", 0): "zero", (">", 0): "below1", (">=", 1): "below1"}
+_MIRRORED = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+_COMPARISON_TEXT = {
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.LessThan: "<",
+    cst.GreaterThan: ">",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThanEqual: ">=",
+}
+
+
+def mask_rows(
+    mod: ModuleInfo, cond: cst.BaseExpression, subject: cst.BaseExpression, *, keeps: bool = False
+) -> str | None:
+    """``"zero"`` or ``"below1"`` when ``cond`` compares ``subject`` (same code) with a
+    constant so as to pick (``keeps``: to keep) exactly those rows, else None."""
+    if not isinstance(cond, cst.Comparison) or len(cond.comparisons) != 1:
+        return None
+    target = cond.comparisons[0]
+    operator = _COMPARISON_TEXT.get(type(target.operator))
+    if operator is None:
+        return None
+    subject_code = mod.code(subject)
+    left, right = cond.left, target.comparator
+    if int_value(right) is not None and mod.code(left) == subject_code:
+        key = (operator, int_value(right))
+    elif int_value(left) is not None and mod.code(right) == subject_code:
+        key = (_MIRRORED[operator], int_value(left))
+    else:
+        return None
+    return (_MASK_KEEPS if keeps else _MASK_PICKS).get(key)  # type: ignore[arg-type]
+
+
+def replacement_op(rows: str, value: int) -> Op:
+    """The row operation of setting the ``rows`` a mask picked to ``value``."""
+    if rows == "below1" and value == 1:
+        return Op("clamp_min", 1)
+    return Op("zero_to" if rows == "zero" else "below1_to", value)
+
+
 class Analyzer:
     """Interprets functions into summaries and collects the values reaching sinks."""
 
@@ -910,13 +954,16 @@ class Analyzer:
             self.sinks_by_name.setdefault(s.function, s)
             for q in s.qualnames():
                 self.sinks_by_qual[q] = s
+        self.guarded_quals = frozenset(q for s in specs for q in s.guarded_qualnames())
         merged: dict[str, set[str]] = {}
         for r in self.rules:
             for table in (r.sources, r.sanitizers):
                 for k, v in table.items():
                     merged.setdefault(k, set()).update(v)
         self.names = {k: frozenset(v) for k, v in merged.items()}
-        self.extra_sanitizers = frozenset(extra_sanitizers)
+        self.extra_sanitizers = frozenset(extra_sanitizers) | self.names.get(
+            "at_least_one", frozenset()
+        )
         self.tensor_methods = (
             VIEW_METHODS
             | REDUCTIONS
@@ -931,6 +978,7 @@ class Analyzer:
                 "fill_",
                 "masked_fill",
                 "masked_fill_",
+                "where",
                 "index_fill",
                 "index_fill_",
             }
@@ -1293,6 +1341,8 @@ class Analyzer:
         if isinstance(target, cst.Subscript) and is_zero(value_node):
             self.zero_fill(frame, target)
             return
+        if isinstance(target, cst.Subscript) and self.mask_assign(frame, target, value_node):
+            return
         if (
             isinstance(target, cst.Attribute)
             and value_node is not None
@@ -1300,6 +1350,24 @@ class Analyzer:
         ):
             flowed = Val((), flowed.refs)
         self.write(frame, target, flowed, strong=isinstance(target, (cst.Name, cst.Attribute)))
+
+    def mask_assign(
+        self, frame: Frame, target: cst.Subscript, value_node: cst.BaseExpression | None
+    ) -> bool:
+        """``x[x == 0] = k`` / ``x[x < 1] = k``: in place, the rows a mask picks become ``k``."""
+        value = int_value(value_node)
+        if value is None or len(target.slice) != 1:
+            return False
+        index = target.slice[0].slice
+        if not isinstance(index, cst.Index):
+            return False
+        rows = mask_rows(frame.mod, index.value, target.value)
+        if rows is None:
+            return False
+        result = self.replace_rows(frame, self.eval(frame, target.value), rows, value)
+        whole = dotted(target.value) is not None
+        self.write(frame, target.value, result, strong=whole, in_place=True)
+        return True
 
     def is_constructor_alloc(self, frame: Frame, value: cst.BaseExpression) -> bool:
         """``self.buf = torch.zeros(...)`` in a constructor allocates a buffer, fills nothing."""
@@ -1482,6 +1550,8 @@ class Analyzer:
 
     def lookup_qualified(self, mod: ModuleInfo, qual: str, depth: int = 0) -> list[Ref]:
         """What a dotted name refers to: a sink, a project module/function/class, or outside."""
+        if qual in self.guarded_quals:
+            return [ExtRef(qual)]  # clamps its own input (runtime_guard's wrapper)
         spec = self.sinks_by_qual.get(qual)
         if spec is not None:
             return [SinkRef(spec)]
@@ -1667,7 +1737,11 @@ class Analyzer:
             for t in base.traces:
                 if is_object_read(t):
                     traces.append(Trace(AttrOrigin(t.origin, attr), ()))
-        if attr in self.sinks_by_name and not any(isinstance(r, (SinkRef, FuncRef)) for r in refs):
+        if attr in self.sinks_by_name and not any(
+            isinstance(r, (SinkRef, FuncRef))
+            or (isinstance(r, ExtRef) and r.name in self.guarded_quals)
+            for r in refs
+        ):
             refs.append(SinkRef(self.sinks_by_name[attr]))
         return Val(traces, refs)
 
@@ -2454,6 +2528,9 @@ class Analyzer:
         if name in VIEW_FUNCTIONS:
             return pos[0][1].only_traces() if pos else EMPTY
         if name == "torch.where" and len(pos) == 3:
+            replaced = self.where_replacement(frame, node, pos)
+            if replaced is not None:
+                return replaced
             val = pos[1][1].join(pos[2][1]).only_traces()
             if is_zero(pos[2][0].value) or is_zero(pos[1][0].value):
                 return self.extend(frame, val, Op("opaque", "where"))
@@ -2495,6 +2572,32 @@ class Analyzer:
         if name.startswith(("torch.", "numpy.", "math.", "triton.")) or name in BUILTIN_NAMES:
             return None  # falls back to the unknown-call rule in call()
         return None
+
+    def where_replacement(
+        self, frame: Frame, node: cst.Call, pos: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
+        """``torch.where(x == 0, k, x)`` / ``torch.where(x > 0, x, k)``: rows set to ``k``."""
+        (cond, _), (picked, picked_val), (other, other_val) = pos
+        if int_value(picked.value) is not None:
+            rows = mask_rows(frame.mod, cond.value, other.value)
+            value, val = int_value(picked.value), other_val
+        elif int_value(other.value) is not None:
+            rows = mask_rows(frame.mod, cond.value, picked.value, keeps=True)
+            value, val = int_value(other.value), picked_val
+        else:
+            return None
+        if rows is None or value is None:
+            return None
+        return self.replace_rows(frame, val, rows, value)
+
+    def replace_rows(self, frame: Frame, val: Val, rows: str, value: int) -> Val:
+        """The lengths after the ``rows`` a mask picked are set to ``value`` (a sanitizer
+        when ``value >= 1``: no row can then be 0)."""
+        op = replacement_op(rows, value)
+        note = f"{'rows equal to 0' if rows == 'zero' else 'rows below 1'} set to {value}"
+        if value >= 1:
+            return self.extend_role(frame, val, op, "sanitizer", note)
+        return self.extend(frame, val.only_traces(), op, note)
 
     def external_clamp(self, frame: Frame, name: str, args: list[tuple[cst.Arg, Val]]) -> Val:
         pos = self.positional(args)
@@ -2713,6 +2816,24 @@ class Analyzer:
             if method.endswith("_") and target is not None:
                 self.write(frame, target, result, strong=dotted(target) is not None, in_place=True)
             return result
+        if method in ("masked_fill", "masked_fill_") and target is not None:
+            value = self.kwarg(args, "value") or (pos[1] if len(pos) > 1 else None)
+            mask = self.kwarg(args, "mask") or (pos[0] if pos else None)
+            k = int_value(value[0].value) if value is not None else None
+            rows = mask_rows(frame.mod, mask[0].value, target) if mask and k else None
+            if rows is not None and k is not None:
+                result = self.replace_rows(frame, recv, rows, k)
+                if method.endswith("_"):
+                    self.write(
+                        frame, target, result, strong=dotted(target) is not None, in_place=True
+                    )
+                return result
+        if method == "where" and target is not None and pos:
+            other = self.kwarg(args, "other") or (pos[1] if len(pos) > 1 else None)
+            k = int_value(other[0].value) if other is not None else None
+            rows = mask_rows(frame.mod, pos[0][0].value, target, keeps=True)
+            if rows is not None and k is not None:
+                return self.replace_rows(frame, recv, rows, k)
         if method in ("masked_fill", "masked_fill_", "index_fill", "index_fill_"):
             value_node = pos[-1][0].value if pos else None
             op = Op("pad_zero", "<mask>") if is_zero(value_node) else Op("opaque", method)

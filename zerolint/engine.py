@@ -326,7 +326,8 @@ def clamped_at_end(trace: Trace) -> bool:
         op = step.op
         if op.kind == "identity":
             continue
-        return op.kind == "clamp_min" and isinstance(op.arg, int) and op.arg >= 1
+        raises = op.kind in ("clamp_min", "zero_to", "below1_to")
+        return raises and isinstance(op.arg, int) and op.arg >= 1
     return False
 
 

@@ -27,6 +27,8 @@ class Op:
       neg       rows become ``-row``
       clamp_min rows become ``max(row, arg)``         (clamp(min=), clamp_min, maximum, max)
       clamp_max rows become ``min(row, arg)``
+      zero_to   rows equal to 0 become ``arg``       (torch.where(x == 0, k, x), x[x == 0] = k)
+      below1_to rows below 1 become ``arg``          (x.masked_fill(x < 1, k), k != 1)
       fill_zero every row becomes 0                   (torch.zeros, .zero_(), buf[:] = 0)
       pad_zero  rows from ``arg`` on become 0         (buf[n:m] = 0: padding rows)
       identity  values unchanged                      (assignment, views, copies, casts)

@@ -25,9 +25,14 @@ class SinkSpec:
     modules: tuple[str, ...] = ()
     position: int | None = 0
     keyword: str | None = None
+    guarded: tuple[str, ...] = ()
+    """Modules whose function of this name clamps its own input: calling it is no sink."""
 
     def qualnames(self) -> tuple[str, ...]:
         return tuple(f"{m}.{self.function}" for m in self.modules)
+
+    def guarded_qualnames(self) -> tuple[str, ...]:
+        return tuple(f"{m}.{self.function}" for m in self.guarded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +100,16 @@ def sink_from_table(table: dict) -> SinkSpec:
     modules = table.get("modules", table.get("module", ()))
     if isinstance(modules, str):
         modules = (modules,)
+    guarded = table.get("guarded", ())
+    if isinstance(guarded, str):
+        guarded = (guarded,)
     position = table.get("position", 0 if "keyword" not in table else None)
     return SinkSpec(
         function=function.rsplit(".", 1)[-1],
         modules=tuple(modules) + ((function.rsplit(".", 1)[0],) if "." in function else ()),
         position=None if position is None else int(position),
         keyword=table.get("keyword"),
+        guarded=tuple(guarded),
     )
 
 

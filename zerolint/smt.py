@@ -38,7 +38,18 @@ Ratios = Mapping[str, Sequence[int]]
 _FrozenRatios = tuple[tuple[str, tuple[int, ...]], ...]
 
 _ROW_OPS = frozenset(
-    {"floordiv", "ceildiv", "rshift", "add", "mul", "neg", "clamp_min", "clamp_max"}
+    {
+        "floordiv",
+        "ceildiv",
+        "rshift",
+        "add",
+        "mul",
+        "neg",
+        "clamp_min",
+        "clamp_max",
+        "zero_to",
+        "below1_to",
+    }
 )
 _RESET_OPS = frozenset({"fill_zero", "pad_zero"})
 _SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
@@ -515,6 +526,10 @@ class _Encoder:
             return z3.If(value >= operand, value, operand)
         if kind == "clamp_max":
             return z3.If(value <= operand, value, operand)
+        if kind == "zero_to":
+            return z3.If(value == 0, operand, value)
+        if kind == "below1_to":
+            return z3.If(value >= 1, value, operand)
         raise OutsideModel(f"operation outside the model: {op.describe()}")
 
     def _divide(self, value: Any, arg: Any) -> Any:
@@ -688,6 +703,10 @@ def _apply_int(op: Op, value: int, env: Mapping[str, int]) -> int:
         return max(value, arg)
     if kind == "clamp_max":
         return min(value, arg)
+    if kind == "zero_to":
+        return arg if value == 0 else value
+    if kind == "below1_to":
+        return value if value >= 1 else arg
     raise OutsideModel(f"operation outside the model: {op.describe()}")
 
 

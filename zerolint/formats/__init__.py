@@ -197,6 +197,8 @@ _OP_NOTES = {
     "pad_zero": "zero padding",
     "clamp_min": "clamp (min)",
     "clamp_max": "clamp (max)",
+    "zero_to": "zero rows replaced",
+    "below1_to": "rows below 1 replaced",
     "opaque": "not modelled",
 }
 _ROLE_NOTES = {
