@@ -47,11 +47,25 @@ EXAMPLES = [
         "B=32, seq_len=1, compress_ratio=4 -> every context length 0",
     ),
     (
-        "unconfigured ratio is >= 2",
+        "unconfigured compress_ratio: the witness shows DeepSeek-V4's 4",
         [DIV],
         None,
         "unsafe",
-        "B=32, seq_len=1, compress_ratio=2 -> every context length 0",
+        "B=32, seq_len=1, compress_ratio=4 -> every context length 0",
+    ),
+    (
+        "unconfigured compress_ratio where 4 cannot fault: the smallest that does",
+        [Op("add", 4), DIV],
+        None,
+        "unsafe",
+        "B=32, seq_len=1, compress_ratio=6 -> every context length 0",
+    ),
+    (
+        "another unconfigured divisor is >= 2",
+        [Op("floordiv", "self.block_ratio")],
+        None,
+        "unsafe",
+        "B=32, seq_len=1, block_ratio=2 -> every context length 0",
     ),
     (
         "the largest configured ratio is not needed",
@@ -99,7 +113,7 @@ EXAMPLES = [
         [DIV, Op("zero_to", 1), Op("add", -1)],
         None,
         "unsafe",
-        "B=32, seq_len=1, compress_ratio=2 -> every context length 0",
+        "B=32, seq_len=1, compress_ratio=4 -> every context length 0",
     ),
     ("rows below 1 set to 8", [DIV, Op("below1_to", 8)], None, "safe", PROVED),
     (
@@ -107,7 +121,7 @@ EXAMPLES = [
         [DIV, Op("below1_to", 0)],
         None,
         "unsafe",
-        "B=32, seq_len=1, compress_ratio=2 -> every context length 0",
+        "B=32, seq_len=1, compress_ratio=4 -> every context length 0",
     ),
     (
         "min(x, 0) zeroes every row",
