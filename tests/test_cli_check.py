@@ -242,6 +242,26 @@ def test_extra_sinks_by_position_and_by_keyword(tmp_path: Path, check) -> None:
     ]
 
 
+def test_an_extra_sinks_guarded_modules_are_no_sinks(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": (
+                "[tool.zerolint]\nextra-sinks = [\n"
+                '  { function = "mylib.plan", position = 0, guarded = ["mylib.safe"] },\n]\n'
+            ),
+            "lib_user.py": (
+                "import mylib\nimport mylib.safe\n\n\ndef build(seq_lens):\n"
+                "    mylib.safe.plan(seq_lens // 4)\n    mylib.plan(seq_lens // 4)\n"
+            ),
+        },
+    )
+    code, out, _ = check(".")
+    headers = [line for line in out.splitlines() if HEADER.match(line)]
+    assert code == 1
+    assert [line.split(" ZL001")[0] for line in headers] == ["lib_user.py:7:5:"]
+
+
 def test_without_extra_sinks_those_calls_are_not_sinks(tmp_path: Path, check) -> None:
     write(tmp_path, {"lib_user.py": LIB_USER})
     assert check(".") == (0, "All checks passed!\n", "")
