@@ -414,3 +414,34 @@ def test_a_cached_run_prints_what_a_fresh_run_prints(tree: Path, check) -> None:
     assert check(".", cache=True) == fresh  # fills the cache
     assert (tree / ".zerolint_cache").is_dir()
     assert check(".", cache=True) == fresh
+
+
+# ------------------------------------------------------------------------ --fix refusals
+
+UNFIXABLE = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def build(seq_lens, num_sms):
+    args = (seq_lens // 4, 64, num_sms)
+    return get_paged_mqa_logits_metadata(*args)
+"""
+
+
+def test_a_fix_that_cannot_be_applied_is_reported_with_the_finding(tmp_path: Path, check) -> None:
+    write(tmp_path, {"unfixable.py": UNFIXABLE})
+    code, out, err = check("--fix", "unfixable.py")
+    assert code == 1
+    assert "unfixable.py:6:12: ZL910 not fixed: the call has no plain positional argument 0" in out
+    assert out.rstrip().endswith("Found 1 error. 1 file could not be fixed.")
+    assert err == ""
+    assert (tmp_path / "unfixable.py").read_text() == UNFIXABLE
+
+
+def test_diff_names_a_fix_it_cannot_show_on_stderr(tmp_path: Path, check) -> None:
+    write(tmp_path, {"unfixable.py": UNFIXABLE})
+    code, out, err = check("--diff", "unfixable.py")
+    assert (code, out) == (2, "")
+    assert (
+        err == "unfixable.py:6:12: ZL910 not fixed: the call has no plain positional argument 0\n"
+    )

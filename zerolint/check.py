@@ -154,6 +154,9 @@ def run(args: argparse.Namespace) -> int:
     if fixing:
         changed, failed = apply_fixes(report, settings, diff_only=args.diff)
         if args.diff:
+            for d in failed:  # stdout holds the diff
+                where = f"{d.path}:{d.line}:{d.col}" if d.line else d.path
+                print(f"{where}: {d.code} {d.message}", file=sys.stderr)
             return (
                 EXIT_ERROR
                 if failed and not changed
@@ -163,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
             report = lint(
                 paths, settings, use_cache=False, force_exclude=args.force_exclude, progress=False
             )
-            report.diagnostics += failed
-            report.sort()
+        report.diagnostics += failed
+        report.sort()
     print_report(report, args)
     if report.files_checked <= 0 and report.diagnostics:
         return EXIT_ERROR
@@ -399,7 +402,6 @@ def apply_fixes(
             result = fix_file(path, targets, diff_only=diff_only, verify=verify)
         except FixError as exc:
             failed.append(Diagnostic("ZL910", shown, f"not fixed: {exc.reason}"))
-            print(f"{shown}: ZL910 not fixed: {exc.reason}", file=sys.stderr)
             continue
         except OSError as exc:
             failed.append(Diagnostic("ZL902", shown, f"cannot fix: {exc.strerror or exc}"))

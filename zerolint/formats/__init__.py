@@ -291,9 +291,18 @@ def code_counts(report: Report) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
+NOT_FIXED = "ZL910"
+"""The one diagnostic about a checked file: a --fix that could not be applied."""
+
+
 def unchecked_files(report: Report) -> int:
-    """How many distinct files have a diagnostic (could not be checked)."""
-    return len({d.path for d in report.diagnostics})
+    """How many distinct files could not be checked (a diagnostic other than ZL910)."""
+    return len({d.path for d in report.diagnostics if d.code != NOT_FIXED})
+
+
+def unfixed_files(report: Report) -> int:
+    """How many distinct files have a finding --fix could not fix (ZL910)."""
+    return len({d.path for d in report.diagnostics if d.code == NOT_FIXED})
 
 
 def plural(count: int, noun: str) -> str:

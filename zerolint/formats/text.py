@@ -22,6 +22,7 @@ from zerolint.formats import (
     step_code,
     step_note,
     unchecked_files,
+    unfixed_files,
     verdict_line,
     visible_proved,
 )
@@ -188,9 +189,10 @@ def _statistics(report: Report, options: RenderOptions, paint: _Painter) -> list
 def _summary(report: Report, paint: _Painter) -> str:
     errors = len(report.findings)
     unchecked = unchecked_files(report)
+    unfixed = unfixed_files(report)
     if errors:
         parts = [f"Found {plural(errors, 'error')}."]
-    elif unchecked:
+    elif unchecked or unfixed:
         parts = ["No errors found."]
     else:
         parts = [paint("All checks passed!", _GREEN)]
@@ -198,4 +200,6 @@ def _summary(report: Report, paint: _Painter) -> str:
         parts.append(f"{len(report.proved)} proved safe by the SMT judge.")
     if unchecked:
         parts.append(f"{plural(unchecked, 'file')} could not be checked.")
+    if unfixed:
+        parts.append(f"{plural(unfixed, 'file')} could not be fixed.")
     return " ".join(parts)
