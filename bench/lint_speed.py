@@ -1,7 +1,8 @@
 """How fast is `zerolint check` on real code, against Ruff measured in the same rounds.
 
-Tree: the ``vllm/`` package of the vLLM 0.27.1 wheel from PyPI (2,360 files), unpacked
-into a scratch copy so neither tool's cache from earlier runs is around.
+Tree: the ``vllm/`` package of the vLLM 0.27.1 wheel from PyPI (2,360 files; ``--vllm
+0.33.0`` for the 3,231 files of that release), unpacked into a scratch copy so neither
+tool's cache from earlier runs is around.
 
 Cases, each timed for both tools in every round (alternating, so drift hits both):
 
@@ -14,7 +15,7 @@ Prints the median wall time of each, the ratio zerolint/ruff, zerolint's peak me
 the time of its phases (the whole-program index, path resolution, the SMT judge).
 Targets (issue 2, 6, 8): cold ratio <= 1, warm ratio <= 1, one file < 0.3 s, < 300 MB.
 
-    python bench/lint_speed.py [--rounds 5]
+    python bench/lint_speed.py [--rounds 5] [--vllm 0.27.1]
 """
 
 from __future__ import annotations
@@ -68,16 +69,17 @@ def clear_caches(tree: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--vllm", default="0.27.1", help="the vLLM release whose tree is checked")
     args = parser.parse_args()
 
-    source = vllm_tree("0.27.1")
+    source = vllm_tree(args.vllm)
     scratch = Path(tempfile.mkdtemp(prefix="zerolint-bench-"))
     tree = scratch / "tree"
     shutil.copytree(source / "vllm", tree / "vllm")
     ruff = ruff_binary()
     zl = [sys.executable, "-m", "zerolint", "check", "-q", "--color", "never"]
     env_note = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}"
-    print(f"vLLM 0.27.1 tree: {sum(1 for _ in tree.rglob('*.py'))} files; {env_note}")
+    print(f"vLLM {args.vllm} tree: {sum(1 for _ in tree.rglob('*.py'))} files; {env_note}")
 
     times: dict[str, list[float]] = {
         k: [] for k in ("zl cold", "ruff cold", "zl warm", "ruff warm", "zl one", "ruff one")

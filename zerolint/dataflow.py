@@ -304,7 +304,7 @@ BUILTIN_NAMES = frozenset(
 class RawStep:
     """A step before positions are known: the node, its statement and module, what it does."""
 
-    __slots__ = ("_hash", "_key", "mod", "node", "note", "op", "role", "stmt")
+    __slots__ = ("_hash", "_key", "_stable", "mod", "node", "note", "op", "role", "stmt")
 
     def __init__(
         self,
@@ -319,18 +319,21 @@ class RawStep:
         self.role, self.op, self.note = role, op, note
         self._key = (id(stmt), id(node), role, op)
         self._hash = hash(self._key)
+        self._stable: tuple | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RawStep) and self._key == other._key
 
     def stable_key(self) -> tuple:
-        return (
-            self.mod.name,
-            self.mod.statement_order(self.stmt),
-            self.role,
-            self.op.kind,
-            str(self.op.arg),
-        )
+        if self._stable is None:
+            self._stable = (
+                self.mod.name,
+                self.mod.statement_order(self.stmt),
+                self.role,
+                self.op.kind,
+                str(self.op.arg),
+            )
+        return self._stable
 
     def __hash__(self) -> int:
         return self._hash
@@ -395,12 +398,23 @@ class AttrOrigin(Origin):
 
 
 class Trace:
-    __slots__ = ("_hash", "live", "origin", "steps")
+    __slots__ = ("_chain", "_hash", "live", "origin", "steps")
 
-    def __init__(self, origin: Origin | None, steps: tuple[RawStep, ...]) -> None:
+    def __init__(
+        self,
+        origin: Origin | None,
+        steps: tuple[RawStep, ...],
+        _chain: int | None = None,
+        _live: bool | None = None,
+    ) -> None:
         self.origin, self.steps = origin, steps
-        self._hash = hash((id(origin), steps))
-        self.live = any(s.op.kind in LIVE_KINDS for s in steps)
+        if _chain is None:  # a hash folded step by step, so that then() extends it in O(1)
+            _chain = 0
+            for s in steps:
+                _chain = hash((_chain, s._hash))
+        self._chain = _chain
+        self._hash = hash((id(origin), _chain))
+        self.live = any(s.op.kind in LIVE_KINDS for s in steps) if _live is None else _live
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -422,7 +436,12 @@ class Trace:
             and (last == step or step.op is IDENTITY and step.role in ("flow", "return"))
         ):
             return self  # one line per statement unless the statement changes the values
-        return Trace(self.origin, self.steps + (step,))
+        return Trace(
+            self.origin,
+            self.steps + (step,),
+            hash((self._chain, step._hash)),
+            self.live or step.op.kind in LIVE_KINDS,
+        )
 
     def keep_order(self) -> tuple:
         """Which traces to keep when there are too many: live ones, short ones; ties broken
