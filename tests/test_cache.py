@@ -241,3 +241,16 @@ def test_only_the_newest_buckets_of_other_fingerprints_are_kept(tmp_path: Path) 
         for v in range(2, KEEP_BUCKETS + 3)
     }
     assert kept == expected  # the newest other KEEP_BUCKETS and the current one, with locks
+
+
+def test_the_fingerprint_follows_the_analyzers_own_code(tmp_path: Path) -> None:
+    from zerolint.check import cache_fingerprint
+    from zerolint.config import Settings
+
+    package = tmp_path / "zerolint"
+    package.mkdir()
+    (package / "dataflow.py").write_text("RULE = 1\n")
+    before = cache_fingerprint(Settings(), package)
+    assert cache_fingerprint(Settings(), package) == before
+    (package / "dataflow.py").write_text("RULE = 2\n")
+    assert cache_fingerprint(Settings(), package) != before

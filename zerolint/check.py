@@ -233,15 +233,19 @@ def names_key(settings: Settings) -> str:
     return hashlib.sha256("\n".join(sorted(settings.sink_names())).encode()).hexdigest()[:12]
 
 
-def cache_fingerprint(settings: Settings) -> str:
+def cache_fingerprint(settings: Settings, package: Path | None = None) -> str:
+    """What cached results depend on besides the files: the settings, the rules, and the
+    analyzer's own code in ``package`` (default: zerolint's folder), so that an edited
+    checkout never reuses results of the old code."""
     from zerolint import __version__
-
-    rules_hash = hashlib.sha256()
     from zerolint.rules import rules_dir
 
-    for path in sorted(rules_dir().glob("ZL*.toml")):
-        rules_hash.update(path.read_bytes())
-    return f"{__version__}:{settings.fingerprint()}:{rules_hash.hexdigest()[:16]}"
+    digest = hashlib.sha256()
+    package = package or Path(__file__).resolve().parent
+    sources = sorted(rules_dir().glob("ZL*.toml")) + sorted(package.rglob("*.py"))
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return f"{__version__}:{settings.fingerprint()}:{digest.hexdigest()[:16]}"
 
 
 def lint(
