@@ -167,9 +167,11 @@ def _run(args: argparse.Namespace) -> int:
     if fixing:
         changed, failed = apply_fixes(report, settings, diff_only=args.diff)
         if args.diff:
+            from zerolint.formats import RenderOptions
+            from zerolint.formats.text import diagnostic_line
+
             for d in failed:  # stdout holds the diff
-                where = f"{d.path}:{d.line}:{d.col}" if d.line else d.path
-                print(f"{where}: {d.code} {d.message}", file=sys.stderr)
+                print(diagnostic_line(d, RenderOptions()), file=sys.stderr)
             return (
                 EXIT_ERROR
                 if failed and not changed

@@ -1318,7 +1318,7 @@ class Analyzer:
         else:
             new = self.arith(frame, current, rhs, op, stmt.value, left_node=stmt.target)
         # Tensors are updated in place: the buffers the target views change too.
-        self.write(frame, stmt.target, new, strong=dotted(stmt.target) is not None, in_place=True)
+        self.write_whole(frame, stmt.target, new)
 
     # ------------------------------------------------------------------ writes
 
@@ -1384,9 +1384,13 @@ class Analyzer:
         if rows is None:
             return False
         result = self.replace_rows(frame, self.eval(frame, target.value), rows, value)
-        whole = dotted(target.value) is not None
-        self.write(frame, target.value, result, strong=whole, in_place=True)
+        self.write_whole(frame, target.value, result)
         return True
+
+    def write_whole(self, frame: Frame, target: cst.BaseExpression, val: Val) -> None:
+        """An in-place operation replaced every row of ``target``: the old value is gone
+        when ``target`` names a variable or an attribute (a slice or a call is joined)."""
+        self.write(frame, target, val, strong=dotted(target) is not None, in_place=True)
 
     def is_constructor_alloc(self, frame: Frame, value: cst.BaseExpression) -> bool:
         """``self.buf = torch.zeros(...)`` in a constructor allocates a buffer, fills nothing."""
@@ -2203,14 +2207,20 @@ class Analyzer:
         if chosen is None:
             return
         arg_node, val = chosen
-        step = RawStep(
-            frame.mod,
-            frame.stmt,
-            node,
-            "sink",
-            IDENTITY,
-            f"sink ({spec.keyword or f'argument {spec.position}'})",
-        )
+        note = f"sink ({spec.keyword or f'argument {spec.position}'})"
+        self.record_sink(frame, node, spec, arg_node, val, note)
+
+    def record_sink(
+        self,
+        frame: Frame,
+        node: cst.Call,
+        spec: SinkSpec,
+        arg_node: cst.BaseExpression | None,
+        val: Val,
+        note: str,
+    ) -> None:
+        """The lengths ``val`` reach ``spec`` at ``node``: a hit of this function's summary."""
+        step = self.step(frame, node, "sink", IDENTITY, note)
         frame.summary.hits.append(
             SinkHit(spec, frame.mod, frame.stmt, node, arg_node, val.then(step), frame.key)
         )
@@ -2681,12 +2691,8 @@ class Analyzer:
         target = out[0].value
         if base_key(target) is not None:
             # out=x overwrites all of x; out=buf[:n] or a view writes part of a buffer.
-            self.write(
-                frame,
-                target,
-                val.then(self.step(frame, None, "flow", IDENTITY, "out=")),
-                strong=dotted(target) is not None,
-                in_place=True,
+            self.write_whole(
+                frame, target, val.then(self.step(frame, None, "flow", IDENTITY, "out="))
             )
 
     def zero_source(self, frame: Frame, note: str) -> Val:
@@ -2720,25 +2726,8 @@ class Analyzer:
                     if lens is None:
                         refs.append(c)
                         continue
-                    step = RawStep(
-                        frame.mod,
-                        frame.stmt,
-                        node,
-                        "sink",
-                        IDENTITY,
-                        f"sink ({c.spec.keyword or 'argument'}), bound by partial",
-                    )
-                    frame.summary.hits.append(
-                        SinkHit(
-                            c.spec,
-                            frame.mod,
-                            frame.stmt,
-                            node,
-                            lens[0].value,
-                            lens[1].then(step),
-                            frame.key,
-                        )
-                    )
+                    note = f"sink ({c.spec.keyword or 'argument'}), bound by partial"
+                    self.record_sink(frame, node, c.spec, lens[0].value, lens[1], note)
                     refs.append(SinkRef(c.spec, EMPTY))
                 elif isinstance(c, FuncRef):
                     refs.append(
@@ -2769,7 +2758,7 @@ class Analyzer:
                 high_node = None
             result = self.clamp(frame, recv, low_node, high_node, f".{method}()")
             if method.endswith("_") and target is not None:
-                self.write(frame, target, result, strong=dotted(target) is not None, in_place=True)
+                self.write_whole(frame, target, result)
             return result
         if method in names.get("floor_division_methods", ()):
             mode = self.kwarg(args, "rounding_mode")
@@ -2787,7 +2776,7 @@ class Analyzer:
             else:
                 result = self.extend(frame, recv.only_traces(), Op("opaque", "true division"))
             if method.endswith("_") and target is not None:
-                self.write(frame, target, result, strong=dotted(target) is not None, in_place=True)
+                self.write_whole(frame, target, result)
             self.out_target(frame, node, args, result)
             return result
         if method in ("zero_",) or (method == "fill_" and pos and is_zero(pos[0][0].value)):
@@ -2810,8 +2799,7 @@ class Analyzer:
             return fill[1].only_traces() if fill is not None else EMPTY
         if method == "copy_" and pos and target is not None:
             src = pos[0][1].then(self.step(frame, None, "flow", IDENTITY, ".copy_()"))
-            whole = dotted(target) is not None
-            self.write(frame, target, src, strong=whole, in_place=True)
+            self.write_whole(frame, target, src)
             return src
         if method in ARITH_METHODS:
             kind = ARITH_METHODS[method]
@@ -2833,7 +2821,7 @@ class Analyzer:
                         Op("mul", k) if kind == "mul" else Op("add", k if kind == "add" else -k),
                     )
             if method.endswith("_") and target is not None:
-                self.write(frame, target, result, strong=dotted(target) is not None, in_place=True)
+                self.write_whole(frame, target, result)
             return result
         if method in ("masked_fill", "masked_fill_") and target is not None:
             value = self.kwarg(args, "value") or (pos[1] if len(pos) > 1 else None)
@@ -2843,9 +2831,7 @@ class Analyzer:
             if rows is not None and k is not None:
                 result = self.replace_rows(frame, recv, rows, k)
                 if method.endswith("_"):
-                    self.write(
-                        frame, target, result, strong=dotted(target) is not None, in_place=True
-                    )
+                    self.write_whole(frame, target, result)
                 return result
         if method == "where" and target is not None and pos:
             other = self.kwarg(args, "other") or (pos[1] if len(pos) > 1 else None)

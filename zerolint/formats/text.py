@@ -168,6 +168,11 @@ def _paint_verdict(text: str, finding: Finding, paint: _Painter) -> str:
     return f"{paint(label + ':', _BOLD, colour)}{rest}"
 
 
+def diagnostic_line(diagnostic: Diagnostic, options: RenderOptions) -> str:
+    """One ``path:line:col: CODE message`` line, as the report prints it."""
+    return _diagnostic_line(diagnostic, options, _Painter(options.color))
+
+
 def _diagnostic_line(diagnostic: Diagnostic, options: RenderOptions, paint: _Painter) -> str:
     location = _location(diagnostic.path, diagnostic.line, diagnostic.col, options, paint)
     return f"{location} {paint(diagnostic.code, _BOLD, _YELLOW)} {diagnostic.message}"
