@@ -158,3 +158,16 @@ def test_supported_picks_the_exact_predicate(bad: list[bool], expected: str) -> 
 def test_every_predicate_is_a_function_of_the_case() -> None:
     for name, predicate in PREDICATES.items():
         assert isinstance(predicate(Case("x", (0, 1))), bool), name
+
+
+def test_gpu_claims_replaces_only_the_results_section(tmp_path: Path, report: Row) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_claims", ROOT / "devtools/gpu_claims.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    page = tmp_path / "page.md"
+    page.write_text(f"intro\n{render.BEGIN}\nstale\n{render.END}\nafter\n")
+    module.replace_results(page, render.BEGIN, render.END, render.render(report))
+    assert page.read_text() == f"intro\n{render.render(report)}\nafter\n"
