@@ -41,6 +41,8 @@ from zerolint.headers.syntax import (
 
 @dataclass(slots=True)
 class Search:
+    """One binary search: its result and limit, the array it searches, where it is."""
+
     result: Binding
     other_bound: Binding
     limit: At | None
@@ -50,6 +52,8 @@ class Search:
     line: int
     function: str
     kernel: bool  # declared __global__ (or with a launch-bounds / *_GLOBAL marker)
+    start_key: object = None  # the result's value before the loop (canonical), if known
+    loop: Loop | None = None
 
 
 class SearchReader(Reader):
@@ -79,6 +83,10 @@ class SearchReader(Reader):
     def on_search_read(self, expr: Index, scope: Scope, facts: list[Fact], search: Search) -> None:
         """Called for every read of ``search``'s array once the search has been seen."""
 
+    def inside(self, search: Search) -> bool:
+        """Whether the walk is inside ``search``'s own loop."""
+        return any(loop is search.loop for loop in self.open_searches)
+
     # -- the binary search
     def search(self, loop: Loop, scope: Scope) -> Search | None:
         sides = _comparison_sides(loop.cond)
@@ -101,6 +109,8 @@ class SearchReader(Reader):
         limit_key = (
             self.canon(limit.expr, limit.scope, 0) if limit is not None else ("no-limit", id(loop))
         )
+        start = self.values.get(scope.lookup(result))
+        start_key = self.canon(start.expr, start.scope, 0) if isinstance(start, At) else None
         return Search(
             result=scope.lookup(result),
             other_bound=scope.lookup(limit_name),
@@ -111,6 +121,8 @@ class SearchReader(Reader):
             line=loop.line,
             function=self.fn.name,
             kernel=self.fn.kernel,
+            start_key=start_key,
+            loop=loop,
         )
 
     def index_line(self, index: Expr, scope: Scope) -> int:
