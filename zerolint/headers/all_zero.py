@@ -52,6 +52,7 @@ from zerolint.headers.tokens import tokenize
 
 NAME = "all-zero-search"
 HAZARD = "ZL001"
+LABEL = "all rows 0, B % 32 == 0"
 TITLE = "every length 0 and B % 32 == 0: the search reads prefix_sum[B], one past the data"
 
 
@@ -69,6 +70,7 @@ def check_source(source: str, path: str = "<header>") -> HeaderCheck:
 RECOGNIZER = Recognizer(
     name=NAME,
     hazard=HAZARD,
+    label=LABEL,
     title=TITLE,
     headers=tuple(f"{SCHEDULER_DIR}/{name}" for name in SCHEDULER_HEADERS),
     check_source=check_source,

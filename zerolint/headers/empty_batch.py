@@ -37,6 +37,7 @@ from zerolint.headers.tokens import tokenize
 
 NAME = "empty-batch"
 HAZARD = "empty-batch"
+LABEL = "B == 0"
 TITLE = "a batch of 0 rows: the scheduler reads its buffer of align(0, 32) = 0 ints"
 _MIN_FUNCTIONS = {"min", "umin", "__umin", "imin", "__min"}
 
@@ -55,6 +56,7 @@ def check_source(source: str, path: str = "<header>") -> HeaderCheck:
 RECOGNIZER = Recognizer(
     name=NAME,
     hazard=HAZARD,
+    label=LABEL,
     title=TITLE,
     headers=tuple(f"{SCHEDULER_DIR}/{name}" for name in SCHEDULER_HEADERS),
     check_source=check_source,

@@ -37,7 +37,8 @@ class Recognizer:
 
     name: str
     hazard: str  # the hazard's key in the audit: "ZL001", "empty-batch"
-    title: str  # the input that hurts, in one line
+    label: str  # the input that hurts, a few words: "B == 0"
+    title: str  # the input that hurts and what the kernel does with it, one line
     headers: tuple[str, ...]  # paths relative to a deep_gemm package folder
     check_source: Callable[[str, str], HeaderCheck]
 
