@@ -2,9 +2,10 @@
 
 Two kinds of stacks:
 
-* the real wheels from PyPI (DOMAIN.md section 1), unpacked without dependencies into
-  cached site-packages folders (their ``.py`` files, DeepGEMM's scheduler headers and the
-  ``.dist-info``), plus this project's own wheel, built here, for the runtime guard;
+* the real wheels from PyPI (docs/hazards/README.md, "DeepGEMM builds"), unpacked without
+  dependencies into cached site-packages folders (their ``.py`` files, DeepGEMM's scheduler
+  headers and the ``.dist-info``), plus this project's own wheel, built here, for the
+  runtime guard;
 * small stacks written here: a ``vllm`` package with an indexer-like call, a vendored or
   pip-installed ``deep_gemm`` holding one of ``fixtures/headers/synthetic/*.cuh``.
 """

@@ -92,3 +92,15 @@ def test_registry_names_each_recognizer_with_its_hazard_and_headers(tmp_path):
 
 def test_a_header_without_functions_is_unknown():
     assert EMPTY_BATCH.check_source("#pragma once\n", "x.cuh").status == "unknown"
+
+
+def test_every_measured_row_is_documented_with_an_existing_source():
+    from zerolint.headers.measured import MEASURED
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "hazards" / "README.md").read_text()
+    table = page.split("## Measured", 1)[1]
+    for row in MEASURED:
+        assert f"`{row.header_sha256[:12]}`" in table, row.build
+        assert (root / row.source).is_file(), row.source
+        assert {r.hazard for r in recognizers()} >= {row.hazard}
