@@ -106,7 +106,7 @@ class HazardCheck:
     """One hazard of one DeepGEMM build: what its header says and what a GPU run measured."""
 
     hazard: str  # "ZL001", "empty-batch"
-    label: str  # the input: "empty batch, B == 0"
+    label: str  # the input, a few words: "B == 0"
     header: HeaderCheck
     measured: Measurement | None = None
 
