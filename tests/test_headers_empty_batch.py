@@ -9,12 +9,18 @@ in an illegal memory access at B = 0), and small headers written for this projec
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_headers import scheduler_header
+from tests.test_headers import apply_recipe, scheduler_header
 from zerolint.headers import RECOGNIZERS, recognizer, recognizers
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 EMPTY_BATCH = recognizer("empty-batch")
 FIXTURES = sorted((Path(__file__).parent / "fixtures" / "headers" / "empty_batch").glob("*.cuh"))
@@ -104,3 +110,18 @@ def test_every_measured_row_is_documented_with_an_existing_source():
         assert f"`{row.header_sha256[:12]}`" in table, row.build
         assert (root / row.source).is_file(), row.source
         assert {r.hazard for r in recognizers()} >= {row.hazard}
+
+
+EDITS = sorted((Path(__file__).parent / "fixtures" / "headers" / "edits").glob("*.toml"))
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("recipe_path", EDITS, ids=[p.stem for p in EDITS])
+def test_edited_header(recipe_path):
+    """The same edited copies as test_headers.py; each recipe also states the B == 0 status."""
+    recipe = tomllib.loads(recipe_path.read_text())
+    assert recipe["empty_batch"] in ("guarded", "unguarded", "unknown"), recipe_path.name
+    base = scheduler_header(recipe["base"]).read_text()
+    edited = apply_recipe(recipe, base, recipe_path.name)
+    result = EMPTY_BATCH.check_source(edited, recipe_path.stem + ".cuh")
+    assert result.status == recipe["empty_batch"], result.reason
