@@ -78,6 +78,8 @@ class _Reading:
 
 
 class _EmptyBatchReader(SearchReader):
+    """Record each read of a searched array after its search, with what keeps B == 0 off it."""
+
     def __init__(self, function: Function, lines: list[str]) -> None:
         super().__init__(function, lines)
         self.reads: list[_Read] = []
