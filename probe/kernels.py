@@ -152,8 +152,9 @@ NOT_RUN: tuple[tuple[str, str], ...] = (
     (
         "DeepGEMM get_paged_sparse_mqa_logits_metadata (sparse indexer)",
         (
-            "its scheduler is sm100_sparse_mqa_logits_metadata.cuh, which DeepGEMM 2.8.1 "
-            "dispatches on SM100 only; this GPU is SM90"
+            "DeepGEMM 2.8.1 implements it for SM100 only (its scheduler header is "
+            "sm100_sparse_mqa_logits_metadata.cuh; the extension's only launcher is "
+            "jit_kernels/impls/sm100_sparse_mqa_logits.hpp); this GPU is SM90"
         ),
     ),
     (

@@ -171,3 +171,9 @@ def test_gpu_claims_replaces_only_the_results_section(tmp_path: Path, report: Ro
     page.write_text(f"intro\n{render.BEGIN}\nstale\n{render.END}\nafter\n")
     module.replace_results(page, render.BEGIN, render.END, render.render(report))
     assert page.read_text() == f"intro\n{render.render(report)}\nafter\n"
+
+
+def test_the_kernels_not_run_are_the_declared_ones(report: Row) -> None:
+    from probe.kernels import NOT_RUN
+
+    assert [(r["kernel"], r["why"]) for r in report["not_run"]] == list(NOT_RUN)
