@@ -5,8 +5,8 @@ First, on a machine with network: ``python devtools/prepare_sm90.py`` and
 
     python devtools/gpu_claims.py            # writes docs/*.json and re-renders the pages
 
-It runs ``runtime_guard.verify_sm90`` and ``probe.run`` side by side (about four minutes on
-an H200), copies their reports to docs/sm90-report.json and docs/probe-report.json, and
+It runs ``runtime_guard.verify_sm90`` and ``probe.run`` side by side (four and a half
+minutes on an H200), copies their reports to docs/sm90-report.json and docs/probe-report.json, and
 replaces the results sections of docs/sm90-verification.md and docs/zero-length-probe.md
 with their renderings. ``pytest tests/test_sm90_report.py tests/test_probe_report.py`` then
 checks the result. Exits non-zero when a run failed or a verification section did not pass
