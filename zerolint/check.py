@@ -567,10 +567,10 @@ def print_report(report: Report, args: argparse.Namespace) -> None:
 
 
 def rule_meta() -> dict[str, Any]:
-    from zerolint.formats import rule_metadata
+    from zerolint.formats import code_metadata, rule_metadata
     from zerolint.rules import load_rules
 
-    return rule_metadata(load_rules())
+    return {**rule_metadata(load_rules()), **code_metadata()}
 
 
 # ---------------------------------------------------------------------------- linting

@@ -55,6 +55,11 @@ class RuleMeta:
     doc: str = ""
     help_uri: str = ""
     fixable: bool = False
+    # For code scanning: how sure a result is (SARIF's precision), how bad (problem.severity)
+    # and what it is about (tags).
+    precision: str = "high"
+    severity: str = "error"
+    tags: tuple[str, ...] = ()
 
 
 def rule_metadata(rules: Iterable[Rule]) -> dict[str, RuleMeta]:
@@ -65,10 +70,62 @@ def rule_metadata(rules: Iterable[Rule]) -> dict[str, RuleMeta]:
             name=rule.name,
             summary=rule.summary,
             doc=rule.doc,
+            help_uri=help_uri(rule.code),
             fixable=bool(rule.fix),
+            # Every result comes with a path, and Z3 either gives a witness or says why not.
+            precision="high",
+            severity="error",
+            tags=("correctness", "reliability", "gpu", "zero-length", rule.name),
         )
         for rule in rules
     }
+
+
+def code_metadata() -> dict[str, RuleMeta]:
+    """The formats' view of the ZL9xx codes (see ``zerolint.codes``)."""
+    from zerolint.codes import CODES
+
+    return {
+        c.code: RuleMeta(
+            code=c.code,
+            name=c.name,
+            summary=c.summary,
+            doc=c.doc,
+            help_uri=help_uri(c.code),
+            precision="very-high",
+            severity="recommendation" if c.opt_in else "warning",
+            tags=("maintainability",) if c.opt_in else ("tool-execution",),
+        )
+        for c in CODES
+    }
+
+
+def help_uri(code: str) -> str:
+    """Where a rule's documentation is on the web: the ``Documentation`` URL the installed
+    distribution declares (``[project.urls]``), with the code as its anchor; empty when it
+    declares none (the full text is still in each rule's ``help``)."""
+    base = _documentation_url()
+    return f"{base}#{code.lower()}" if base else ""
+
+
+_DOC_URL: list[str] = []
+
+
+def _documentation_url() -> str:
+    if not _DOC_URL:
+        url = ""
+        try:
+            from importlib.metadata import PackageNotFoundError, metadata
+
+            for entry in metadata("zerolint").get_all("Project-URL") or ():
+                label, _, value = entry.partition(",")
+                if label.strip().lower() in ("documentation", "docs", "homepage"):
+                    url = value.strip()
+                    break
+        except (PackageNotFoundError, ValueError):  # pragma: no cover - not installed
+            url = ""
+        _DOC_URL.append(url)
+    return _DOC_URL[0]
 
 
 @dataclass(frozen=True, slots=True)
