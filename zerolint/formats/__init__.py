@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -204,6 +205,40 @@ def use_color(stream: TextIO | None = None, environ: Mapping[str, str] | None = 
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+# What a terminal would act on rather than show: C0 controls but tab (ESC starts escape
+# sequences, CR and BS overwrite what was printed), DEL, C1 controls (0x9B is a CSI on
+# its own) and the bidirectional overrides ("Trojan Source", CVE-2021-42574).
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control picture: ESC reads ␛, as in Ruff
+    if code == 0x7F:
+        return "\u2421"
+    return f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would act on made visible (control
+    pictures such as ``␛`` for C0 controls, ``\\u202e`` for C1 and bidi controls), so that a
+    source line or a file name cannot move the cursor, clear the screen or reorder what
+    follows. Tab stays."""
+    return _UNPRINTABLE.sub(_shown, text)
+
+
+def escape_json_text(text: str) -> str:
+    """JSON text (already valid) with C1 and bidi controls written as ``\\uXXXX``: the same
+    data, but safe to print to a terminal (``json.dumps`` escapes only C0 controls)."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def display_path(path: str, root: str | None = None) -> str:

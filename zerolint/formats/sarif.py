@@ -20,6 +20,7 @@ from urllib.parse import quote
 from zerolint.formats import (
     RenderOptions,
     RuleMeta,
+    escape_json_text,
     relative_to_root,
     root_dir,
     step_code,
@@ -50,7 +51,7 @@ def render(report: Report, options: RenderOptions) -> str:
         "version": SARIF_VERSION,
         "runs": [_run(report, options)],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return escape_json_text(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _run(report: Report, options: RenderOptions) -> dict[str, Any]:
