@@ -72,8 +72,29 @@ def _chosen(argv: Sequence[str]) -> str | None:
     return None
 
 
+# Options whose value is itself a command line (`--vllm-args '--enforce-eager'`): the next
+# argument is their value even when it starts with "-", which argparse would refuse.
+RAW_VALUE_OPTIONS = ("--vllm-args",)
+
+
+def _join_raw_values(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    tokens = iter(argv)
+    for token in tokens:
+        if token == "--":
+            out.append(token)
+            out.extend(tokens)
+            break
+        if token in RAW_VALUE_OPTIONS:
+            value = next(tokens, None)
+            out.append(token if value is None else f"{token}={value}")
+            continue
+        out.append(token)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _join_raw_values(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(_chosen(argv))
     args, extra = parser.parse_known_args(argv)
     if extra:
