@@ -265,3 +265,19 @@ def test_a_folder_with_no_python_files_warns(tmp_path: Path) -> None:
     run = zerolint("check", "docs", cwd=tmp_path)
     assert run.stderr == "zerolint: warning: no Python files found under docs\n"
     assert run.returncode == 0
+
+
+# ------------------------------------------------------------------- docs/ruff.md
+
+
+def test_every_option_the_ruff_table_gives_zerolint_exists(tmp_path: Path) -> None:
+    import re
+
+    table = (ROOT / "docs" / "ruff.md").read_text().split("## What zerolint does not do")[0]
+    helps = zerolint("check", "--help", cwd=tmp_path).stdout
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| ")]
+    ours = [row[1] if row[2].strip().startswith("same") else row[2] for row in rows[1:]]
+    flags = {f for cell in ours for f in re.findall(r"`(--?[a-z][\w-]*)", cell)}
+    assert {"--stdin-filename", "--touching", "--no-respect-gitignore"} <= flags
+    for flag in sorted(flags):
+        assert re.search(rf"(^|[\s,\[]){re.escape(flag)}\b", helps), flag

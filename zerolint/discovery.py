@@ -124,9 +124,14 @@ def _walk(
     # patterns that do not match it apply to what lies below.
     named = os.path.abspath(folder)
 
+    known: dict[tuple[int, int], tuple[list[str], Path | None]] = {}
+
     def rules_at(dirpath: str) -> tuple[list[str], Path | None]:
         patterns, base = (exclude, root) if exclude_for is None else exclude_for(Path(dirpath))[:2]
-        return [p for p in patterns if not is_excluded(folder, [p], base)], base
+        key = (id(patterns), id(base))  # one configuration's lists: worked out once
+        if key not in known:
+            known[key] = ([p for p in patterns if not is_excluded(folder, [p], base)], base)
+        return known[key]
 
     if exclude_for is not None:
         respect_gitignore = exclude_for(folder)[2]
