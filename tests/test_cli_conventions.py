@@ -281,3 +281,20 @@ def test_every_option_the_ruff_table_gives_zerolint_exists(tmp_path: Path) -> No
     assert {"--stdin-filename", "--touching", "--no-respect-gitignore"} <= flags
     for flag in sorted(flags):
         assert re.search(rf"(^|[\s,\[]){re.escape(flag)}\b", helps), flag
+
+
+def test_unused_suppressions_with_the_cache_and_a_nested_configuration(
+    tmp_path: Path, check
+) -> None:
+    # The cache keeps no record of what a comment hid: a used one must not turn "unused".
+    write(
+        tmp_path,
+        {
+            "sub/zerolint.toml": 'select = ["ZL001", "ZL920"]\n',
+            "sub/used.py": unclamped(sink_comment="  # noqa: ZL001"),
+            "sub/stale.py": "# zerolint: noqa\n" + CLEAN,
+        },
+    )
+    for _ in range(2):
+        code, out, _ = check(".", cache=True)
+        assert (code, findings(out)) == (1, [("sub/stale.py", 1)])

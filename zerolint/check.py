@@ -280,7 +280,7 @@ def _run(args: argparse.Namespace) -> int:
     timings: dict[str, float] = {}
     run = Run(paths, settings_at, force_exclude=args.force_exclude)
     report = run.lint(
-        use_cache=not args.no_cache and not fixing and not run.wants_unused(),
+        use_cache=not args.no_cache and not fixing,
         progress=show_progress,
         timings=timings,
         jobs=args.jobs,
@@ -353,12 +353,7 @@ class Run:
         self.settings_at = settings_at
         self.force_exclude = force_exclude
         self.missing: list[Diagnostic] = []
-
-    def wants_unused(self) -> bool:
-        """Whether ZL920 (unused suppressions) is selected for the common folder."""
-        from zerolint.suppression import UNUSED
-
-        return self.settings_at(_common_folder(self.paths)).enabled(UNUSED, opt_in=True)
+        self.unused_wanted = False
 
     def lint(
         self,
@@ -384,11 +379,17 @@ class Run:
             settings = self.settings_at(path.parent)
             groups.setdefault(id(settings), (settings, []))[1].append(path)
         report = Report(diagnostics=diagnostics)
+        from zerolint.suppression import UNUSED
+
+        self.unused_wanted = False
         for settings, files in groups.values():
+            # ZL920 needs the findings each comment hid, which the cache does not keep.
+            wanted = settings.enabled(UNUSED, opt_in=True)
+            self.unused_wanted |= wanted
             part = lint(
                 files,
                 settings,
-                use_cache=use_cache,
+                use_cache=use_cache and not wanted,
                 progress=progress,
                 timings=timings,
                 jobs=jobs,
@@ -419,7 +420,7 @@ class Run:
         report.findings = [f for f in report.findings if keep(f.code, f.path)]
         report.proved = [f for f in report.proved if keep(f.code, f.path)]
         report.diagnostics = [d for d in report.diagnostics if keep(d.code, d.path)]
-        if self.wants_unused():
+        if self.unused_wanted:
             report.findings += unused_suppressions(files, report, keep)
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
