@@ -298,3 +298,14 @@ def test_unused_suppressions_with_the_cache_and_a_nested_configuration(
     for _ in range(2):
         code, out, _ = check(".", cache=True)
         assert (code, findings(out)) == (1, [("sub/stale.py", 1)])
+
+
+def test_per_file_ignores_all(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {
+            "zerolint.toml": '[per-file-ignores]\n"gen/*" = ["ALL"]\n',
+            "gen/x.py": unclamped(),
+        },
+    )
+    assert check(".")[:2] == (0, "All checks passed!\n")

@@ -50,6 +50,7 @@ MALFORMED = [
     ("[tool.zerolint]\nper-file-ignores = ['x']\n", ["per-file-ignores"]),
     ("[tool.zerolint]\nper-file-ignores = { 'a.py' = 'ZL001' }\n", ["per-file-ignores", "a.py"]),
     ("[tool.zerolint]\nper-file-ignores = { 'a.py' = ['ZLX9'] }\n", ["ZLX9"]),
+    ("[tool.zerolint]\nper-file-ignores = { 'a.py' = [''] }\n", ["per-file-ignores", "empty"]),
     ("[tool.zerolint]\nextra-sanitizers = 'mylib.f'\n", ["extra-sanitizers"]),
     ("[tool.zerolint]\nselcet = ['ZL001']\n", ["selcet", "did you mean 'select'"]),
     ("[tool.zerolint]\nselect = [\n", ["cannot read configuration"]),

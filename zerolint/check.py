@@ -237,14 +237,6 @@ class SettingsFor:
         return s.exclude, s.root, s.respect_gitignore
 
 
-def settings_for(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
-    """The settings for checking ``paths`` as one project (their common folder's)."""
-    from zerolint.config import _common_dir
-
-    start = _common_dir([Path(os.path.abspath(p)) for p in paths] or [Path.cwd()])
-    return SettingsFor(args)(start)
-
-
 def run(args: argparse.Namespace) -> int:
     # One short pass whose data lives to the end: the cyclic collector would walk the
     # LibCST trees again and again (a fifth of a cold check of vLLM) and free nothing.
@@ -408,23 +400,19 @@ class Run:
         """Drop what each file's configuration does not report (per-file-ignores, ignored
         or unselected ZL9xx codes); add unused suppressions (ZL920) where selected."""
         from zerolint.codes import OPT_IN
+        from zerolint.config import matches
 
         def keep(code: str, path: str) -> bool:
             settings = self.settings_at(Path(os.path.abspath(path)).parent)
             if not settings.enabled(code, opt_in=code in OPT_IN):
                 return False
-            return code not in settings.ignored_in(path) and not any(
-                code.startswith(c) for c in settings.ignored_in(path)
-            )
+            return not matches(code, settings.ignored_in(path))
 
         report.findings = [f for f in report.findings if keep(f.code, f.path)]
         report.proved = [f for f in report.proved if keep(f.code, f.path)]
         report.diagnostics = [d for d in report.diagnostics if keep(d.code, d.path)]
         if self.unused_wanted:
             report.findings += unused_suppressions(files, report, keep)
-
-    def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"Run({self.paths!r})"
 
 
 def unused_suppressions(files: Sequence[Path], report: Report, keep: Any) -> list[Any]:

@@ -275,14 +275,14 @@ class Settings:
         ZL9xx diagnostics (files that could not be checked) are shown unless ignored, or
         unless ``select`` names some ZL9 code and not this one; an ``opt_in`` code runs
         only when ``select`` names it (or ``ALL``)."""
-        if _matches(code, self.ignore):
+        if matches(code, self.ignore):
             return False
         if opt_in:
-            return _matches(code, self.select)
+            return matches(code, self.select)
         if code.startswith("ZL9"):
             named = {s for s in self.select if s.startswith("ZL9") or "ZL9".startswith(s)}
-            return not named or _matches(code, named)
-        return not self.select or _matches(code, self.select)
+            return not named or matches(code, named)
+        return not self.select or matches(code, self.select)
 
     def ignored_in(self, path: str | os.PathLike[str]) -> frozenset[str]:
         """Codes that ``per-file-ignores`` turns off for ``path``."""
@@ -324,7 +324,8 @@ class Settings:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def _matches(code: str, selectors: frozenset[str] | set[str]) -> bool:
+def matches(code: str, selectors: frozenset[str] | set[str]) -> bool:
+    """Whether one of the ``selectors`` (codes, prefixes, ``ALL``) names ``code``."""
     return any(s == SELECT_ALL or code.startswith(s) for s in selectors)
 
 
