@@ -46,7 +46,8 @@ def installing_section() -> str:
 
 
 def test_no_doc_says_pip_install_zerolint_from_pypi() -> None:
-    texts = {p: p.read_text() for p in [PROJECT / "README.md", *PROJECT.glob("docs/**/*.md")]}
+    docs = [PROJECT / "README.md", *PROJECT.glob("docs/**/*.md"), *PROJECT.glob("rules/*.md")]
+    texts = {p: p.read_text() for p in docs}
     texts |= {p: p.read_text() for p in PROJECT.glob("docs/github-actions/*.yml")}
     bare = re.compile(r"pip install (-\S+ )*['\"]?zerolint(\[\w+\])?(?!\s*@)['\"]?(\s|$|`)")
     for path, text in texts.items():
