@@ -118,9 +118,7 @@ def settings_for(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
         settings.ignore = settings.ignore | codes(args.ignore)
     if args.no_whole_program:
         settings.whole_program = False
-    from zerolint.rules import load_rules
-
-    known = {r.code for r in load_rules()}
+    known = {r.code for r in settings.all_rules()}
     for code in settings.select | settings.ignore:
         if not any(k.startswith(code) for k in known):
             raise UsageError(f"unknown rule selector: {code}")
@@ -407,7 +405,7 @@ def apply_fixes(
     from zerolint.engine import Engine
     from zerolint.fix import FixError, fix_file, targets_from_findings
 
-    by_path = targets_from_findings(report.findings, settings.sinks())
+    by_path = targets_from_findings(report.findings, settings.sinks(), settings.rules())
     changed = False
     failed: list[Diagnostic] = []
     for shown, targets in sorted(by_path.items()):

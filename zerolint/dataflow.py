@@ -56,6 +56,8 @@ DIVISIONS: dict[type, tuple[str, str]] = {
     cst.RightShift: ("rshift", "right shift"),
     cst.RightShiftAssign: ("rshift", "right shift"),
 }
+# The name a rule's [sources] gives each operator (rules.SOURCE_KEYS).
+OPERATOR_NAMES = {"floordiv": "//", "rshift": ">>"}
 RECURSION_ROUNDS = 3
 LIVE_KINDS = frozenset({"floordiv", "rshift", "fill_zero"})
 
@@ -304,7 +306,18 @@ BUILTIN_NAMES = frozenset(
 class RawStep:
     """A step before positions are known: the node, its statement and module, what it does."""
 
-    __slots__ = ("_hash", "_key", "_stable", "mod", "node", "note", "op", "role", "stmt")
+    __slots__ = (
+        "_hash",
+        "_key",
+        "_stable",
+        "effect",
+        "mod",
+        "node",
+        "note",
+        "op",
+        "role",
+        "stmt",
+    )
 
     def __init__(
         self,
@@ -314,10 +327,14 @@ class RawStep:
         role: str,
         op: Op = IDENTITY,
         note: str = "",
+        effect: Effect | None = None,
     ) -> None:
         self.mod, self.stmt, self.node = mod, stmt, node
         self.role, self.op, self.note = role, op, note
-        self._key = (id(stmt), id(node), role, op)
+        # (rule-table key, name) for a source or a sanitizer: which rules it counts for is
+        # decided at the sink (rules.Rule.is_source / counts_sanitizer), not here.
+        self.effect = effect
+        self._key = (id(stmt), id(node), role, op, effect)
         self._hash = hash(self._key)
         self._stable: tuple | None = None
 
@@ -340,6 +357,9 @@ class RawStep:
 
     def __repr__(self) -> str:
         return f"RawStep({self.mod.code(self.stmt)!r}, {self.role}, {self.op.describe()})"
+
+
+Effect = tuple[str, str]
 
 
 class Origin:
@@ -656,6 +676,7 @@ class CallSite:
                     step.role,
                     Op(step.op.kind, self.operands[arg]),
                     step.note,
+                    step.effect,
                 )
             out.append(step)
         return tuple(out)
@@ -960,29 +981,36 @@ class Analyzer:
         project: Project,
         rules: Sequence[Rule],
         *,
-        extra_sinks: Sequence[SinkSpec] = (),
-        extra_sanitizers: Sequence[str] = (),
         whole_program: bool = True,
     ) -> None:
         self.project = project
         self.rules = tuple(rules)
-        specs = [s for r in self.rules for s in r.sinks] + list(extra_sinks)
-        self.sinks_by_name: dict[str, SinkSpec] = {}
-        self.sinks_by_qual: dict[str, SinkSpec] = {}
+        specs = [s for r in self.rules for s in r.sinks]
+        # One function may be a sink of several rules, or for several arguments.
+        by_name: dict[str, list[SinkSpec]] = {}
+        by_qual: dict[str, list[SinkSpec]] = {}
         for s in specs:
-            self.sinks_by_name.setdefault(s.function, s)
+            by_name.setdefault(s.function, []).append(s)
             for q in s.qualnames():
-                self.sinks_by_qual[q] = s
-        self.guarded_quals = frozenset(q for s in specs for q in s.guarded_qualnames())
+                by_qual.setdefault(q, []).append(s)
+        self.sinks_by_name = {k: tuple(v) for k, v in by_name.items()}
+        self.sinks_by_qual = {k: tuple(v) for k, v in by_qual.items()}
+        # A qualified name that clamps its own input for every rule sinking that function.
+        self.guarded_quals = frozenset(
+            q
+            for s in specs
+            for q in s.guarded_qualnames()
+            if all(q in o.guarded_qualnames() for o in by_name[s.function])
+        )
+        # The analysis recognizes every rule's names; which rule a source or a sanitizer
+        # counts for is decided at each sink (RawStep.effect).
         merged: dict[str, set[str]] = {}
         for r in self.rules:
             for table in (r.sources, r.sanitizers):
                 for k, v in table.items():
                     merged.setdefault(k, set()).update(v)
         self.names = {k: frozenset(v) for k, v in merged.items()}
-        self.extra_sanitizers = frozenset(extra_sanitizers) | self.names.get(
-            "at_least_one", frozenset()
-        )
+        self.extra_sanitizers = self.names.get("at_least_one", frozenset())
         self.tensor_methods = (
             VIEW_METHODS
             | REDUCTIONS
@@ -1159,8 +1187,7 @@ class Analyzer:
     def _param_refs(self, key: FuncKey, p: cst.Param) -> list[Ref]:
         name = p.name.value
         refs: list[Ref] = []
-        if name in self.sinks_by_name:
-            refs.append(SinkRef(self.sinks_by_name[name]))
+        refs += [SinkRef(spec) for spec in self.sinks_by_name.get(name, ())]
         if key.is_method and key.params() and key.params()[0] is p and key.cls is not None:
             refs.append(ClassRef(key.cls) if key.is_classmethod else InstRef(key.cls))
         elif p.annotation is not None:
@@ -1314,7 +1341,8 @@ class Analyzer:
         if division is not None:
             kind, note = division
             op_ = Op(kind, self.operand(frame, stmt.value))
-            new = self.source(frame, current, op_, stmt.target, note=note)
+            effect = ("floor_division", OPERATOR_NAMES[kind])
+            new = self.source(frame, current, op_, stmt.target, note=note, effect=effect)
         else:
             new = self.arith(frame, current, rhs, op, stmt.value, left_node=stmt.target)
         # Tensors are updated in place: the buffers the target views change too.
@@ -1323,9 +1351,15 @@ class Analyzer:
     # ------------------------------------------------------------------ writes
 
     def step(
-        self, frame: Frame, node: cst.CSTNode | None, role: str, op: Op = IDENTITY, note: str = ""
+        self,
+        frame: Frame,
+        node: cst.CSTNode | None,
+        role: str,
+        op: Op = IDENTITY,
+        note: str = "",
+        effect: Effect | None = None,
     ) -> RawStep:
-        return RawStep(frame.mod, frame.stmt, node, role, op, note)
+        return RawStep(frame.mod, frame.stmt, node, role, op, note, effect)
 
     def assign(
         self,
@@ -1383,7 +1417,7 @@ class Analyzer:
         rows = mask_rows(frame.mod, index.value, target.value)
         if rows is None:
             return False
-        result = self.replace_rows(frame, self.eval(frame, target.value), rows, value)
+        result = self.replace_rows(frame, self.eval(frame, target.value), rows, value, "[]=")
         self.write_whole(frame, target.value, result)
         return True
 
@@ -1498,7 +1532,9 @@ class Analyzer:
                 yield positional[i], val
                 i += 1
 
-    def zero_fill(self, frame: Frame, target: cst.BaseExpression) -> None:
+    def zero_fill(
+        self, frame: Frame, target: cst.BaseExpression, effect: Effect = ("zero_fill", "[]=")
+    ) -> None:
         """``buf[a:b] = 0`` (or ``.zero_()``/``.fill_(0)`` on a slice)."""
         lower = None
         whole = True
@@ -1511,11 +1547,19 @@ class Analyzer:
                 lower = bounds[0]
                 whole = lower is None or is_zero(lower)
         if whole:
-            step = self.step(frame, None, "source", Op("fill_zero"), "rows set to 0")
+            step = self.step(frame, None, "source", Op("fill_zero"), "rows set to 0", effect)
             self.write(frame, target, Val([Trace(None, (step,))]), strong=False)
             return
         start = operand(lower) if not isinstance(lower, cst.Index) else operand(lower.value)
-        step = self.step(frame, None, "flow", Op("pad_zero", start), "padding rows set to 0")
+        # A source only of rules that count padding rows (ZL001 needs every row 0).
+        step = self.step(
+            frame,
+            None,
+            "flow",
+            Op("pad_zero", start),
+            "padding rows set to 0",
+            ("zero_fill", "[n:]="),
+        )
         current = self.eval(frame, target)
         padded = Val([*current.then(step).traces, Trace(None, (step,))], current.refs)
         self.write(frame, target, padded, strong=False)
@@ -1563,7 +1607,7 @@ class Analyzer:
         if name in mod.imports:
             return Val((), self.lookup_qualified(mod, mod.imports[name]))
         if name in self.sinks_by_name:
-            return Val((), [SinkRef(self.sinks_by_name[name])])
+            return Val((), [SinkRef(spec) for spec in self.sinks_by_name[name]])
         if name in BUILTIN_NAMES:
             return Val((), [ExtRef(name)])
         for star, base in mod.imports.items():
@@ -1575,9 +1619,9 @@ class Analyzer:
         """What a dotted name refers to: a sink, a project module/function/class, or outside."""
         if qual in self.guarded_quals:
             return [ExtRef(qual)]  # clamps its own input (runtime_guard's wrapper)
-        spec = self.sinks_by_qual.get(qual)
-        if spec is not None:
-            return [SinkRef(spec)]
+        specs = self.sinks_by_qual.get(qual)
+        if specs is not None:
+            return [SinkRef(spec) for spec in specs]
         if self.whole_program and depth < MAX_DEPTH:
             modname = self.project_module_of(qual)
             if modname is not None:
@@ -1590,7 +1634,11 @@ class Analyzer:
         last = qual.rsplit(".", 1)[-1]
         if last in self.sinks_by_name:
             # Reached however it is: a re-export, a vendored copy, a module we cannot see.
-            return [SinkRef(self.sinks_by_name[last])]
+            return [
+                SinkRef(spec)
+                for spec in self.sinks_by_name[last]
+                if qual not in spec.guarded_qualnames()
+            ]
         return [ExtRef(qual)]
 
     def project_module_of(self, qual: str) -> str | None:
@@ -1765,7 +1813,7 @@ class Analyzer:
             or (isinstance(r, ExtRef) and r.name in self.guarded_quals)
             for r in refs
         ):
-            refs.append(SinkRef(self.sinks_by_name[attr]))
+            refs += [SinkRef(spec) for spec in self.sinks_by_name[attr]]
         return Val(traces, refs)
 
     # ------------------------------------------------------------------ expressions
@@ -1915,7 +1963,8 @@ class Analyzer:
         if division is not None:
             kind, note = division
             op_ = Op(kind, self.operand(frame, node.right))
-            return self.source(frame, left, op_, node.left, note=note)
+            effect = ("floor_division", OPERATOR_NAMES[kind])
+            return self.source(frame, left, op_, node.left, note=note, effect=effect)
         return self.arith(frame, left, right, op, node.right, left_node=node.left)
 
     def arith(
@@ -1967,7 +2016,14 @@ class Analyzer:
         return Val((t.then(step) for t in val.traces), val.refs)
 
     def source(
-        self, frame: Frame, val: Val, op: Op, dividend: cst.BaseExpression | None, *, note: str
+        self,
+        frame: Frame,
+        val: Val,
+        op: Op,
+        dividend: cst.BaseExpression | None,
+        *,
+        note: str,
+        effect: Effect,
     ) -> Val:
         """A floor division or shift: existing traces go through it, and new zero-able rows
         start here (the dividend's constant offsets are recorded so ceil-division idioms
@@ -1976,8 +2032,8 @@ class Analyzer:
         # 256 // 4 is a constant; 1 // 4 is a constant 0, a zero fill.
         if constant is not None and not val.traces and isinstance(op.arg, int) and op.arg > 0:
             value = constant // op.arg if op.kind == "floordiv" else constant >> op.arg
-            return self.zero_source(frame, note) if value == 0 else EMPTY
-        step = self.step(frame, None, "source", op, note)
+            return self.zero_source(frame, note, effect) if value == 0 else EMPTY
+        step = self.step(frame, None, "source", op, note, effect)
         prefix = affine_prefix(dividend) if dividend is not None else []
         if prefix is None:
             prefix = [Op("opaque", "dividend")]
@@ -2482,21 +2538,24 @@ class Analyzer:
         low: cst.BaseExpression | None,
         high: cst.BaseExpression | None,
         note: str,
+        effect: Effect,
     ) -> Val:
         out = val
         low = None if is_none(low) else low
         high = None if is_none(high) else high
         if low is not None:
             step_op = Op("clamp_min", self.operand(frame, low))
-            out = self.extend_role(frame, out, step_op, "sanitizer", note)
+            out = self.extend_role(frame, out, step_op, "sanitizer", note, effect)
         if high is not None:
             out = self.extend(frame, out, Op("clamp_max", self.operand(frame, high)))
         return out
 
-    def extend_role(self, frame: Frame, val: Val, op: Op, role: str, note: str) -> Val:
+    def extend_role(
+        self, frame: Frame, val: Val, op: Op, role: str, note: str, effect: Effect
+    ) -> Val:
         if not val.traces:
             return Val((), val.refs)
-        step = self.step(frame, None, role, op, note)
+        step = self.step(frame, None, role, op, note, effect)
         return Val(t.then(step) for t in val.traces)
 
     def external(
@@ -2507,7 +2566,9 @@ class Analyzer:
         names = self.names
         if name in self.extra_sanitizers:
             val = join_all(v for _, v in args)
-            return self.extend_role(frame, val, Op("clamp_min", 1), "sanitizer", name)
+            return self.extend_role(
+                frame, val, Op("clamp_min", 1), "sanitizer", name, ("at_least_one", name)
+            )
         if name in names.get("clamp", ()) or name in ("min", "torch.min", "torch.minimum"):
             clamped = self.external_clamp(frame, name, args)
             self.out_target(frame, node, args, clamped)
@@ -2537,17 +2598,18 @@ class Analyzer:
                     Op("floordiv", self.operand(frame, inner.right)),
                     inner.left,
                     note="floor division",
+                    effect=("floor_division", name),
                 )
             return pos[0][1]
         if name in names.get("floor_division", ()):
             return self.external_division(frame, node, name, args)
         if name in names.get("zero_alloc", ()):
-            return self.zero_source(frame, "zero-filled tensor")
+            return self.zero_source(frame, "zero-filled tensor", ("zero_alloc", name))
         if name in names.get("full", ()):
             fill = self.kwarg(args, "fill_value")
             chosen = fill or (pos[1] if len(pos) > 1 else None)
             if chosen is not None and is_zero(chosen[0].value if fill is None else fill[0].value):
-                return self.zero_source(frame, "tensor filled with 0")
+                return self.zero_source(frame, "tensor filled with 0", ("full", name))
             # Every row is the fill value: its lengths are the rows'.
             return chosen[1].only_traces() if chosen is not None else EMPTY
         if name in CONSTANT_FUNCTIONS:
@@ -2617,15 +2679,15 @@ class Analyzer:
             return None
         if rows is None or value is None:
             return None
-        return self.replace_rows(frame, val, rows, value)
+        return self.replace_rows(frame, val, rows, value, "torch.where")
 
-    def replace_rows(self, frame: Frame, val: Val, rows: str, value: int) -> Val:
+    def replace_rows(self, frame: Frame, val: Val, rows: str, value: int, mask: str) -> Val:
         """The lengths after the ``rows`` a mask picked are set to ``value`` (a sanitizer
         when ``value >= 1``: no row can then be 0)."""
         op = replacement_op(rows, value)
         note = f"{'rows equal to 0' if rows == 'zero' else 'rows below 1'} set to {value}"
         if value >= 1:
-            return self.extend_role(frame, val, op, "sanitizer", note)
+            return self.extend_role(frame, val, op, "sanitizer", note, ("mask", mask))
         return self.extend(frame, val.only_traces(), op, note)
 
     def external_clamp(self, frame: Frame, name: str, args: list[tuple[cst.Arg, Val]]) -> Val:
@@ -2639,7 +2701,7 @@ class Analyzer:
             val = pos[0][1] if pos else EMPTY
             low = low_kw[0].value if low_kw else (pos[1][0].value if len(pos) > 1 else None)
             high = high_kw[0].value if high_kw else (pos[2][0].value if len(pos) > 2 else None)
-            return self.clamp(frame, val, low, high, name)
+            return self.clamp(frame, val, low, high, name, ("clamp", name))
         # max(x, k) / torch.maximum(x, k): the traced operand is the value, the other the bound.
         if len(pos) == 2:
             (a0, v0), (a1, v1) = pos
@@ -2650,8 +2712,8 @@ class Analyzer:
             value, bound = (v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value)
             if bound is not None and not (v0.traces and v1.traces):
                 if upper:
-                    return self.clamp(frame, value, None, bound, name)
-                return self.clamp(frame, value, bound, None, name)
+                    return self.clamp(frame, value, None, bound, name, ("clamp", name))
+                return self.clamp(frame, value, bound, None, name, ("clamp", name))
             return self.extend(frame, v0.join(v1).only_traces(), Op("opaque", name))
         return join_all(v for _, v in pos).only_traces() if len(pos) > 2 else EMPTY
 
@@ -2677,6 +2739,7 @@ class Analyzer:
                 Op(kind, self.operand(frame, pos[1][0].value)),
                 pos[0][0].value,
                 note=f"{name}(rounding_mode={mode_text!r})" if mode_text else name,
+                effect=("floor_division", name),
             )
         self.out_target(frame, node, args, result)
         return result
@@ -2695,8 +2758,8 @@ class Analyzer:
                 frame, target, val.then(self.step(frame, None, "flow", IDENTITY, "out="))
             )
 
-    def zero_source(self, frame: Frame, note: str) -> Val:
-        step = self.step(frame, None, "source", Op("fill_zero"), note)
+    def zero_source(self, frame: Frame, note: str, effect: Effect) -> Val:
+        step = self.step(frame, None, "source", Op("fill_zero"), note, effect)
         return Val([Trace(None, (step,))])
 
     def partial(
@@ -2756,7 +2819,9 @@ class Analyzer:
             high_node = high[0].value if high else (pos[1][0].value if len(pos) > 1 else None)
             if method.startswith("clamp_min"):
                 high_node = None
-            result = self.clamp(frame, recv, low_node, high_node, f".{method}()")
+            result = self.clamp(
+                frame, recv, low_node, high_node, f".{method}()", ("clamp_methods", method)
+            )
             if method.endswith("_") and target is not None:
                 self.write_whole(frame, target, result)
             return result
@@ -2772,6 +2837,7 @@ class Analyzer:
                     Op("floordiv", self.operand(frame, pos[0][0].value)),
                     target,
                     note=f".{method}()",
+                    effect=("floor_division_methods", method),
                 )
             else:
                 result = self.extend(frame, recv.only_traces(), Op("opaque", "true division"))
@@ -2781,21 +2847,20 @@ class Analyzer:
             return result
         if method in ("zero_",) or (method == "fill_" and pos and is_zero(pos[0][0].value)):
             if target is not None:
-                self.zero_fill(frame, target) if isinstance(target, cst.Subscript) else self.write(
-                    frame,
-                    target,
-                    self.zero_source(frame, f".{method}()"),
-                    strong=False,
-                    in_place=True,
-                )
+                effect = ("zero_fill_methods", method)
+                if isinstance(target, cst.Subscript):
+                    self.zero_fill(frame, target, effect)
+                else:
+                    zeros = self.zero_source(frame, f".{method}()", effect)
+                    self.write(frame, target, zeros, strong=False, in_place=True)
                 return self.eval(frame, target)
-            return self.zero_source(frame, f".{method}()")
+            return self.zero_source(frame, f".{method}()", ("zero_fill_methods", method))
         if method in names.get("zero_alloc_methods", ()):
-            return self.zero_source(frame, f".{method}()")
+            return self.zero_source(frame, f".{method}()", ("zero_alloc_methods", method))
         if method in names.get("full_methods", ()):
             fill = self.kwarg(args, "fill_value") or (pos[1] if len(pos) > 1 else None)
             if fill is not None and is_zero(fill[0].value):
-                return self.zero_source(frame, f".{method}()")
+                return self.zero_source(frame, f".{method}()", ("full_methods", method))
             return fill[1].only_traces() if fill is not None else EMPTY
         if method == "copy_" and pos and target is not None:
             src = pos[0][1].then(self.step(frame, None, "flow", IDENTITY, ".copy_()"))
@@ -2829,7 +2894,7 @@ class Analyzer:
             k = int_value(value[0].value) if value is not None else None
             rows = mask_rows(frame.mod, mask[0].value, target) if mask and k else None
             if rows is not None and k is not None:
-                result = self.replace_rows(frame, recv, rows, k)
+                result = self.replace_rows(frame, recv, rows, k, method)
                 if method.endswith("_"):
                     self.write_whole(frame, target, result)
                 return result
@@ -2838,7 +2903,7 @@ class Analyzer:
             k = int_value(other[0].value) if other is not None else None
             rows = mask_rows(frame.mod, pos[0][0].value, target, keeps=True)
             if rows is not None and k is not None:
-                return self.replace_rows(frame, recv, rows, k)
+                return self.replace_rows(frame, recv, rows, k, "where")
         if method in ("masked_fill", "masked_fill_", "index_fill", "index_fill_"):
             value_node = pos[-1][0].value if pos else None
             op = Op("pad_zero", "<mask>") if is_zero(value_node) else Op("opaque", method)

@@ -96,12 +96,15 @@ class Verdict:
     witness: dict[str, int] = field(default_factory=dict)
     reason: str = ""
     flow_index: int | None = None
+    outcome: str = ""
+    """What the witness makes the kernel see, in the rule's words (its predicate's
+    ``outcome``): ``every context length 0``."""
 
     def witness_text(self) -> str:
         if not self.witness:
             return ""
         parts = ", ".join(f"{k}={v}" for k, v in self.witness.items())
-        return f"{parts} -> every context length 0"
+        return f"{parts} -> {self.outcome}" if self.outcome else parts
 
 
 @dataclass(slots=True)
