@@ -26,7 +26,7 @@ PREDICATE_CASES = [
 @pytest.mark.parametrize("predicate", PREDICATE_CASES, ids=repr)
 def test_formula_and_replay_agree_on_small_batches(predicate: Predicate) -> None:
     for batch, values, present in itertools.product(
-        range(0, 70),
+        (0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 96),
         itertools.product((0, 1, 5), repeat=2),
         itertools.product((True, False), repeat=2),
     ):

@@ -231,6 +231,7 @@ def test_an_extra_sink_extends_the_rule_it_names(tmp_path: Path, capsys, monkeyp
         },
     )
     code, out, _ = run(["."], tmp_path, capsys, monkeypatch)
+    assert code == 1
     assert [(m["line"], m["code"]) for m in FINDING.finditer(out)] == [("5", "ZL001")]
 
 
