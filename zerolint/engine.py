@@ -190,20 +190,21 @@ class Engine:
         already parsed; only when those paths do not already show the call unsafe, through
         every module they lead into (parsing costs more than everything else)."""
         scope = RuleScope(self.rule_of(hits[0].spec), hits[0].spec)
-        for allow_parse in (False, True):
-            analyzer.allow_parse = allow_parse
-            if allow_parse:
-                analyzer.forget_resolutions()
-            traces: list[Trace] = []
-            for hit in hits:
-                traces += analyzer.resolve(unresolved_worth_following(hit.val, scope))
+
+        def decide(traces: list[Trace], last_round: bool) -> Finding | None:
             live = [t for t in dict.fromkeys(traces) if t.concrete and scope.live(t)]
             if not live:
-                continue
+                return None
             finding = self.make_finding(hits[0], live, scope)
-            if finding.verdict is not None and (finding.verdict.status == "unsafe" or allow_parse):
-                return finding
-        return None
+            verdict = finding.verdict
+            return (
+                finding
+                if verdict is not None and (verdict.status == "unsafe" or last_round)
+                else None
+            )
+
+        vals = [unresolved_worth_following(hit.val, scope) for hit in hits]
+        return analyzer.resolve_in_rounds(vals, decide)
 
     def make_finding(self, hit: SinkHit, traces: list[Trace], scope: RuleScope) -> Finding:
         """A finding whose paths are judged one by one: the verdict is the worst, and each

@@ -1,0 +1,498 @@
+"""Library semantics: torch / numpy calls and tensor methods as effects on lengths.
+
+A clamp becomes a sanitizer step here (``clamp``), a zero fill a source (``zero_source``),
+a mask over the lengths a row replacement (``replace_rows``).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from zerolint.dataflow.frames import (
+    Frame,
+)
+from zerolint.dataflow.library import (
+    ARITH_METHODS,
+    BUILTIN_NAMES,
+    CONCAT_FUNCTIONS,
+    CONSTANT_FUNCTIONS,
+    REDUCTIONS,
+    VIEW_FUNCTIONS,
+    VIEW_METHODS,
+)
+from zerolint.dataflow.syntax import (
+    base_key,
+    dotted,
+    int_value,
+    is_none,
+    is_zero,
+    mask_rows,
+    replacement_op,
+    string_value,
+)
+from zerolint.dataflow.values import (
+    EMPTY,
+    Effect,
+    FuncRef,
+    PendingRef,
+    Ref,
+    SinkRef,
+    Trace,
+    Val,
+    join_all,
+)
+from zerolint.model import IDENTITY, Op
+from zerolint.project import resolve_relative
+
+
+class TorchModel:
+    """Part of ``Analyzer`` (see analyzer.py); methods call each other through ``self``."""
+
+    # ------------------------------------------------------------------ library semantics
+
+    def kwarg(self, args: list[tuple[cst.Arg, Val]], name: str) -> tuple[cst.Arg, Val] | None:
+        for a, v in args:
+            if a.keyword is not None and a.keyword.value == name:
+                return a, v
+        return None
+
+    def positional(self, args: list[tuple[cst.Arg, Val]]) -> list[tuple[cst.Arg, Val]]:
+        """Positional arguments, with torch's operand keywords (``input=``, ``other=``)
+        put back in their places."""
+        out = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        for index, name in enumerate(("input", "other")):
+            found = self.kwarg(args, name)
+            if found is not None and len(out) >= index:
+                out.insert(index, found)
+        return out
+
+    def clamp(
+        self,
+        frame: Frame,
+        val: Val,
+        low: cst.BaseExpression | None,
+        high: cst.BaseExpression | None,
+        note: str,
+        effect: Effect,
+    ) -> Val:
+        out = val
+        low = None if is_none(low) else low
+        high = None if is_none(high) else high
+        if low is not None:
+            step_op = Op("clamp_min", self.operand(frame, low))
+            out = self.extend_role(frame, out, step_op, "sanitizer", note, effect)
+        if high is not None:
+            out = self.extend(frame, out, Op("clamp_max", self.operand(frame, high)))
+        return out
+
+    def extend_role(
+        self, frame: Frame, val: Val, op: Op, role: str, note: str, effect: Effect
+    ) -> Val:
+        if not val.traces:
+            return Val((), val.refs)
+        step = self.step(frame, None, role, op, note, effect)
+        return Val(t.then(step) for t in val.traces)
+
+    def external(
+        self, frame: Frame, node: cst.Call, name: str, args: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
+        short = name.rsplit(".", 1)[-1]
+        pos = self.positional(args)
+        names = self.names
+        if name in self.extra_sanitizers:
+            val = join_all(v for _, v in args)
+            return self.extend_role(
+                frame, val, Op("clamp_min", 1), "sanitizer", name, ("at_least_one", name)
+            )
+        if name in names.get("clamp", ()) or name in ("min", "torch.min", "torch.minimum"):
+            clamped = self.external_clamp(frame, name, args)
+            self.out_target(frame, node, args, clamped)
+            return clamped
+        if name in names.get("ceil_division", ()) or short == "cdiv" or name == "math.ceil":
+            if name == "math.ceil" and pos and isinstance(pos[0][0].value, cst.BinaryOperation):
+                div = pos[0][0].value
+                inner = self.eval(frame, div.left)
+                return self.extend(
+                    frame, inner, Op("ceildiv", self.operand(frame, div.right)), "ceil division"
+                )
+            if len(pos) >= 2:
+                return self.extend(
+                    frame,
+                    pos[0][1],
+                    Op("ceildiv", self.operand(frame, pos[1][0].value)),
+                    "ceil division",
+                )
+            return EMPTY
+        if name in ("int", "math.floor", "math.trunc") and pos:
+            inner = pos[0][0].value
+            if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
+                val = self.eval(frame, inner.left)
+                return self.source(
+                    frame,
+                    val,
+                    Op("floordiv", self.operand(frame, inner.right)),
+                    inner.left,
+                    note="floor division",
+                    effect=("floor_division", name),
+                )
+            return pos[0][1]
+        if name in names.get("floor_division", ()):
+            return self.external_division(frame, node, name, args)
+        if name in names.get("zero_alloc", ()):
+            return self.zero_source(frame, "zero-filled tensor", ("zero_alloc", name))
+        if name in names.get("full", ()):
+            fill = self.kwarg(args, "fill_value")
+            chosen = fill or (pos[1] if len(pos) > 1 else None)
+            if chosen is not None and is_zero(chosen[0].value if fill is None else fill[0].value):
+                return self.zero_source(frame, "tensor filled with 0", ("full", name))
+            # Every row is the fill value: its lengths are the rows'.
+            return chosen[1].only_traces() if chosen is not None else EMPTY
+        if name in CONSTANT_FUNCTIONS:
+            return EMPTY
+        if name in CONCAT_FUNCTIONS:
+            return join_all(v for _, v in args).only_traces()
+        if name in VIEW_FUNCTIONS:
+            return pos[0][1].only_traces() if pos else EMPTY
+        if name == "torch.where" and len(pos) == 3:
+            replaced = self.where_replacement(frame, node, pos)
+            if replaced is not None:
+                return replaced
+            val = pos[1][1].join(pos[2][1]).only_traces()
+            if is_zero(pos[2][0].value) or is_zero(pos[1][0].value):
+                return self.extend(frame, val, Op("opaque", "where"))
+            return val
+        if name in ("getattr",) and len(pos) >= 2:
+            attr = string_value(pos[1][0].value)
+            if attr is not None:
+                return self.attribute(frame, pos[0][1], attr)
+            return EMPTY
+        if name in ("importlib.import_module", "__import__") and pos:
+            target = string_value(pos[0][0].value)
+            if target is not None:
+                if target.startswith("."):
+                    level = len(target) - len(target.lstrip("."))
+                    target = resolve_relative(frame.mod.package, level, target.lstrip(".") or None)
+                return Val((), self.lookup_qualified(frame.mod, target))
+            return EMPTY
+        if name == "functools.partial" and pos:
+            return self.partial(
+                frame, node, pos[0][1], pos[1:], [(a, v) for a, v in args if a.keyword]
+            )
+        if name in (
+            "torch.diff",
+            "torch.cumsum",
+            "torch.sum",
+            "len",
+            "isinstance",
+            "print",
+            "torch.numel",
+            "torch.max",
+            "torch.min",
+            "range",
+            "sum",
+            "any",
+            "all",
+        ):
+            self.out_target(frame, node, args, EMPTY)
+            return EMPTY
+        if name.startswith(("torch.", "numpy.", "math.", "triton.")) or name in BUILTIN_NAMES:
+            return None  # falls back to the unknown-call rule in call()
+        return None
+
+    def where_replacement(
+        self, frame: Frame, node: cst.Call, pos: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
+        """``torch.where(x == 0, k, x)`` / ``torch.where(x > 0, x, k)``: rows set to ``k``."""
+        (cond, _), (picked, picked_val), (other, other_val) = pos
+        if int_value(picked.value) is not None:
+            rows = mask_rows(frame.mod, cond.value, other.value)
+            value, val = int_value(picked.value), other_val
+        elif int_value(other.value) is not None:
+            rows = mask_rows(frame.mod, cond.value, picked.value, keeps=True)
+            value, val = int_value(other.value), picked_val
+        else:
+            return None
+        if rows is None or value is None:
+            return None
+        return self.replace_rows(frame, val, rows, value, "torch.where")
+
+    def replace_rows(self, frame: Frame, val: Val, rows: str, value: int, mask: str) -> Val:
+        """The lengths after the ``rows`` a mask picked are set to ``value`` (a sanitizer
+        when ``value >= 1``: no row can then be 0)."""
+        op = replacement_op(rows, value)
+        note = f"{'rows equal to 0' if rows == 'zero' else 'rows below 1'} set to {value}"
+        if value >= 1:
+            return self.extend_role(frame, val, op, "sanitizer", note, ("mask", mask))
+        return self.extend(frame, val.only_traces(), op, note)
+
+    def external_clamp(self, frame: Frame, name: str, args: list[tuple[cst.Arg, Val]]) -> Val:
+        pos = self.positional(args)
+        upper = name in ("min", "torch.min", "torch.minimum")
+        low_kw = self.kwarg(args, "min")
+        high_kw = self.kwarg(args, "max")
+        if name.endswith("clamp_min"):
+            low_kw = low_kw or (pos[1] if len(pos) > 1 else None)
+        if low_kw is not None or high_kw is not None or name.endswith(("clamp", "clip")):
+            val = pos[0][1] if pos else EMPTY
+            low = low_kw[0].value if low_kw else (pos[1][0].value if len(pos) > 1 else None)
+            high = high_kw[0].value if high_kw else (pos[2][0].value if len(pos) > 2 else None)
+            return self.clamp(frame, val, low, high, name, ("clamp", name))
+        # max(x, k) / torch.maximum(x, k): the traced operand is the value, the other the bound.
+        if len(pos) == 2:
+            (a0, v0), (a1, v1) = pos
+            if isinstance(self.operand(frame, a1.value), int):
+                v1 = EMPTY  # a constant bound: torch.maximum(x, torch.ones_like(x))
+            elif isinstance(self.operand(frame, a0.value), int):
+                v0 = EMPTY
+            value, bound = (v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value)
+            if bound is not None and not (v0.traces and v1.traces):
+                if upper:
+                    return self.clamp(frame, value, None, bound, name, ("clamp", name))
+                return self.clamp(frame, value, bound, None, name, ("clamp", name))
+            return self.extend(frame, v0.join(v1).only_traces(), Op("opaque", name))
+        return join_all(v for _, v in pos).only_traces() if len(pos) > 2 else EMPTY
+
+    def external_division(
+        self, frame: Frame, node: cst.Call, name: str, args: list[tuple[cst.Arg, Val]]
+    ) -> Val:
+        pos = self.positional(args)
+        if len(pos) < 2:
+            return EMPTY
+        mode = self.kwarg(args, "rounding_mode")
+        mode_text = string_value(mode[0].value) if mode else None
+        is_floor = name.endswith(("floor_divide", "bitwise_right_shift")) or mode_text in (
+            "floor",
+            "trunc",
+        )
+        kind = "rshift" if name.endswith("right_shift") else "floordiv"
+        if not is_floor:
+            result = self.extend(frame, pos[0][1].only_traces(), Op("opaque", "true division"))
+        else:
+            result = self.source(
+                frame,
+                pos[0][1],
+                Op(kind, self.operand(frame, pos[1][0].value)),
+                pos[0][0].value,
+                note=f"{name}(rounding_mode={mode_text!r})" if mode_text else name,
+                effect=("floor_division", name),
+            )
+        self.out_target(frame, node, args, result)
+        return result
+
+    def out_target(
+        self, frame: Frame, node: cst.Call, args: list[tuple[cst.Arg, Val]], val: Val
+    ) -> None:
+        """``out=`` writes the result into a buffer (a view of an attribute taints it)."""
+        out = self.kwarg(args, "out")
+        if out is None:
+            return
+        target = out[0].value
+        if base_key(target) is not None:
+            # out=x overwrites all of x; out=buf[:n] or a view writes part of a buffer.
+            self.write_whole(
+                frame, target, val.then(self.step(frame, None, "flow", IDENTITY, "out="))
+            )
+
+    def zero_source(self, frame: Frame, note: str, effect: Effect) -> Val:
+        step = self.step(frame, None, "source", Op("fill_zero"), note, effect)
+        return Val([Trace(None, (step,))])
+
+    def partial(
+        self,
+        frame: Frame,
+        node: cst.Call,
+        fn: Val,
+        pos: list[tuple[cst.Arg, Val]],
+        kws: list[tuple[cst.Arg, Val]],
+    ) -> Val:
+        """``functools.partial(f, ...)``: a callable with arguments bound. Lengths bound into
+        a sink are reported here, where a clamp would go."""
+        refs: list[Ref] = []
+        for r in fn.refs:
+            if isinstance(r, PendingRef):
+                candidates = self.resolve_refs(r)
+            else:
+                candidates = [r]
+            for c in candidates:
+                if isinstance(c, SinkRef):
+                    lens = None
+                    for a, v in kws:
+                        if a.keyword is not None and a.keyword.value == c.spec.keyword:
+                            lens = (a, v)
+                    if lens is None and c.spec.position is not None and c.spec.position < len(pos):
+                        lens = pos[c.spec.position]
+                    if lens is None:
+                        refs.append(c)
+                        continue
+                    note = f"sink ({c.spec.keyword or 'argument'}), bound by partial"
+                    self.record_sink(frame, node, c.spec, lens[0].value, lens[1], note)
+                    refs.append(SinkRef(c.spec, EMPTY))
+                elif isinstance(c, FuncRef):
+                    refs.append(
+                        FuncRef(
+                            c.key,
+                            c.self_val,
+                            c.bound + tuple(v for _, v in pos),
+                            c.bound_kw
+                            + tuple((a.keyword.value, v) for a, v in kws if a.keyword is not None),
+                        )
+                    )
+                else:
+                    refs.append(c)
+        return Val((), refs)
+
+    def tensor_method(
+        self, frame: Frame, node: cst.Call, method: str, recv: Val, args: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
+        names = self.names
+        pos = self.positional(args)
+        target = node.func.value if isinstance(node.func, cst.Attribute) else None
+        if method in names.get("clamp_methods", ()):
+            low = self.kwarg(args, "min")
+            high = self.kwarg(args, "max")
+            low_node = low[0].value if low else (pos[0][0].value if pos else None)
+            high_node = high[0].value if high else (pos[1][0].value if len(pos) > 1 else None)
+            if method.startswith("clamp_min"):
+                high_node = None
+            result = self.clamp(
+                frame, recv, low_node, high_node, f".{method}()", ("clamp_methods", method)
+            )
+            if method.endswith("_") and target is not None:
+                self.write_whole(frame, target, result)
+            return result
+        if method in names.get("floor_division_methods", ()):
+            mode = self.kwarg(args, "rounding_mode")
+            mode_text = string_value(mode[0].value) if mode else None
+            if method.startswith("floor_divide") or mode_text in ("floor", "trunc"):
+                if not pos:
+                    return recv.only_traces()
+                result = self.source(
+                    frame,
+                    recv,
+                    Op("floordiv", self.operand(frame, pos[0][0].value)),
+                    target,
+                    note=f".{method}()",
+                    effect=("floor_division_methods", method),
+                )
+            else:
+                result = self.extend(frame, recv.only_traces(), Op("opaque", "true division"))
+            if method.endswith("_") and target is not None:
+                self.write_whole(frame, target, result)
+            self.out_target(frame, node, args, result)
+            return result
+        if method in ("zero_",) or (method == "fill_" and pos and is_zero(pos[0][0].value)):
+            if target is not None:
+                effect = ("zero_fill_methods", method)
+                if isinstance(target, cst.Subscript):
+                    self.zero_fill(frame, target, effect)
+                else:
+                    zeros = self.zero_source(frame, f".{method}()", effect)
+                    self.write(frame, target, zeros, strong=False, in_place=True)
+                return self.eval(frame, target)
+            return self.zero_source(frame, f".{method}()", ("zero_fill_methods", method))
+        if method in names.get("zero_alloc_methods", ()):
+            return self.zero_source(frame, f".{method}()", ("zero_alloc_methods", method))
+        if method in names.get("full_methods", ()):
+            fill = self.kwarg(args, "fill_value") or (pos[1] if len(pos) > 1 else None)
+            if fill is not None and is_zero(fill[0].value):
+                return self.zero_source(frame, f".{method}()", ("full_methods", method))
+            return fill[1].only_traces() if fill is not None else EMPTY
+        if method == "copy_" and pos and target is not None:
+            src = pos[0][1].then(self.step(frame, None, "flow", IDENTITY, ".copy_()"))
+            self.write_whole(frame, target, src)
+            return src
+        if method in ARITH_METHODS:
+            kind = ARITH_METHODS[method]
+            if kind == "neg":
+                result = self.extend(frame, recv, Op("neg"))
+            else:
+                k = int_value(pos[0][0].value) if pos else None
+                if k is None:
+                    other = pos[0][1] if pos else EMPTY
+                    if not recv.traces and not other.traces:
+                        return EMPTY
+                    result = self.extend(
+                        frame, Val(recv.traces | other.traces), Op("opaque", method)
+                    )
+                else:
+                    result = self.extend(
+                        frame,
+                        recv,
+                        Op("mul", k) if kind == "mul" else Op("add", k if kind == "add" else -k),
+                    )
+            if method.endswith("_") and target is not None:
+                self.write_whole(frame, target, result)
+            return result
+        if method in ("masked_fill", "masked_fill_") and target is not None:
+            value = self.kwarg(args, "value") or (pos[1] if len(pos) > 1 else None)
+            mask = self.kwarg(args, "mask") or (pos[0] if pos else None)
+            k = int_value(value[0].value) if value is not None else None
+            rows = mask_rows(frame.mod, mask[0].value, target) if mask and k else None
+            if rows is not None and k is not None:
+                result = self.replace_rows(frame, recv, rows, k, method)
+                if method.endswith("_"):
+                    self.write_whole(frame, target, result)
+                return result
+        if method == "where" and target is not None and pos:
+            other = self.kwarg(args, "other") or (pos[1] if len(pos) > 1 else None)
+            k = int_value(other[0].value) if other is not None else None
+            rows = mask_rows(frame.mod, pos[0][0].value, target, keeps=True)
+            if rows is not None and k is not None:
+                return self.replace_rows(frame, recv, rows, k, "where")
+        if method in ("masked_fill", "masked_fill_", "index_fill", "index_fill_"):
+            value_node = pos[-1][0].value if pos else None
+            op = Op("pad_zero", "<mask>") if is_zero(value_node) else Op("opaque", method)
+            result = self.extend(frame, recv, op)
+            if method.endswith("_") and target is not None:
+                self.write(frame, target, result, strong=False, in_place=True)
+            return result
+        if method in VIEW_METHODS:
+            if method in ("to", "type", "cuda", "cpu") or recv.traces:
+                return recv.only_traces()
+            return EMPTY
+        if method in REDUCTIONS:
+            return EMPTY
+        if method == "fill_":
+            result = self.extend(frame, recv.only_traces(), Op("opaque", ".fill_()"))
+            if target is not None:
+                self.write(frame, target, result, strong=False, in_place=True)
+            return result
+        if recv.traces:
+            return self.extend(frame, recv.only_traces(), Op("opaque", f".{method}()"))
+        return None
+
+    def view_bases(self, frame: Frame, value: cst.BaseExpression) -> frozenset[str]:
+        """The buffers ``value`` is a view of: ``self.buf[:n]``, ``x.view(...)``, aliases."""
+        node = value
+        while True:
+            if isinstance(node, cst.Subscript):
+                node = node.value
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value
+                in (
+                    "view",
+                    "unsqueeze",
+                    "squeeze",
+                    "reshape",
+                    "flatten",
+                    "narrow",
+                    "expand",
+                    "view_as",
+                    "select",
+                    "t",
+                    "transpose",
+                    "permute",
+                    "unflatten",
+                    "as_strided",
+                )
+            ):
+                node = node.func.value
+            else:
+                break
+        key = dotted(node)
+        if key is None:
+            return frozenset()
+        # `lens = self.seq_lens` names the same tensor: `lens //= 4` changes both.
+        return frozenset({key}) | frame.aliases.get(key, frozenset())
