@@ -306,3 +306,23 @@ def test_a_bad_rule_option_names_the_file_and_the_key(
     (tmp_path / "pyproject.toml").write_text(table, encoding="utf-8")
     with pytest.raises(ConfigError, match=re.escape(message)):
         load_settings([tmp_path])
+
+
+def test_zerolint_rules_lists_the_projects_rules_too(tmp_path: Path, capsys, monkeypatch) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.zerolint]\nrule-files = ["lint/ACME001.toml"]\n',
+            "lint/ACME001.toml": RULE,
+            "lint/ACME001.md": "# ACME001\n\nWhat it does: zero rows to acme.plan.\n",
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["rules"]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
+        "ACME001",
+        "ZL001",
+    ]
+    assert main(["rule", "ACME001"]) == 0
+    assert capsys.readouterr().out == "# ACME001\n\nWhat it does: zero rows to acme.plan.\n"

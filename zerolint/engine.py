@@ -21,13 +21,13 @@ from zerolint.config import Settings, load_settings
 from zerolint.dataflow import LIVE_KINDS, Analyzer, RawStep, SinkHit, Trace, Val
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
-from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, Report, Step, Verdict
+from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
 from zerolint.project import ModuleInfo, Project
 from zerolint.rules import Rule, SinkSpec
 
 # Ops that can start zero-able rows: divisions and fills, and padding writes for the rules
 # whose [sources] name them ("[n:]=").
-SOURCE_KINDS = LIVE_KINDS | {"pad_zero"}
+SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO}
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 IGNORE = re.compile(r"#\s*zerolint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 
@@ -365,7 +365,7 @@ def ratios_for(flow: Flow, ratios: tuple[int, ...]) -> dict[str, tuple[int, ...]
     symbols = {
         op.arg
         for op in flow.ops
-        if op.kind in ("floordiv", "ceildiv", "rshift") and isinstance(op.arg, str)
+        if op.kind in (OpKind.FLOORDIV, OpKind.CEILDIV, OpKind.RSHIFT) and isinstance(op.arg, str)
     }
     return {s: ratios for s in symbols} or None
 
@@ -376,7 +376,7 @@ def clamped_at_end(trace: Trace, scope: RuleScope) -> bool:
     path is safe."""
     for step in reversed(trace.steps):
         op = scope.effective_op(step)
-        if op.kind == "identity":
+        if op.kind == OpKind.IDENTITY:
             continue
         return scope.predicate.clears(op)
     return False

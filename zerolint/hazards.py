@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from zerolint.model import Op
+from zerolint.model import Op, OpKind
 
 
 class PredicateError(ValueError):
@@ -61,7 +61,7 @@ class Predicate:
     def clears(self, op: Op) -> bool:
         """``op`` leaves every row >= 1 whatever it was given (a clamp to a constant >= 1,
         or a mask setting zero rows to one)."""
-        raises = op.kind in ("clamp_min", "zero_to", "below1_to")
+        raises = op.kind in (OpKind.CLAMP_MIN, OpKind.ZERO_TO, OpKind.BELOW1_TO)
         return raises and isinstance(op.arg, int) and op.arg >= 1
 
     def suffix_fault(self, z3: Any, value: Any) -> Any:

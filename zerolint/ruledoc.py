@@ -1,12 +1,14 @@
-"""``zerolint rule CODE`` and ``zerolint rules``: the rules' documentation from ``rules/``."""
+"""``zerolint rule CODE`` and ``zerolint rules``: the rules' documentation, from ``rules/``
+and from the rule files of the project in the current folder (``rule-files``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
-from zerolint.rules import load_rules, rule_by_code
+from zerolint.rules import Rule, rule_by_code
 
 
 def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
@@ -18,11 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from zerolint.cli import UsageError
 
+    rules = _known_rules()
     if args._command == "rules":
-        rules = load_rules()
         if args.format == "json":
             data = [
-                {"code": r.code, "name": r.name, "summary": r.summary, "fixable": True}
+                {"code": r.code, "name": r.name, "summary": r.summary, "fixable": bool(r.fix)}
                 for r in rules
             ]
             print(json.dumps(data, indent=2))
@@ -30,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
             for r in rules:
                 print(f"{r.code}  {r.name}  {r.summary}")
         return 0
-    rule = rule_by_code(args.code)
+    rule = rule_by_code(args.code, rules)
     if rule is None:
         raise UsageError(f"unknown rule: {args.code} (see `zerolint rules`)")
     if args.format == "json":
@@ -46,5 +48,17 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        sys.stdout.write(rule.doc if rule.doc.endswith("\n") else rule.doc + "\n")
+        doc = rule.doc or f"# {rule.code}: {rule.name}\n\n{rule.summary}\n"
+        sys.stdout.write(doc if doc.endswith("\n") else doc + "\n")
     return 0
+
+
+def _known_rules() -> tuple[Rule, ...]:
+    """The shipped rules and those the project here adds."""
+    from zerolint.cli import UsageError
+    from zerolint.config import ConfigError, load_settings
+
+    try:
+        return load_settings([Path.cwd()]).all_rules()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zerolint.hazards import Predicate
-from zerolint.model import Finding, Flow, Op, Verdict
+from zerolint.model import ANY_ROWS, Finding, Flow, Op, OpKind, Verdict
 
 DEFAULT_TIMEOUT_MS = 2000
 SHIFT_DOMAIN = tuple(range(32))  # an unconfigured shift amount on int32 lengths
@@ -44,19 +44,19 @@ _FrozenHints = tuple[tuple[str, int], ...]
 
 _ROW_OPS = frozenset(
     {
-        "floordiv",
-        "ceildiv",
-        "rshift",
-        "add",
-        "mul",
-        "neg",
-        "clamp_min",
-        "clamp_max",
-        "zero_to",
-        "below1_to",
+        OpKind.FLOORDIV,
+        OpKind.CEILDIV,
+        OpKind.RSHIFT,
+        OpKind.ADD,
+        OpKind.MUL,
+        OpKind.NEG,
+        OpKind.CLAMP_MIN,
+        OpKind.CLAMP_MAX,
+        OpKind.ZERO_TO,
+        OpKind.BELOW1_TO,
     }
 )
-RESET_OPS = frozenset({"fill_zero", "pad_zero"})
+RESET_OPS = frozenset({OpKind.FILL_ZERO, OpKind.PAD_ZERO})
 _SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
 _LEAST = {"divisor": 1, "shift": 0}  # the smallest configured value each role accepts
 
@@ -128,7 +128,7 @@ def evaluate(ops: Sequence[Op], value: int, symbols: Mapping[str, int] | None = 
     """
     env = dict(symbols or {})
     for op in ops:
-        if op.kind != "identity":
+        if op.kind != OpKind.IDENTITY:
             value = apply_int(op, value, env)
     return value
 
@@ -181,11 +181,11 @@ def _judge_after_unknown(
     value = z3.Int("unmodelled_value")
     try:
         for i, op in enumerate(suffix):
-            if op.kind == "fill_zero":
+            if op.kind == OpKind.FILL_ZERO:
                 value = z3.IntVal(0)
-            elif op.kind == "pad_zero":  # this row may be a padding row
+            elif op.kind == OpKind.PAD_ZERO:  # this row may be a padding row
                 value = z3.If(z3.Bool(f"padding_{i}"), 0, value)
-            elif op.kind != "identity":
+            elif op.kind != OpKind.IDENTITY:
                 value = enc.apply(op, value)
     except OutsideModel:
         return Verdict("unknown", reason=problem)
@@ -199,11 +199,11 @@ def _judge_after_unknown(
 def outside_model(ops: Sequence[Op]) -> str:
     """Why these ops cannot be judged, or "" when they can (checked before importing z3)."""
     for op in ops:
-        if op.kind == "opaque":
+        if op.kind == OpKind.OPAQUE:
             return f"operation outside the model: {op.arg or 'opaque'}"
-        if op.kind not in _ROW_OPS | RESET_OPS | {"identity"}:
+        if op.kind not in _ROW_OPS | RESET_OPS | {OpKind.IDENTITY}:
             return f"operation outside the model: {op.describe()}"
-        if op.arg is None and op.kind in _ROW_OPS - {"neg"}:
+        if op.arg is None and op.kind in _ROW_OPS - {OpKind.NEG}:
             return f"operation outside the model: {op.kind} without an operand"
         if isinstance(op.arg, int) and not _literal_ok(op):
             return f"operation outside the model: {op.describe()}"
@@ -212,9 +212,9 @@ def outside_model(ops: Sequence[Op]) -> str:
 
 def _literal_ok(op: Op) -> bool:
     assert isinstance(op.arg, int)
-    if op.kind in ("floordiv", "ceildiv"):
+    if op.kind in (OpKind.FLOORDIV, OpKind.CEILDIV):
         return op.arg > 0
-    if op.kind in ("rshift", "pad_zero"):
+    if op.kind in (OpKind.RSHIFT, OpKind.PAD_ZERO):
         return op.arg >= 0
     return True
 
@@ -237,7 +237,7 @@ class _FlowEncoding:
 
     def _start(self, i: int) -> Any:
         op = self.ops[i]
-        if op.kind == "fill_zero":
+        if op.kind == OpKind.FILL_ZERO:
             return self.enc.z3.IntVal(0)
         if isinstance(op.arg, int):
             return self.enc.z3.IntVal(op.arg)
@@ -295,7 +295,7 @@ class _FlowEncoding:
 
     def _start_value(self, i: int, batch: int, env: dict[str, int]) -> int:
         op = self.ops[i]
-        if op.kind == "fill_zero":
+        if op.kind == OpKind.FILL_ZERO:
             return 0
         if isinstance(op.arg, int):
             return op.arg
@@ -305,7 +305,7 @@ class _FlowEncoding:
 
 def apply_all(enc: Encoder, ops: Sequence[Op], value: Any) -> Any:
     for op in ops:
-        if op.kind != "identity":
+        if op.kind != OpKind.IDENTITY:
             value = enc.apply(op, value)
     return value
 
@@ -356,33 +356,33 @@ class Encoder:
         # turns a literal 0 start into fill_zero); a mask may zero any rows.
         var = self._variable(name)
         self.pads.add(name)
-        least = 0 if name.startswith("<") else 1
+        least = 0 if name == ANY_ROWS else 1
         self.constraints += [var >= least, var <= batch]
         return var
 
     def apply(self, op: Op, value: Any) -> Any:
         """One row operation on a Z3 integer expression."""
         z3, kind, arg = self.z3, op.kind, op.arg
-        if kind == "neg":
+        if kind == OpKind.NEG:
             return -value
-        if kind == "floordiv":
+        if kind == OpKind.FLOORDIV:
             return self._divide(value, arg)
-        if kind == "ceildiv":
+        if kind == OpKind.CEILDIV:
             return -self._divide(-value, arg)
-        if kind == "rshift":
+        if kind == OpKind.RSHIFT:
             return self._shift(value, arg)
         operand = arg if isinstance(arg, int) else self._symbol(arg, "operand")[0]
-        if kind == "add":
+        if kind == OpKind.ADD:
             return value + operand
-        if kind == "mul":
+        if kind == OpKind.MUL:
             return value * operand
-        if kind == "clamp_min":
+        if kind == OpKind.CLAMP_MIN:
             return z3.If(value >= operand, value, operand)
-        if kind == "clamp_max":
+        if kind == OpKind.CLAMP_MAX:
             return z3.If(value <= operand, value, operand)
-        if kind == "zero_to":
+        if kind == OpKind.ZERO_TO:
             return z3.If(value == 0, operand, value)
-        if kind == "below1_to":
+        if kind == OpKind.BELOW1_TO:
             return z3.If(value >= 1, value, operand)
         raise OutsideModel(f"operation outside the model: {op.describe()}")
 
@@ -540,25 +540,25 @@ def _int(model: Any, expr: Any) -> int:
 def apply_int(op: Op, value: int, env: Mapping[str, int]) -> int:
     arg = _value(op.arg, env)
     kind = op.kind
-    if kind == "floordiv":
+    if kind == OpKind.FLOORDIV:
         return value // arg
-    if kind == "ceildiv":
+    if kind == OpKind.CEILDIV:
         return -(-value // arg)
-    if kind == "rshift":
+    if kind == OpKind.RSHIFT:
         return value >> arg
-    if kind == "add":
+    if kind == OpKind.ADD:
         return value + arg
-    if kind == "mul":
+    if kind == OpKind.MUL:
         return value * arg
-    if kind == "neg":
+    if kind == OpKind.NEG:
         return -value
-    if kind == "clamp_min":
+    if kind == OpKind.CLAMP_MIN:
         return max(value, arg)
-    if kind == "clamp_max":
+    if kind == OpKind.CLAMP_MAX:
         return min(value, arg)
-    if kind == "zero_to":
+    if kind == OpKind.ZERO_TO:
         return arg if value == 0 else value
-    if kind == "below1_to":
+    if kind == OpKind.BELOW1_TO:
         return value if value >= 1 else arg
     raise OutsideModel(f"operation outside the model: {op.describe()}")
 

@@ -13,11 +13,10 @@ import libcst as cst
 from zerolint.dataflow.calls import Calls
 from zerolint.dataflow.expressions import Expressions
 from zerolint.dataflow.frames import (
-    CTOR_PREFIX,
     MAX_DEPTH,
-    PARAM_PREFIX,
     Frame,
     FuncKey,
+    ParamObject,
     Summary,
 )
 from zerolint.dataflow.library import (
@@ -196,7 +195,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
             found.append(key.node.name.value)
         for table in (summary.field_writes, summary.global_writes):
             for name, val in table.items():
-                if not name.startswith(CTOR_PREFIX) and holds_sink(val):
+                if holds_sink(val):
                     found.append(name)
         # A private module global (`_impl`) is used where it is defined, not imported: no
         # other file needs reading for it.
@@ -238,7 +237,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
                     [Trace(ParamOrigin(key, name), ())], self._param_refs(key, p)
                 )
                 # Writes through this name reach the caller's object until it is rebound.
-                frame.aliases[name] = frozenset({PARAM_PREFIX + name})
+                frame.aliases[name] = frozenset({ParamObject(name)})
             body = key.node.body.body
         self.exec_block(frame, body)
         if not frame.dead:

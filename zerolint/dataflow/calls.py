@@ -6,7 +6,6 @@ from __future__ import annotations
 import libcst as cst
 
 from zerolint.dataflow.frames import (
-    CTOR_PREFIX,
     CallSite,
     Frame,
     FuncKey,
@@ -42,7 +41,7 @@ from zerolint.dataflow.values import (
     Val,
     join_all,
 )
-from zerolint.model import IDENTITY, Op
+from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo
 from zerolint.rules import SinkSpec
 
@@ -124,7 +123,7 @@ class Calls:
             tainted.append(receiver)
         if tainted:
             name = dotted(func) or method or "call"
-            return self.extend(frame, join_all(tainted).only_traces(), Op("opaque", name))
+            return self.extend(frame, join_all(tainted).only_traces(), Op(OpKind.OPAQUE, name))
         return EMPTY
 
     def record_param_call(
@@ -243,22 +242,21 @@ class Calls:
             RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {cls.name}.__init__"),
         )
         for attr, val in self.summary(ref.key).field_writes.items():
-            if not attr.startswith(CTOR_PREFIX):
-                self.record_constructor_field(
-                    frame, node, cls.name, attr, self.substitute(val, ref.key, site, 0), step=False
-                )
+            self.record_constructor_field(
+                frame, node, cls.name, attr, self.substitute(val, ref.key, site, 0), step=False
+            )
 
     def record_constructor_field(
         self, frame: Frame, node: cst.Call, cls_name: str, attr: str, val: Val, step: bool = True
     ) -> None:
         """What a construction puts in a field (an object or a callable counts too), for
-        reads of that field anywhere (the ``<ctor>Class.field`` slot of field_writes)."""
+        reads of that field anywhere (``Summary.constructor_fields``)."""
         if not (val.traces or val.refs):
             return
         if step:
             val = val.then(self.step(frame, node, "flow", IDENTITY, f"{cls_name}({attr}=...)"))
-        slot = f"{CTOR_PREFIX}{cls_name}.{attr}"
-        frame.summary.field_writes[slot] = frame.summary.field_writes.get(slot, EMPTY).join(val)
+        slots = frame.summary.constructor_fields
+        slots[cls_name, attr] = slots.get((cls_name, attr), EMPTY).join(val)
 
     def sink_hit(
         self, frame: Frame, node: cst.Call, ref: SinkRef, args: list[tuple[cst.Arg, Val]]

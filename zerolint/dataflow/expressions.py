@@ -50,7 +50,7 @@ from zerolint.dataflow.values import (
     is_object_read,
     join_all,
 )
-from zerolint.model import IDENTITY, Op
+from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
 
 
@@ -354,7 +354,7 @@ class Expressions:
                 for t in traces
                 if not (
                     len(t.steps) == 1
-                    and t.steps[0].op.kind == "pad_zero"
+                    and t.steps[0].op.kind == OpKind.PAD_ZERO
                     and t.steps[0].op.arg == upper
                 )
             )
@@ -443,7 +443,7 @@ class Expressions:
     def eval_UnaryOperation(self, frame: Frame, node: cst.UnaryOperation) -> Val:
         val = self.eval(frame, node.expression)
         if isinstance(node.operator, cst.Minus):
-            return self.extend(frame, val, Op("neg"))
+            return self.extend(frame, val, Op(OpKind.NEG))
         if isinstance(node.operator, cst.Not):
             return EMPTY
         return val
@@ -476,14 +476,14 @@ class Expressions:
         if name in ("Add", "Subtract"):
             sign = 1 if name == "Add" else -1
             if left.traces and rv is not None:
-                return self.extend(frame, left, Op("add", sign * rv))
+                return self.extend(frame, left, Op(OpKind.ADD, sign * rv))
             if right.traces and lv is not None and name == "Add":
-                return self.extend(frame, right, Op("add", lv))
+                return self.extend(frame, right, Op(OpKind.ADD, lv))
         if name == "Multiply":
             if left.traces and rv is not None:
-                return self.extend(frame, left, Op("mul", rv))
+                return self.extend(frame, left, Op(OpKind.MUL, rv))
             if right.traces and lv is not None:
-                return self.extend(frame, right, Op("mul", lv))
+                return self.extend(frame, right, Op(OpKind.MUL, lv))
         if name in (
             "Divide",
             "Modulo",
@@ -499,7 +499,9 @@ class Expressions:
         ):
             if not left.traces and not right.traces:
                 return EMPTY
-            return self.extend(frame, Val(left.traces | right.traces), Op("opaque", name.lower()))
+            return self.extend(
+                frame, Val(left.traces | right.traces), Op(OpKind.OPAQUE, name.lower())
+            )
         return Val(left.traces | right.traces)
 
     def extend(self, frame: Frame, val: Val, op: Op, note: str = "") -> Val:
@@ -524,12 +526,12 @@ class Expressions:
         constant = int_value(dividend)
         # 256 // 4 is a constant; 1 // 4 is a constant 0, a zero fill.
         if constant is not None and not val.traces and isinstance(op.arg, int) and op.arg > 0:
-            value = constant // op.arg if op.kind == "floordiv" else constant >> op.arg
+            value = constant // op.arg if op.kind == OpKind.FLOORDIV else constant >> op.arg
             return self.zero_source(frame, note, effect) if value == 0 else EMPTY
         step = self.step(frame, None, "source", op, note, effect)
         prefix = affine_prefix(dividend) if dividend is not None else []
         if prefix is None:
-            prefix = [Op("opaque", "dividend")]
+            prefix = [Op(OpKind.OPAQUE, "dividend")]
         fresh_steps = tuple(self.step(frame, None, "flow", p) for p in prefix) + (step,)
         traces = [t.then(step) for t in val.traces]
         traces.append(Trace(None, fresh_steps))

@@ -1,7 +1,7 @@
 """Functions, call sites, summaries and the frame state of one activation, with its join.
 
 State keys are dotted names (``x``, ``self.buf``, ``buf[:n]`` for a slice cell); the
-object a parameter was bound to is ``PARAM_PREFIX + name`` in the aliases of a frame.
+object a parameter was bound to is a ``ParamObject`` in the aliases of a frame.
 """
 
 from __future__ import annotations
@@ -20,14 +20,23 @@ from zerolint.model import Op
 from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
-PARAM_PREFIX = "<param>"  # state key standing for the object a parameter was bound to
-# field_writes slot for constructor arguments, by the class's short name: <ctor>Class.field
-CTOR_PREFIX = "<ctor>"
 # How deep name lookups, resolution and nested summaries go before giving up.
 MAX_DEPTH = 8
 
 
 # --------------------------------------------------------------------------- functions
+
+
+@dataclass(frozen=True, slots=True)
+class ParamObject:
+    """The object parameter ``name`` was bound to, as the buffer a local name is a view of:
+    writes through the name reach the caller's object until the name is rebound."""
+
+    name: str
+
+
+Alias = str | ParamObject
+"""What a local name may be a view of: a state key (``self.buf``) or a parameter's object."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,6 +139,9 @@ class Summary:
     return_elements: tuple[Val, ...] | None = None
     hits: list[SinkHit] = field(default_factory=list)
     field_writes: dict[str, Val] = field(default_factory=dict)
+    # What constructions here put in a field: (class short name, field) -> value, for reads
+    # of that field anywhere.
+    constructor_fields: dict[tuple[str, str], Val] = field(default_factory=dict)
     global_writes: dict[str, Val] = field(default_factory=dict)
     param_effects: dict[str, Val] = field(default_factory=dict)
     # Parameters that reach a sink: name -> the hits carrying their placeholder traces.
@@ -150,7 +162,7 @@ class Frame:
         self.summary = summary
         self.parent = parent
         self.state: dict[str, Val] = {}
-        self.aliases: dict[str, frozenset[str]] = {}  # name -> buffers it is a view of
+        self.aliases: dict[str, frozenset[Alias]] = {}  # name -> buffers it is a view of
         self.globals_declared: set[str] = set()
         self.local_funcs: dict[str, cst.FunctionDef] = {}
         self.dead = False
@@ -195,7 +207,7 @@ class Frame:
             vals = [b.state[k] for b in live if k in b.state]
             merged[k] = join_all(vals)
         self.state = merged
-        aliases: dict[str, frozenset[str]] = {}
+        aliases: dict[str, frozenset[Alias]] = {}
         for b in live:
             for k, v in b.aliases.items():
                 aliases[k] = aliases.get(k, frozenset()) | v

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import libcst as cst
 
+from zerolint.model import OpKind
+
 # Operators that floor-divide the lengths, written `a // b` or `a //= b`: (op kind, note).
-DIVISIONS: dict[type, tuple[str, str]] = {
-    cst.FloorDivide: ("floordiv", "floor division"),
-    cst.FloorDivideAssign: ("floordiv", "floor division"),
-    cst.RightShift: ("rshift", "right shift"),
-    cst.RightShiftAssign: ("rshift", "right shift"),
+DIVISIONS: dict[type, tuple[OpKind, str]] = {
+    cst.FloorDivide: (OpKind.FLOORDIV, "floor division"),
+    cst.FloorDivideAssign: (OpKind.FLOORDIV, "floor division"),
+    cst.RightShift: (OpKind.RSHIFT, "right shift"),
+    cst.RightShiftAssign: (OpKind.RSHIFT, "right shift"),
 }
 # The name a rule's [sources] gives each operator (rules.SOURCE_KEYS).
-OPERATOR_NAMES = {"floordiv": "//", "rshift": ">>"}
+OPERATOR_NAMES = {OpKind.FLOORDIV: "//", OpKind.RSHIFT: ">>"}
 
 VIEW_METHODS = frozenset(
     {

@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from zerolint.dataflow.frames import (
-    CTOR_PREFIX,
     MAX_DEPTH,
     CallSite,
     Frame,
@@ -34,7 +33,7 @@ from zerolint.dataflow.values import (
     Val,
     is_object_read,
 )
-from zerolint.model import Op
+from zerolint.model import Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
 
 R = TypeVar("R")
@@ -172,11 +171,10 @@ class Resolution:
         """Keyword or positional constructor arguments for dataclass-like fields."""
         out: list[Val] = []
         for c in family:
-            slot = f"{CTOR_PREFIX}{c.name}.{attr}"
             # Its own module too: a classmethod factory builds it as `cls(...)`.
             for mod in dict.fromkeys([c.module, *self.modules_mentioning(f"{c.name}(")]):
                 for key in self.module_functions(mod):
-                    v = self.summary(key).field_writes.get(slot)
+                    v = self.summary(key).constructor_fields.get((c.name, attr))
                     if v is not None and (v.traces or v.refs):
                         out.append(self.drop_params(v))
         return out
@@ -227,7 +225,11 @@ class Resolution:
         if isinstance(origin, EffectOrigin):
             return []
         step = RawStep(
-            site.step.mod, site.step.stmt, site.step.node, "flow", Op("opaque", site.lazy or "call")
+            site.step.mod,
+            site.step.stmt,
+            site.step.node,
+            "flow",
+            Op(OpKind.OPAQUE, site.lazy or "call"),
         )
         out = []
         for _, v in site.raw or []:

@@ -1,6 +1,6 @@
 """Statement interpretation: one ``exec_*`` per statement kind, and the writes they make.
 
-``x //= c`` is ``exec_augassign``: the division is a source (``Expressions.source``), the
+``x //= c`` is ``exec_AugAssign``: the division is a source (``Expressions.source``), the
 result written back in place (``write_whole``), so views and aliases of ``x`` change too.
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from zerolint.dataflow.frames import (
-    PARAM_PREFIX,
     Frame,
+    ParamObject,
 )
 from zerolint.dataflow.library import (
     DIVISIONS,
@@ -37,7 +37,7 @@ from zerolint.dataflow.values import (
     Trace,
     Val,
 )
-from zerolint.model import IDENTITY, Op
+from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo
 
 
@@ -53,65 +53,87 @@ class Statements:
             self.exec_stmt(frame, stmt)
 
     def exec_stmt(self, frame: Frame, stmt: cst.CSTNode) -> None:
+        """One statement, dispatched to ``exec_<NodeType>`` as expressions are to
+        ``eval_<NodeType>``; a statement kind without a method carries no lengths (a class
+        defined inside a function, ``pass``, imports inside functions...)."""
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if frame.dead:
                     return
                 frame.stmt = small
-                self.exec_small(frame, small)
+                self.exec_stmt(frame, small)
+            return
+        if isinstance(stmt, cst.BaseSmallStatement) and frame.stmt is not stmt:
+            # The body of a one-line suite (`if c: x = y // 4`) has never been interpreted;
+            # kept so while output must not change (a known false negative).
             return
         frame.stmt = stmt
-        if isinstance(stmt, cst.If):
-            self.eval(frame, stmt.test)
-            then = frame.fork()
-            self.exec_suite(then, stmt.body)
-            other = frame.fork()
-            if isinstance(stmt.orelse, cst.If):
-                self.exec_stmt(other, stmt.orelse)
-            elif stmt.orelse is not None:
-                self.exec_suite(other, stmt.orelse.body)
-            frame.absorb(then, other)
-        elif isinstance(stmt, (cst.For, cst.While)):
-            self.exec_loop(frame, stmt)
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
-            start = frame.fork()
-            body = frame.fork()
-            self.exec_suite(body, stmt.body)
-            if stmt.orelse is not None:
-                self.exec_suite(body, stmt.orelse.body)
-            branches = [body]
-            for handler in stmt.handlers:
-                h = start.fork()
-                h.absorb(start, body)
-                h.dead = False
-                if handler.name is not None and isinstance(handler.name.name, cst.Name):
-                    h.state[handler.name.name.value] = EMPTY
-                self.exec_suite(h, handler.body)
-                branches.append(h)
-            frame.absorb(*branches)
-            if stmt.finalbody is not None:
-                was_dead = frame.dead
-                frame.dead = False
-                self.exec_suite(frame, stmt.finalbody.body)
-                frame.dead = frame.dead or was_dead
-        elif isinstance(stmt, cst.With):
-            for item in stmt.items:
-                val = self.eval(frame, item.item)
-                if item.asname is not None:
-                    self.assign(frame, item.asname.name, val, item.item)
-            self.exec_suite(frame, stmt.body)
-        elif isinstance(stmt, cst.FunctionDef):
-            frame.local_funcs[stmt.name.value] = stmt
-            frame.state[stmt.name.value] = Val((), [FuncRef(self.func_key(frame.mod, stmt))])
-        elif isinstance(stmt, cst.Match):
-            self.eval(frame, stmt.subject)
-            branches = []
-            for case in stmt.cases:
-                b = frame.fork()
-                self.exec_suite(b, case.body)
-                branches.append(b)
-            frame.absorb(frame.fork(), *branches)
-        # ClassDef inside a function and other statements carry no lengths.
+        method = getattr(self, f"exec_{type(stmt).__name__}", None)
+        if method is not None:
+            method(frame, stmt)
+
+    # ------------------------------------------------------------------ compound statements
+
+    def exec_If(self, frame: Frame, stmt: cst.If) -> None:
+        self.eval(frame, stmt.test)
+        then = frame.fork()
+        self.exec_suite(then, stmt.body)
+        other = frame.fork()
+        if isinstance(stmt.orelse, cst.If):
+            self.exec_stmt(other, stmt.orelse)
+        elif stmt.orelse is not None:
+            self.exec_suite(other, stmt.orelse.body)
+        frame.absorb(then, other)
+
+    def exec_For(self, frame: Frame, stmt: cst.For) -> None:
+        self.exec_loop(frame, stmt)
+
+    def exec_While(self, frame: Frame, stmt: cst.While) -> None:
+        self.exec_loop(frame, stmt)
+
+    def exec_Try(self, frame: Frame, stmt: cst.Try | cst.TryStar) -> None:
+        start = frame.fork()
+        body = frame.fork()
+        self.exec_suite(body, stmt.body)
+        if stmt.orelse is not None:
+            self.exec_suite(body, stmt.orelse.body)
+        branches = [body]
+        for handler in stmt.handlers:
+            h = start.fork()
+            h.absorb(start, body)
+            h.dead = False
+            if handler.name is not None and isinstance(handler.name.name, cst.Name):
+                h.state[handler.name.name.value] = EMPTY
+            self.exec_suite(h, handler.body)
+            branches.append(h)
+        frame.absorb(*branches)
+        if stmt.finalbody is not None:
+            was_dead = frame.dead
+            frame.dead = False
+            self.exec_suite(frame, stmt.finalbody.body)
+            frame.dead = frame.dead or was_dead
+
+    exec_TryStar = exec_Try
+
+    def exec_With(self, frame: Frame, stmt: cst.With) -> None:
+        for item in stmt.items:
+            val = self.eval(frame, item.item)
+            if item.asname is not None:
+                self.assign(frame, item.asname.name, val, item.item)
+        self.exec_suite(frame, stmt.body)
+
+    def exec_FunctionDef(self, frame: Frame, stmt: cst.FunctionDef) -> None:
+        frame.local_funcs[stmt.name.value] = stmt
+        frame.state[stmt.name.value] = Val((), [FuncRef(self.func_key(frame.mod, stmt))])
+
+    def exec_Match(self, frame: Frame, stmt: cst.Match) -> None:
+        self.eval(frame, stmt.subject)
+        branches = []
+        for case in stmt.cases:
+            b = frame.fork()
+            self.exec_suite(b, case.body)
+            branches.append(b)
+        frame.absorb(frame.fork(), *branches)
 
     def exec_suite(self, frame: Frame, suite: cst.BaseSuite) -> None:
         self.exec_block(frame, suite.body)
@@ -142,38 +164,47 @@ class Statements:
         if stmt.orelse is not None:
             self.exec_suite(frame, stmt.orelse.body)
 
-    def exec_small(self, frame: Frame, stmt: cst.CSTNode) -> None:
-        if isinstance(stmt, cst.Assign):
-            val = self.eval(frame, stmt.value)
-            for target in stmt.targets:
-                self.assign(frame, target.target, val, stmt.value)
-        elif isinstance(stmt, cst.AnnAssign):
-            if stmt.value is not None:
-                self.assign(frame, stmt.target, self.eval(frame, stmt.value), stmt.value)
-        elif isinstance(stmt, cst.AugAssign):
-            self.exec_augassign(frame, stmt)
-        elif isinstance(stmt, cst.Expr):
-            self.eval(frame, stmt.value)
-        elif isinstance(stmt, cst.Return):
-            val = self.eval(frame, stmt.value) if stmt.value is not None else EMPTY
-            frame.returns.append(val.then(self.step(frame, stmt, "return")))
-            frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
-            frame.dead = True
-        elif isinstance(stmt, cst.Raise):
-            frame.dead = True
-        elif isinstance(stmt, (cst.Break, cst.Continue)) and frame.loops:
+    # ------------------------------------------------------------------ simple statements
+
+    def exec_Assign(self, frame: Frame, stmt: cst.Assign) -> None:
+        val = self.eval(frame, stmt.value)
+        for target in stmt.targets:
+            self.assign(frame, target.target, val, stmt.value)
+
+    def exec_AnnAssign(self, frame: Frame, stmt: cst.AnnAssign) -> None:
+        if stmt.value is not None:
+            self.assign(frame, stmt.target, self.eval(frame, stmt.value), stmt.value)
+
+    def exec_Expr(self, frame: Frame, stmt: cst.Expr) -> None:
+        self.eval(frame, stmt.value)
+
+    def exec_Return(self, frame: Frame, stmt: cst.Return) -> None:
+        val = self.eval(frame, stmt.value) if stmt.value is not None else EMPTY
+        frame.returns.append(val.then(self.step(frame, stmt, "return")))
+        frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
+        frame.dead = True
+
+    def exec_Raise(self, frame: Frame, stmt: cst.Raise) -> None:
+        frame.dead = True
+
+    def exec_Break(self, frame: Frame, stmt: cst.Break | cst.Continue) -> None:
+        if frame.loops:
             breaks, continues = frame.loops[-1]
             (breaks if isinstance(stmt, cst.Break) else continues).append(frame.fork())
             frame.dead = True
-        elif isinstance(stmt, cst.Global):
-            for n in stmt.names:
-                frame.globals_declared.add(n.name.value)
-        elif isinstance(stmt, cst.Del):
-            target = stmt.target
-            if isinstance(target, cst.Name):
-                frame.state[target.value] = EMPTY
 
-    def exec_augassign(self, frame: Frame, stmt: cst.AugAssign) -> None:
+    exec_Continue = exec_Break
+
+    def exec_Global(self, frame: Frame, stmt: cst.Global) -> None:
+        for n in stmt.names:
+            frame.globals_declared.add(n.name.value)
+
+    def exec_Del(self, frame: Frame, stmt: cst.Del) -> None:
+        target = stmt.target
+        if isinstance(target, cst.Name):
+            frame.state[target.value] = EMPTY
+
+    def exec_AugAssign(self, frame: Frame, stmt: cst.AugAssign) -> None:
         current = self.eval(frame, stmt.target)
         rhs = self.eval(frame, stmt.value)
         op = stmt.operator
@@ -318,8 +349,8 @@ class Statements:
         self.record_write(frame, key, frame.state[key] if strong and exact else val)
         if in_place or not exact:
             for base in frame.aliases.get(key, frozenset()):
-                if base.startswith(PARAM_PREFIX):
-                    pname = base[len(PARAM_PREFIX) :]
+                if isinstance(base, ParamObject):
+                    pname = base.name
                     prev = frame.summary.param_effects.get(pname, EMPTY)
                     frame.summary.param_effects[pname] = prev.join(val.only_traces())
                     continue
@@ -333,9 +364,9 @@ class Statements:
         """``lens = torch.zeros(m); lens[:n] = real``: the zeros left are padding from n on."""
         traces = []
         for t in current.traces:
-            if t.origin is None and len(t.steps) == 1 and t.steps[0].op.kind == "fill_zero":
+            if t.origin is None and len(t.steps) == 1 and t.steps[0].op.kind == OpKind.FILL_ZERO:
                 step = self.step(
-                    frame, None, "flow", Op("pad_zero", operand(upper)), "padding rows stay 0"
+                    frame, None, "flow", Op(OpKind.PAD_ZERO, operand(upper)), "padding rows stay 0"
                 )
                 traces.append(Trace(None, (step,)))
             else:
@@ -387,7 +418,7 @@ class Statements:
                 lower = bounds[0]
                 whole = lower is None or is_zero(lower)
         if whole:
-            step = self.step(frame, None, "source", Op("fill_zero"), "rows set to 0", effect)
+            step = self.step(frame, None, "source", Op(OpKind.FILL_ZERO), "rows set to 0", effect)
             self.write(frame, target, Val([Trace(None, (step,))]), strong=False)
             return
         start = operand(lower) if not isinstance(lower, cst.Index) else operand(lower.value)
@@ -396,7 +427,7 @@ class Statements:
             frame,
             None,
             "flow",
-            Op("pad_zero", start),
+            Op(OpKind.PAD_ZERO, start),
             "padding rows set to 0",
             ("zero_fill", "[n:]="),
         )

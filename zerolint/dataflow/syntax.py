@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from zerolint.dataflow.library import VIEW_METHODS
-from zerolint.model import Op
+from zerolint.model import Op, OpKind
 from zerolint.project import ModuleInfo
 
 if TYPE_CHECKING:
@@ -205,8 +205,8 @@ def mask_rows(
 def replacement_op(rows: str, value: int) -> Op:
     """The row operation of setting the ``rows`` a mask picked to ``value``."""
     if rows == "below1" and value == 1:
-        return Op("clamp_min", 1)
-    return Op("zero_to" if rows == "zero" else "below1_to", value)
+        return Op(OpKind.CLAMP_MIN, 1)
+    return Op(OpKind.ZERO_TO if rows == "zero" else "below1_to", value)
 
 
 def affine_prefix(node: cst.BaseExpression) -> list[Op] | None:
@@ -222,17 +222,17 @@ def affine_prefix(node: cst.BaseExpression) -> list[Op] | None:
         if inner is None:
             return None
         if rv is not None:
-            return inner + [Op("add", sign * rv)]
+            return inner + [Op(OpKind.ADD, sign * rv)]
         rtext = dotted(node.right)
         if rtext is not None and sign == 1:
-            return inner + [Op("add", rtext)]
+            return inner + [Op(OpKind.ADD, rtext)]
         return None
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = affine_prefix(node.expression)
-        return None if inner is None else inner + [Op("neg")]
+        return None if inner is None else inner + [Op(OpKind.NEG)]
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
         rv = int_value(node.right)
         if rv is not None:
             inner = affine_prefix(node.left)
-            return None if inner is None else inner + [Op("mul", rv)]
+            return None if inner is None else inner + [Op(OpKind.MUL, rv)]
     return []

@@ -41,7 +41,7 @@ from zerolint.dataflow.values import (
     Val,
     join_all,
 )
-from zerolint.model import IDENTITY, Op
+from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
 from zerolint.project import resolve_relative
 
 
@@ -79,10 +79,10 @@ class TorchModel:
         low = None if is_none(low) else low
         high = None if is_none(high) else high
         if low is not None:
-            step_op = Op("clamp_min", self.operand(frame, low))
+            step_op = Op(OpKind.CLAMP_MIN, self.operand(frame, low))
             out = self.extend_role(frame, out, step_op, "sanitizer", note, effect)
         if high is not None:
-            out = self.extend(frame, out, Op("clamp_max", self.operand(frame, high)))
+            out = self.extend(frame, out, Op(OpKind.CLAMP_MAX, self.operand(frame, high)))
         return out
 
     def extend_role(
@@ -102,7 +102,7 @@ class TorchModel:
         if name in self.extra_sanitizers:
             val = join_all(v for _, v in args)
             return self.extend_role(
-                frame, val, Op("clamp_min", 1), "sanitizer", name, ("at_least_one", name)
+                frame, val, Op(OpKind.CLAMP_MIN, 1), "sanitizer", name, ("at_least_one", name)
             )
         if name in names.get("clamp", ()) or name in ("min", "torch.min", "torch.minimum"):
             clamped = self.external_clamp(frame, name, args)
@@ -113,13 +113,16 @@ class TorchModel:
                 div = pos[0][0].value
                 inner = self.eval(frame, div.left)
                 return self.extend(
-                    frame, inner, Op("ceildiv", self.operand(frame, div.right)), "ceil division"
+                    frame,
+                    inner,
+                    Op(OpKind.CEILDIV, self.operand(frame, div.right)),
+                    "ceil division",
                 )
             if len(pos) >= 2:
                 return self.extend(
                     frame,
                     pos[0][1],
-                    Op("ceildiv", self.operand(frame, pos[1][0].value)),
+                    Op(OpKind.CEILDIV, self.operand(frame, pos[1][0].value)),
                     "ceil division",
                 )
             return EMPTY
@@ -130,7 +133,7 @@ class TorchModel:
                 return self.source(
                     frame,
                     val,
-                    Op("floordiv", self.operand(frame, inner.right)),
+                    Op(OpKind.FLOORDIV, self.operand(frame, inner.right)),
                     inner.left,
                     note="floor division",
                     effect=("floor_division", name),
@@ -159,7 +162,7 @@ class TorchModel:
                 return replaced
             val = pos[1][1].join(pos[2][1]).only_traces()
             if is_zero(pos[2][0].value) or is_zero(pos[1][0].value):
-                return self.extend(frame, val, Op("opaque", "where"))
+                return self.extend(frame, val, Op(OpKind.OPAQUE, "where"))
             return val
         if name in ("getattr",) and len(pos) >= 2:
             attr = string_value(pos[1][0].value)
@@ -249,7 +252,7 @@ class TorchModel:
                 if upper:
                     return self.clamp(frame, value, None, bound, name, ("clamp", name))
                 return self.clamp(frame, value, bound, None, name, ("clamp", name))
-            return self.extend(frame, v0.join(v1).only_traces(), Op("opaque", name))
+            return self.extend(frame, v0.join(v1).only_traces(), Op(OpKind.OPAQUE, name))
         return join_all(v for _, v in pos).only_traces() if len(pos) > 2 else EMPTY
 
     def external_division(
@@ -264,9 +267,9 @@ class TorchModel:
             "floor",
             "trunc",
         )
-        kind = "rshift" if name.endswith("right_shift") else "floordiv"
+        kind = OpKind.RSHIFT if name.endswith("right_shift") else OpKind.FLOORDIV
         if not is_floor:
-            result = self.extend(frame, pos[0][1].only_traces(), Op("opaque", "true division"))
+            result = self.extend(frame, pos[0][1].only_traces(), Op(OpKind.OPAQUE, "true division"))
         else:
             result = self.source(
                 frame,
@@ -294,7 +297,7 @@ class TorchModel:
             )
 
     def zero_source(self, frame: Frame, note: str, effect: Effect) -> Val:
-        step = self.step(frame, None, "source", Op("fill_zero"), note, effect)
+        step = self.step(frame, None, "source", Op(OpKind.FILL_ZERO), note, effect)
         return Val([Trace(None, (step,))])
 
     def partial(
@@ -369,13 +372,13 @@ class TorchModel:
                 result = self.source(
                     frame,
                     recv,
-                    Op("floordiv", self.operand(frame, pos[0][0].value)),
+                    Op(OpKind.FLOORDIV, self.operand(frame, pos[0][0].value)),
                     target,
                     note=f".{method}()",
                     effect=("floor_division_methods", method),
                 )
             else:
-                result = self.extend(frame, recv.only_traces(), Op("opaque", "true division"))
+                result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, "true division"))
             if method.endswith("_") and target is not None:
                 self.write_whole(frame, target, result)
             self.out_target(frame, node, args, result)
@@ -404,7 +407,7 @@ class TorchModel:
         if method in ARITH_METHODS:
             kind = ARITH_METHODS[method]
             if kind == "neg":
-                result = self.extend(frame, recv, Op("neg"))
+                result = self.extend(frame, recv, Op(OpKind.NEG))
             else:
                 k = int_value(pos[0][0].value) if pos else None
                 if k is None:
@@ -412,13 +415,15 @@ class TorchModel:
                     if not recv.traces and not other.traces:
                         return EMPTY
                     result = self.extend(
-                        frame, Val(recv.traces | other.traces), Op("opaque", method)
+                        frame, Val(recv.traces | other.traces), Op(OpKind.OPAQUE, method)
                     )
                 else:
                     result = self.extend(
                         frame,
                         recv,
-                        Op("mul", k) if kind == "mul" else Op("add", k if kind == "add" else -k),
+                        Op(OpKind.MUL, k)
+                        if kind == "mul"
+                        else Op(OpKind.ADD, k if kind == "add" else -k),
                     )
             if method.endswith("_") and target is not None:
                 self.write_whole(frame, target, result)
@@ -441,7 +446,7 @@ class TorchModel:
                 return self.replace_rows(frame, recv, rows, k, "where")
         if method in ("masked_fill", "masked_fill_", "index_fill", "index_fill_"):
             value_node = pos[-1][0].value if pos else None
-            op = Op("pad_zero", "<mask>") if is_zero(value_node) else Op("opaque", method)
+            op = Op(OpKind.PAD_ZERO, ANY_ROWS) if is_zero(value_node) else Op(OpKind.OPAQUE, method)
             result = self.extend(frame, recv, op)
             if method.endswith("_") and target is not None:
                 self.write(frame, target, result, strong=False, in_place=True)
@@ -453,12 +458,12 @@ class TorchModel:
         if method in REDUCTIONS:
             return EMPTY
         if method == "fill_":
-            result = self.extend(frame, recv.only_traces(), Op("opaque", ".fill_()"))
+            result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, ".fill_()"))
             if target is not None:
                 self.write(frame, target, result, strong=False, in_place=True)
             return result
         if recv.traces:
-            return self.extend(frame, recv.only_traces(), Op("opaque", f".{method}()"))
+            return self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, f".{method}()"))
         return None
 
     def view_bases(self, frame: Frame, value: cst.BaseExpression) -> frozenset[str]:

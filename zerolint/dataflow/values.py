@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from zerolint.model import IDENTITY, Op
+from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from zerolint.dataflow.frames import CallSite, Frame, FuncKey
 
 MAX_TRACES = 64
-LIVE_KINDS = frozenset({"floordiv", "rshift", "fill_zero"})
+LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO})
 
 
 # --------------------------------------------------------------------------- values
