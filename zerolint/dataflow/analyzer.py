@@ -19,12 +19,8 @@ from zerolint.dataflow.frames import (
     ParamObject,
     Summary,
 )
-from zerolint.dataflow.library import (
-    ARITH_METHODS,
-    REDUCTIONS,
-    VIEW_METHODS,
-)
 from zerolint.dataflow.resolution import Resolution
+from zerolint.dataflow.signatures import library_for
 from zerolint.dataflow.statements import Statements
 from zerolint.dataflow.syntax import (
     dotted,
@@ -87,26 +83,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
                 for k, v in table.items():
                     merged.setdefault(k, set()).update(v)
         self.names = {k: frozenset(v) for k, v in merged.items()}
-        self.extra_sanitizers = self.names.get("at_least_one", frozenset())
-        self.tensor_methods = (
-            VIEW_METHODS
-            | REDUCTIONS
-            | frozenset(ARITH_METHODS)
-            | self.names.get("clamp_methods", frozenset())
-            | self.names.get("floor_division_methods", frozenset())
-            | self.names.get("zero_alloc_methods", frozenset())
-            | self.names.get("full_methods", frozenset())
-            | {
-                "copy_",
-                "zero_",
-                "fill_",
-                "masked_fill",
-                "masked_fill_",
-                "where",
-                "index_fill",
-                "index_fill_",
-            }
-        )
+        # The torch / numpy signature table, with the names the rules declare.
+        self.library = library_for(self.names)
+        self.tensor_methods = frozenset(self.library.methods)
         self.whole_program = whole_program
         self.summaries: dict[FuncKey, Summary] = {}
         self._provisional: dict[FuncKey, Summary] = {}

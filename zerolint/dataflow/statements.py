@@ -18,6 +18,7 @@ from zerolint.dataflow.library import (
     DIVISIONS,
     OPERATOR_NAMES,
 )
+from zerolint.dataflow.signatures import LibEffect
 from zerolint.dataflow.syntax import (
     base_key,
     dotted,
@@ -311,8 +312,12 @@ class Statements:
         if not isinstance(value, cst.Call):
             return False
         name = self.qualname(frame, value.func) or ""
-        alloc = self.names.get("zero_alloc", frozenset()) | self.names.get("full", frozenset())
-        return name in alloc or name.rsplit(".", 1)[-1] in self.names.get("zero_alloc_methods", ())
+        sig = self.library.functions.get(name)
+        if sig is not None and sig.effect in (LibEffect.ZERO_FILL, LibEffect.FILL):
+            return True
+        short = name.rsplit(".", 1)[-1]
+        method = self.library.methods.get(short)  # x.new_zeros(...)
+        return method is not None and method.effect is LibEffect.ZERO_FILL and short[-1] != "_"
 
     def write(
         self,

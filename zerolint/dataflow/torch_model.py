@@ -13,13 +13,8 @@ from zerolint.dataflow.frames import (
 )
 from zerolint.dataflow.library import (
     ARITH_METHODS,
-    BUILTIN_NAMES,
-    CONCAT_FUNCTIONS,
-    CONSTANT_FUNCTIONS,
-    REDUCTIONS,
-    VIEW_FUNCTIONS,
-    VIEW_METHODS,
 )
+from zerolint.dataflow.signatures import Bound, Signature
 from zerolint.dataflow.syntax import (
     base_key,
     dotted,
@@ -43,6 +38,9 @@ from zerolint.dataflow.values import (
 )
 from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
 from zerolint.project import resolve_relative
+
+Args = list[tuple[cst.Arg, Val]]
+Target = cst.BaseExpression | None
 
 
 class TorchModel:
@@ -96,111 +94,156 @@ class TorchModel:
     def external(
         self, frame: Frame, node: cst.Call, name: str, args: list[tuple[cst.Arg, Val]]
     ) -> Val | None:
-        short = name.rsplit(".", 1)[-1]
-        pos = self.positional(args)
-        names = self.names
-        if name in self.extra_sanitizers:
-            val = join_all(v for _, v in args)
-            return self.extend_role(
-                frame, val, Op(OpKind.CLAMP_MIN, 1), "sanitizer", name, ("at_least_one", name)
-            )
-        if name in names.get("clamp", ()) or name in ("min", "torch.min", "torch.minimum"):
-            clamped = self.external_clamp(frame, name, args)
-            self.out_target(frame, node, args, clamped)
-            return clamped
-        if name in names.get("ceil_division", ()) or short == "cdiv" or name == "math.ceil":
-            if name == "math.ceil" and pos and isinstance(pos[0][0].value, cst.BinaryOperation):
-                div = pos[0][0].value
-                inner = self.eval(frame, div.left)
-                return self.extend(
-                    frame,
-                    inner,
-                    Op(OpKind.CEILDIV, self.operand(frame, div.right)),
-                    "ceil division",
-                )
-            if len(pos) >= 2:
-                return self.extend(
-                    frame,
-                    pos[0][1],
-                    Op(OpKind.CEILDIV, self.operand(frame, pos[1][0].value)),
-                    "ceil division",
-                )
-            return EMPTY
-        if name in ("int", "math.floor", "math.trunc") and pos:
-            inner = pos[0][0].value
-            if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
-                val = self.eval(frame, inner.left)
-                return self.source(
-                    frame,
-                    val,
-                    Op(OpKind.FLOORDIV, self.operand(frame, inner.right)),
-                    inner.left,
-                    note="floor division",
-                    effect=("floor_division", name),
-                )
-            return pos[0][1]
-        if name in names.get("floor_division", ()):
-            return self.external_division(frame, node, name, args)
-        if name in names.get("zero_alloc", ()):
-            return self.zero_source(frame, "zero-filled tensor", ("zero_alloc", name))
-        if name in names.get("full", ()):
-            fill = self.kwarg(args, "fill_value")
-            chosen = fill or (pos[1] if len(pos) > 1 else None)
-            if chosen is not None and is_zero(chosen[0].value if fill is None else fill[0].value):
-                return self.zero_source(frame, "tensor filled with 0", ("full", name))
-            # Every row is the fill value: its lengths are the rows'.
-            return chosen[1].only_traces() if chosen is not None else EMPTY
-        if name in CONSTANT_FUNCTIONS:
-            return EMPTY
-        if name in CONCAT_FUNCTIONS:
-            return join_all(v for _, v in args).only_traces()
-        if name in VIEW_FUNCTIONS:
-            return pos[0][1].only_traces() if pos else EMPTY
-        if name == "torch.where" and len(pos) == 3:
-            replaced = self.where_replacement(frame, node, pos)
-            if replaced is not None:
-                return replaced
-            val = pos[1][1].join(pos[2][1]).only_traces()
-            if is_zero(pos[2][0].value) or is_zero(pos[1][0].value):
-                return self.extend(frame, val, Op(OpKind.OPAQUE, "where"))
-            return val
-        if name in ("getattr",) and len(pos) >= 2:
-            attr = string_value(pos[1][0].value)
-            if attr is not None:
-                return self.attribute(frame, pos[0][1], attr)
-            return EMPTY
-        if name in ("importlib.import_module", "__import__") and pos:
-            target = string_value(pos[0][0].value)
-            if target is not None:
-                if target.startswith("."):
-                    level = len(target) - len(target.lstrip("."))
-                    target = resolve_relative(frame.mod.package, level, target.lstrip(".") or None)
-                return Val((), self.lookup_qualified(frame.mod, target))
-            return EMPTY
-        if name == "functools.partial" and pos:
-            return self.partial(
-                frame, node, pos[0][1], pos[1:], [(a, v) for a, v in args if a.keyword]
-            )
-        if name in (
-            "torch.diff",
-            "torch.cumsum",
-            "torch.sum",
-            "len",
-            "isinstance",
-            "print",
-            "torch.numel",
-            "torch.max",
-            "torch.min",
-            "range",
-            "sum",
-            "any",
-            "all",
+        """A call outside the checked tree: its row of the signature table (``signatures``)
+        decides the effect; a call in no row returns None (the unknown-call rule)."""
+        sig = self.library.function(name)
+        if sig is None:
+            return None
+        handler = getattr(self, f"call_{sig.effect.value}")
+        return handler(frame, node, name, sig, args)
+
+    def call_at_least_one(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        val = join_all(v for _, v in args)
+        return self.extend_role(
+            frame, val, Op(OpKind.CLAMP_MIN, 1), "sanitizer", name, ("at_least_one", name)
+        )
+
+    def call_clamp(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        clamped = self.external_clamp(frame, name, args)
+        self.out_target(frame, node, args, clamped)
+        return clamped
+
+    def call_ceil_division(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        b = sig.bind(args)
+        value = b.get("input")
+        if (
+            name == "math.ceil"
+            and value is not None
+            and isinstance(value[0].value, cst.BinaryOperation)
         ):
-            self.out_target(frame, node, args, EMPTY)
+            div = value[0].value
+            inner = self.eval(frame, div.left)
+            return self.extend(
+                frame, inner, Op(OpKind.CEILDIV, self.operand(frame, div.right)), "ceil division"
+            )
+        if value is not None and "other" in b:
+            divisor = self.operand(frame, b["other"][0].value)
+            return self.extend(frame, value[1], Op(OpKind.CEILDIV, divisor), "ceil division")
+        return EMPTY
+
+    def call_truncation(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``int(a / b)``, ``math.floor(a / b)``: a floor division; of anything else, the value."""
+        value = sig.bind(args).get("input")
+        if value is None:
+            return None
+        inner = value[0].value
+        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
+            return self.source(
+                frame,
+                self.eval(frame, inner.left),
+                Op(OpKind.FLOORDIV, self.operand(frame, inner.right)),
+                inner.left,
+                note="floor division",
+                effect=("floor_division", name),
+            )
+        return value[1]
+
+    def call_floor_division(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        return self.external_division(frame, node, name, sig, args)
+
+    def call_zero_fill(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        return self.zero_source(frame, "zero-filled tensor", ("zero_alloc", name))
+
+    def call_fill(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        chosen = sig.bind(args).get("fill_value")
+        if chosen is not None and is_zero(chosen[0].value):
+            return self.zero_source(frame, "tensor filled with 0", ("full", name))
+        # Every row is the fill value: its lengths are the rows'.
+        return chosen[1].only_traces() if chosen is not None else EMPTY
+
+    def call_constant(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        return EMPTY
+
+    def call_concat(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        return join_all(v for _, v in args).only_traces()
+
+    def call_view(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        value = sig.bind(args).get("input")
+        return value[1].only_traces() if value is not None else EMPTY
+
+    def call_mask(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``torch.where(cond, x, y)``."""
+        b = sig.bind(args)
+        if len(b) != 3 or len([a for a, _ in args if a.keyword is None and not a.star]) > 3:
+            return None
+        pos = [b["condition"], b["input"], b["other"]]
+        replaced = self.where_replacement(frame, node, pos)
+        if replaced is not None:
+            return replaced
+        val = pos[1][1].join(pos[2][1]).only_traces()
+        if is_zero(pos[2][0].value) or is_zero(pos[1][0].value):
+            return self.extend(frame, val, Op(OpKind.OPAQUE, "where"))
+        return val
+
+    def call_attribute(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        b = sig.bind(args)
+        if "object" not in b or "name" not in b:
+            return None
+        attr = string_value(b["name"][0].value)
+        return self.attribute(frame, b["object"][1], attr) if attr is not None else EMPTY
+
+    def call_import(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        value = sig.bind(args).get("name")
+        if value is None:
+            return None
+        target = string_value(value[0].value)
+        if target is None:
             return EMPTY
-        if name.startswith(("torch.", "numpy.", "math.", "triton.")) or name in BUILTIN_NAMES:
-            return None  # falls back to the unknown-call rule in call()
-        return None
+        if target.startswith("."):
+            level = len(target) - len(target.lstrip("."))
+            target = resolve_relative(frame.mod.package, level, target.lstrip(".") or None)
+        return Val((), self.lookup_qualified(frame.mod, target))
+
+    def call_partial(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        pos = self.positional(args)
+        if not pos:
+            return None
+        kws = [(a, v) for a, v in args if a.keyword]
+        return self.partial(frame, node, pos[0][1], pos[1:], kws)
+
+    def call_reduce(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        self.out_target(frame, node, args, EMPTY)
+        return EMPTY
 
     def where_replacement(
         self, frame: Frame, node: cst.Call, pos: list[tuple[cst.Arg, Val]]
@@ -256,12 +299,13 @@ class TorchModel:
         return join_all(v for _, v in pos).only_traces() if len(pos) > 2 else EMPTY
 
     def external_division(
-        self, frame: Frame, node: cst.Call, name: str, args: list[tuple[cst.Arg, Val]]
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val:
-        pos = self.positional(args)
-        if len(pos) < 2:
+        b = sig.bind(args)
+        if "input" not in b or "other" not in b:
             return EMPTY
-        mode = self.kwarg(args, "rounding_mode")
+        pos = [b["input"], b["other"]]
+        mode = b.get("rounding_mode")
         mode_text = string_value(mode[0].value) if mode else None
         is_floor = name.endswith(("floor_divide", "bitwise_right_shift")) or mode_text in (
             "floor",
@@ -347,90 +391,143 @@ class TorchModel:
     def tensor_method(
         self, frame: Frame, node: cst.Call, method: str, recv: Val, args: list[tuple[cst.Arg, Val]]
     ) -> Val | None:
-        names = self.names
-        pos = self.positional(args)
+        """``recv.method(args)``: its row of the signature table decides the effect; a method
+        in no row (or a row that does not apply) gives the receiver's lengths, opaque."""
+        sig = self.library.methods.get(method)
         target = node.func.value if isinstance(node.func, cst.Attribute) else None
-        if method in names.get("clamp_methods", ()):
-            low = self.kwarg(args, "min")
-            high = self.kwarg(args, "max")
-            low_node = low[0].value if low else (pos[0][0].value if pos else None)
-            high_node = high[0].value if high else (pos[1][0].value if len(pos) > 1 else None)
-            if method.startswith("clamp_min"):
-                high_node = None
-            result = self.clamp(
-                frame, recv, low_node, high_node, f".{method}()", ("clamp_methods", method)
+        if sig is not None:
+            handler = getattr(self, f"method_{sig.effect.value}")
+            out = handler(frame, node, method, sig.bind(args), recv, target)
+            if out is not None:
+                return out
+        if recv.traces:
+            return self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, f".{method}()"))
+        return None
+
+    def method_clamp(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        low_node = b["min"][0].value if "min" in b else None
+        high_node = b["max"][0].value if "max" in b else None
+        if method.startswith("clamp_min"):
+            high_node = None
+        result = self.clamp(
+            frame, recv, low_node, high_node, f".{method}()", ("clamp_methods", method)
+        )
+        if method.endswith("_") and target is not None:
+            self.write_whole(frame, target, result)
+        return result
+
+    def method_floor_division(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        mode = b.get("rounding_mode")
+        mode_text = string_value(mode[0].value) if mode else None
+        if method.startswith("floor_divide") or mode_text in ("floor", "trunc"):
+            if "other" not in b:
+                return recv.only_traces()
+            result = self.source(
+                frame,
+                recv,
+                Op(OpKind.FLOORDIV, self.operand(frame, b["other"][0].value)),
+                target,
+                note=f".{method}()",
+                effect=("floor_division_methods", method),
             )
-            if method.endswith("_") and target is not None:
-                self.write_whole(frame, target, result)
+        else:
+            result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, "true division"))
+        if method.endswith("_") and target is not None:
+            self.write_whole(frame, target, result)
+        if "out" in b:
+            self.out_target(frame, node, [b["out"]], result)
+        return result
+
+    def method_zero_fill(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        if not method.endswith("_"):  # new_zeros: a new all-zero tensor
+            return self.zero_source(frame, f".{method}()", ("zero_alloc_methods", method))
+        return self.fill_in_place_with_zero(frame, method, target)
+
+    def fill_in_place_with_zero(self, frame: Frame, method: str, target: Target) -> Val:
+        effect = ("zero_fill_methods", method)
+        if target is None:
+            return self.zero_source(frame, f".{method}()", effect)
+        if isinstance(target, cst.Subscript):
+            self.zero_fill(frame, target, effect)
+        else:
+            zeros = self.zero_source(frame, f".{method}()", effect)
+            self.write(frame, target, zeros, strong=False, in_place=True)
+        return self.eval(frame, target)
+
+    def method_fill(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        if method.endswith("_"):  # x.fill_(v): in place
+            value = b.get("value")
+            if value is not None and is_zero(value[0].value):
+                return self.fill_in_place_with_zero(frame, method, target)
+            result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, ".fill_()"))
+            if target is not None:
+                self.write(frame, target, result, strong=False, in_place=True)
             return result
-        if method in names.get("floor_division_methods", ()):
-            mode = self.kwarg(args, "rounding_mode")
-            mode_text = string_value(mode[0].value) if mode else None
-            if method.startswith("floor_divide") or mode_text in ("floor", "trunc"):
-                if not pos:
-                    return recv.only_traces()
-                result = self.source(
-                    frame,
-                    recv,
-                    Op(OpKind.FLOORDIV, self.operand(frame, pos[0][0].value)),
-                    target,
-                    note=f".{method}()",
-                    effect=("floor_division_methods", method),
+        fill = b.get("fill_value")  # x.new_full(size, v)
+        if fill is not None and is_zero(fill[0].value):
+            return self.zero_source(frame, f".{method}()", ("full_methods", method))
+        return fill[1].only_traces() if fill is not None else EMPTY
+
+    def method_copy(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        if "src" not in b or target is None:
+            return None
+        src = b["src"][1].then(self.step(frame, None, "flow", IDENTITY, ".copy_()"))
+        self.write_whole(frame, target, src)
+        return src
+
+    def method_arithmetic(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        kind = ARITH_METHODS[method]
+        if kind == "neg":
+            result = self.extend(frame, recv, Op(OpKind.NEG))
+        else:
+            other = b.get("other")
+            k = int_value(other[0].value) if other is not None else None
+            if k is None:
+                other_val = other[1] if other is not None else EMPTY
+                if not recv.traces and not other_val.traces:
+                    return EMPTY
+                result = self.extend(
+                    frame, Val(recv.traces | other_val.traces), Op(OpKind.OPAQUE, method)
                 )
             else:
-                result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, "true division"))
-            if method.endswith("_") and target is not None:
-                self.write_whole(frame, target, result)
-            self.out_target(frame, node, args, result)
-            return result
-        if method in ("zero_",) or (method == "fill_" and pos and is_zero(pos[0][0].value)):
-            if target is not None:
-                effect = ("zero_fill_methods", method)
-                if isinstance(target, cst.Subscript):
-                    self.zero_fill(frame, target, effect)
-                else:
-                    zeros = self.zero_source(frame, f".{method}()", effect)
-                    self.write(frame, target, zeros, strong=False, in_place=True)
-                return self.eval(frame, target)
-            return self.zero_source(frame, f".{method}()", ("zero_fill_methods", method))
-        if method in names.get("zero_alloc_methods", ()):
-            return self.zero_source(frame, f".{method}()", ("zero_alloc_methods", method))
-        if method in names.get("full_methods", ()):
-            fill = self.kwarg(args, "fill_value") or (pos[1] if len(pos) > 1 else None)
-            if fill is not None and is_zero(fill[0].value):
-                return self.zero_source(frame, f".{method}()", ("full_methods", method))
-            return fill[1].only_traces() if fill is not None else EMPTY
-        if method == "copy_" and pos and target is not None:
-            src = pos[0][1].then(self.step(frame, None, "flow", IDENTITY, ".copy_()"))
-            self.write_whole(frame, target, src)
-            return src
-        if method in ARITH_METHODS:
-            kind = ARITH_METHODS[method]
-            if kind == "neg":
-                result = self.extend(frame, recv, Op(OpKind.NEG))
-            else:
-                k = int_value(pos[0][0].value) if pos else None
-                if k is None:
-                    other = pos[0][1] if pos else EMPTY
-                    if not recv.traces and not other.traces:
-                        return EMPTY
-                    result = self.extend(
-                        frame, Val(recv.traces | other.traces), Op(OpKind.OPAQUE, method)
-                    )
-                else:
-                    result = self.extend(
-                        frame,
-                        recv,
-                        Op(OpKind.MUL, k)
-                        if kind == "mul"
-                        else Op(OpKind.ADD, k if kind == "add" else -k),
-                    )
-            if method.endswith("_") and target is not None:
-                self.write_whole(frame, target, result)
-            return result
-        if method in ("masked_fill", "masked_fill_") and target is not None:
-            value = self.kwarg(args, "value") or (pos[1] if len(pos) > 1 else None)
-            mask = self.kwarg(args, "mask") or (pos[0] if pos else None)
+                op = (
+                    Op(OpKind.MUL, k)
+                    if kind == "mul"
+                    else Op(OpKind.ADD, k if kind == "add" else -k)
+                )
+                result = self.extend(frame, recv, op)
+        if method.endswith("_") and target is not None:
+            self.write_whole(frame, target, result)
+        return result
+
+    def method_mask(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        """``x.masked_fill(mask, k)``, ``x.where(cond, k)``, ``x.index_fill(dim, i, k)``: a
+        mask over the lengths themselves sets rows to ``k`` (a sanitizer when ``k >= 1``);
+        another mask with 0 may zero any rows."""
+        if method == "where":
+            other = b.get("other")
+            k = int_value(other[0].value) if other is not None else None
+            if target is None or "condition" not in b or k is None:
+                return None
+            rows = mask_rows(frame.mod, b["condition"][0].value, target, keeps=True)
+            return self.replace_rows(frame, recv, rows, k, "where") if rows is not None else None
+        value = b.get("value")
+        if method.startswith("masked_fill") and target is not None:
+            mask = b.get("mask")
             k = int_value(value[0].value) if value is not None else None
             rows = mask_rows(frame.mod, mask[0].value, target) if mask and k else None
             if rows is not None and k is not None:
@@ -438,33 +535,24 @@ class TorchModel:
                 if method.endswith("_"):
                     self.write_whole(frame, target, result)
                 return result
-        if method == "where" and target is not None and pos:
-            other = self.kwarg(args, "other") or (pos[1] if len(pos) > 1 else None)
-            k = int_value(other[0].value) if other is not None else None
-            rows = mask_rows(frame.mod, pos[0][0].value, target, keeps=True)
-            if rows is not None and k is not None:
-                return self.replace_rows(frame, recv, rows, k, "where")
-        if method in ("masked_fill", "masked_fill_", "index_fill", "index_fill_"):
-            value_node = pos[-1][0].value if pos else None
-            op = Op(OpKind.PAD_ZERO, ANY_ROWS) if is_zero(value_node) else Op(OpKind.OPAQUE, method)
-            result = self.extend(frame, recv, op)
-            if method.endswith("_") and target is not None:
-                self.write(frame, target, result, strong=False, in_place=True)
-            return result
-        if method in VIEW_METHODS:
-            if method in ("to", "type", "cuda", "cpu") or recv.traces:
-                return recv.only_traces()
-            return EMPTY
-        if method in REDUCTIONS:
-            return EMPTY
-        if method == "fill_":
-            result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, ".fill_()"))
-            if target is not None:
-                self.write(frame, target, result, strong=False, in_place=True)
-            return result
-        if recv.traces:
-            return self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, f".{method}()"))
-        return None
+        value_node = value[0].value if value is not None else None
+        op = Op(OpKind.PAD_ZERO, ANY_ROWS) if is_zero(value_node) else Op(OpKind.OPAQUE, method)
+        result = self.extend(frame, recv, op)
+        if method.endswith("_") and target is not None:
+            self.write(frame, target, result, strong=False, in_place=True)
+        return result
+
+    def method_view(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        if method in ("to", "type", "cuda", "cpu") or recv.traces:
+            return recv.only_traces()
+        return EMPTY
+
+    def method_reduce(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        return EMPTY
 
     def view_bases(self, frame: Frame, value: cst.BaseExpression) -> frozenset[str]:
         """The buffers ``value`` is a view of: ``self.buf[:n]``, ``x.view(...)``, aliases."""
