@@ -23,9 +23,13 @@ other's findings.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,8 +57,40 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     return code, capsys.readouterr().out
 
 
+def run_in(folder: Path, args: list[str]) -> tuple[int, str]:
+    """(exit code, stdout) of ``zerolint ARGS`` run in this process from ``folder``."""
+    out, here = io.StringIO(), Path.cwd()
+    try:
+        os.chdir(folder)
+        with contextlib.redirect_stdout(out):
+            code = main(args)
+    finally:
+        os.chdir(here)
+    return code, out.getvalue()
+
+
+# Each golden file and the command-line options that produce it from NAME.py.
+VARIANTS = {".txt": [], ".proved.txt": ["--show-proved"], ".diff": ["--diff"]}
+
+
 def golden(code: str, case: str, suffix: str = ".txt") -> Path:
     return FIXTURES / code / f"{case}{suffix}"
+
+
+def produce(code: str, case: str, suffix: str = ".txt") -> tuple[int, str]:
+    """Today's output for one golden file (what an updater writes, what the tests compare)."""
+    return run_in(FIXTURES / code, [*ARGS, *VARIANTS[suffix], f"{case}.py"])
+
+
+def golden_files() -> list[tuple[Path, Callable[[], str]]]:
+    """Every golden file of every rule with what produces it: the list a golden updater
+    rewrites (the tests below only compare)."""
+    return [
+        (golden(code, case, suffix), lambda c=code, n=case, x=suffix: produce(c, n, x)[1])
+        for code, case in CASES
+        for suffix in VARIANTS
+        if suffix == ".txt" or golden(code, case, suffix).exists()
+    ]
 
 
 def case_id(case: tuple[str, str]) -> str:
@@ -62,13 +98,9 @@ def case_id(case: tuple[str, str]) -> str:
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_fixture_output_matches_golden(
-    case: tuple[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, name = case
-    monkeypatch.chdir(FIXTURES / code)
-    status, out = run_cli([*ARGS, f"{name}.py"], capsys)
-    assert out == golden(code, name).read_text(encoding="utf-8")
+def test_fixture_output_matches_golden(case: tuple[str, str]) -> None:
+    status, out = produce(*case)
+    assert out == golden(*case).read_text(encoding="utf-8")
     assert status == (1 if FINDING.search(out) else 0)
 
 
@@ -77,27 +109,27 @@ DIFFS = [c for c in CASES if golden(*c, ".diff").exists()]
 
 
 @pytest.mark.parametrize("case", PROVED, ids=case_id)
-def test_fixture_proofs_match_golden(
-    case: tuple[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, name = case
-    monkeypatch.chdir(FIXTURES / code)
-    _, out = run_cli([*ARGS, "--show-proved", f"{name}.py"], capsys)
-    assert out == golden(code, name, ".proved.txt").read_text(encoding="utf-8")
+def test_fixture_proofs_match_golden(case: tuple[str, str]) -> None:
+    assert produce(*case, ".proved.txt")[1] == golden(*case, ".proved.txt").read_text(
+        encoding="utf-8"
+    )
 
 
 @pytest.mark.parametrize("case", DIFFS, ids=case_id)
-def test_fixture_fix_matches_golden(
-    case: tuple[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_fixture_fix_matches_golden(case: tuple[str, str]) -> None:
     """``--diff`` renders each finding's rule's fix template (checked again before it is
     shown: the fixed source has no findings) and writes nothing."""
-    code, name = case
-    monkeypatch.chdir(FIXTURES / code)
-    before = golden(code, name, ".py").read_bytes()
-    _, out = run_cli([*ARGS, "--diff", f"{name}.py"], capsys)
-    assert out.startswith(golden(code, name, ".diff").read_text(encoding="utf-8"))
-    assert golden(code, name, ".py").read_bytes() == before
+    before = golden(*case, ".py").read_bytes()
+    assert produce(*case, ".diff")[1] == golden(*case, ".diff").read_text(encoding="utf-8")
+    assert golden(*case, ".py").read_bytes() == before
+
+
+def test_every_golden_file_is_listed_for_the_updater() -> None:
+    listed = {path for path, _ in golden_files()}
+    on_disk = {
+        p for code in CODES for p in (FIXTURES / code).iterdir() if p.suffix in (".txt", ".diff")
+    }
+    assert listed == on_disk
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
