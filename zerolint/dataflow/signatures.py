@@ -101,6 +101,7 @@ _METHOD_KEYS = frozenset(k for k in RULE_KEY_EFFECTS if k.endswith("_methods"))
 _OPERATORS = frozenset({"//", ">>", "[]=", "[n:]=", "int", "math.floor", "math.trunc"})
 
 _CLAMP = Signature(LibEffect.CLAMP, ("input", "min", "max"))
+_BY_OPERAND = Signature(LibEffect.CLAMP, ("input", "other"))
 _DIVISION = Signature(LibEffect.FLOOR_DIVISION, ("input", "other"), ("rounding_mode", "out"))
 _FULL = Signature(LibEffect.FILL, ("size", "fill_value"))
 
@@ -129,6 +130,7 @@ def _functions() -> dict[str, Signature]:
     table |= _rows(LibEffect.TRUNCATION, ("int", "math.floor", "math.trunc"), ("input",))
     table |= _rows(LibEffect.CEIL_DIVISION, CEIL_FUNCTIONS)
     table |= dict.fromkeys(CLAMP_FUNCTIONS, _CLAMP)
+    table |= dict.fromkeys(BOUND_BY_OPERAND, _BY_OPERAND)
     return table
 
 
@@ -175,16 +177,14 @@ DIVISION_FUNCTIONS = (
     "torch.bitwise_right_shift",
 )
 CEIL_FUNCTIONS = ("cdiv", "triton.cdiv", "math.ceil")
-CLAMP_FUNCTIONS = (
-    "torch.clamp",
-    "torch.clip",
-    "torch.clamp_min",
+CLAMP_FUNCTIONS = ("torch.clamp", "torch.clip", "torch.clamp_min", "numpy.clip")
+# Clamps written as two operands, max(x, k): the one that carries lengths is the value, the
+# other the bound. min(x, k) is a clamp from above (no sanitizer).
+BOUND_BY_OPERAND = (
     "torch.maximum",
     "torch.max",
     "max",
     "numpy.maximum",
-    "numpy.clip",
-    # Upper bounds: min(x, k) is a clamp from above (no sanitizer).
     "min",
     "torch.min",
     "torch.minimum",

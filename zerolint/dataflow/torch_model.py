@@ -14,7 +14,7 @@ from zerolint.dataflow.frames import (
 from zerolint.dataflow.library import (
     ARITH_METHODS,
 )
-from zerolint.dataflow.signatures import Bound, Signature
+from zerolint.dataflow.signatures import Bound, Signature, bind
 from zerolint.dataflow.syntax import (
     base_key,
     dotted,
@@ -113,7 +113,7 @@ class TorchModel:
     def call_clamp(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
-        clamped = self.external_clamp(frame, name, args)
+        clamped = self.external_clamp(frame, name, sig, args)
         self.out_target(frame, node, args, clamped)
         return clamped
 
@@ -271,32 +271,36 @@ class TorchModel:
             return self.extend_role(frame, val, op, "sanitizer", note, ("mask", mask))
         return self.extend(frame, val.only_traces(), op, note)
 
-    def external_clamp(self, frame: Frame, name: str, args: list[tuple[cst.Arg, Val]]) -> Val:
-        pos = self.positional(args)
+    def external_clamp(self, frame: Frame, name: str, sig: Signature, args: Args) -> Val:
+        """``torch.clamp(x, min=1)`` (bounds by parameter) or ``max(x, 1)`` (the operand
+        that carries no lengths is the bound)."""
         upper = name in ("min", "torch.min", "torch.minimum")
-        low_kw = self.kwarg(args, "min")
-        high_kw = self.kwarg(args, "max")
-        if name.endswith("clamp_min"):
-            low_kw = low_kw or (pos[1] if len(pos) > 1 else None)
-        if low_kw is not None or high_kw is not None or name.endswith(("clamp", "clip")):
-            val = pos[0][1] if pos else EMPTY
-            low = low_kw[0].value if low_kw else (pos[1][0].value if len(pos) > 1 else None)
-            high = high_kw[0].value if high_kw else (pos[2][0].value if len(pos) > 2 else None)
+        keywords = {a.keyword.value for a, _ in args if a.keyword is not None}
+        if "min" in sig.params or keywords & {"min", "max"}:
+            b = bind(args, ("input", "min", "max"))
+            val = b["input"][1] if "input" in b else EMPTY
+            low = b["min"][0].value if "min" in b else None
+            high = b["max"][0].value if "max" in b else None
+            if name.endswith("clamp_min"):
+                high = None
             return self.clamp(frame, val, low, high, name, ("clamp", name))
-        # max(x, k) / torch.maximum(x, k): the traced operand is the value, the other the bound.
-        if len(pos) == 2:
-            (a0, v0), (a1, v1) = pos
-            if isinstance(self.operand(frame, a1.value), int):
-                v1 = EMPTY  # a constant bound: torch.maximum(x, torch.ones_like(x))
-            elif isinstance(self.operand(frame, a0.value), int):
-                v0 = EMPTY
-            value, bound = (v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value)
-            if bound is not None and not (v0.traces and v1.traces):
-                if upper:
-                    return self.clamp(frame, value, None, bound, name, ("clamp", name))
-                return self.clamp(frame, value, bound, None, name, ("clamp", name))
-            return self.extend(frame, v0.join(v1).only_traces(), Op(OpKind.OPAQUE, name))
-        return join_all(v for _, v in pos).only_traces() if len(pos) > 2 else EMPTY
+        positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        if len(positional) > 2:
+            return join_all(v for _, v in positional).only_traces()
+        b = sig.bind(args)
+        if "input" not in b or "other" not in b:
+            return EMPTY
+        (a0, v0), (a1, v1) = b["input"], b["other"]
+        if isinstance(self.operand(frame, a1.value), int):
+            v1 = EMPTY  # a constant bound: torch.maximum(x, torch.ones_like(x))
+        elif isinstance(self.operand(frame, a0.value), int):
+            v0 = EMPTY
+        value, bound = (v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value)
+        if bound is not None and not (v0.traces and v1.traces):
+            if upper:
+                return self.clamp(frame, value, None, bound, name, ("clamp", name))
+            return self.clamp(frame, value, bound, None, name, ("clamp", name))
+        return self.extend(frame, v0.join(v1).only_traces(), Op(OpKind.OPAQUE, name))
 
     def external_division(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
