@@ -29,6 +29,7 @@ from zerolint.rules import Rule, SinkSpec
 # whose [sources] name them ("[n:]=").
 SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO}
 
+
 @dataclass(slots=True)
 class Outcome:
     """A run's report plus what the cache needs: which files were candidates or parsed."""
