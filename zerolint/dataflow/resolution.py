@@ -269,7 +269,10 @@ class Resolution:
         """Concrete and parameter traces of ``val``: placeholders of calls, fields and
         globals replaced by what the code they stand for produces."""
         out: list[Trace] = []
-        for t in val.traces:
+        # In a stable order: a placeholder being resolved is cut off where it recurs, and
+        # what was resolved is cached, so the order of the walk decides which paths are
+        # found; the set's own order follows hashes, which change between runs (issue 18).
+        for t in sorted(val.traces, key=Trace.keep_order):
             out += self.resolve_trace(t, depth)
         unique = list(dict.fromkeys(out))
         if len(unique) > MAX_TRACES * 4:
