@@ -54,6 +54,44 @@ def mentions(text: str, names: Iterable[str], pattern: re.Pattern[str]) -> bool:
     return any(n in text for n in names) and pattern.search(text) is not None
 
 
+def reaches_wrapper(
+    modname: str, text: str, qualified: list[tuple[str, re.Pattern[str], frozenset[str]]]
+) -> bool:
+    """Whether a module may call one of the module-level wrappers in ``qualified``, each
+    (name, its mention pattern, the modules that define or re-export it): it mentions the
+    name and one of those modules, by its last component (every import of ``pkg.wrap``
+    spells ``wrap``), or it is in the same package (``from . import build``)."""
+    package = modname.rpartition(".")[0]
+    for name, pattern, homes in qualified:
+        if name not in text or pattern.search(text) is None:
+            continue
+        for home in homes:
+            if modname == home or package and package in (home, home.rpartition(".")[0]):
+                return True
+            last = home.rpartition(".")[2]
+            if last in text and re.search(rf"\b{re.escape(last)}\b", text):
+                return True
+    return False
+
+
+def reexported(
+    homes: dict[str, set[str]], modules: Iterable[ModuleInfo]
+) -> dict[str, frozenset[str]]:
+    """``homes`` plus the parsed modules that import a wrapper from one of its homes, under
+    the name they import it as (``pkg/__init__.py``: ``from .wrap import build as make``)."""
+    out = {n: set(h) for n, h in homes.items()}
+    changed = True
+    while changed:  # a chain of re-exports: pkg.wrap -> pkg -> app
+        changed = False
+        for mod in modules:
+            for local, qual in mod.imports.items():
+                home, _, name = qual.rpartition(".")
+                if home in out.get(name, ()) and mod.name not in out.setdefault(local, set()):
+                    out[local].add(mod.name)
+                    changed = True
+    return {n: frozenset(h) for n, h in out.items()}
+
+
 class Engine:
     """One run of zerolint over a tree; reusable for several trees with the same settings."""
 
@@ -131,20 +169,27 @@ class Engine:
         sink are discovered (a wrapper's callers mention the wrapper, not the sink)."""
         base_names = self.settings.sink_names(self.rules)
         names = set(base_names)
+        # Module-level wrappers: name -> modules defining or re-exporting it (see
+        # reaches_wrapper; a bare name like `build` would make every file a candidate).
+        homes: dict[str, frozenset[str]] = {}
         modules: dict[Path, ModuleInfo] = {}
         candidates: set[Path] = set()
         total = len(project.files)
         first = True
         while True:
             pattern = mention_pattern(names)
+            qualified = [(n, mention_pattern([n]), h) for n, h in sorted(homes.items())]
             new: list[Path] = []
             for i, path in enumerate(project.files):
                 if first and on_file is not None:
                     on_file(i + 1, total)  # skipped files were checked by the cache or prescan
-                if path in candidates or (path in skip and names == base_names):
+                if path in candidates or (path in skip and names == base_names and not homes):
                     continue
                 text = project.text(path)
-                if text is not None and mentions(text, names, pattern):
+                if text is not None and (
+                    mentions(text, names, pattern)
+                    or reaches_wrapper(project.name_of.get(path, ""), text, qualified)
+                ):
                     new.append(path)
                     candidates.add(path)
             first = False
@@ -162,10 +207,11 @@ class Engine:
                     analyzer.summary(key)
             if not self.settings.whole_program:
                 break
-            grown = names | analyzer.wrapper_names
-            if grown == names:
+            grown = names | analyzer.open_wrapper_names
+            grown_homes = reexported(analyzer.wrapper_homes, modules.values())
+            if grown == names and grown_homes == homes:
                 break
-            names = grown
+            names, homes = grown, grown_homes
         return [modules[p] for p in sorted(modules)], candidates
 
     def findings_in(self, mod: ModuleInfo, analyzer: Analyzer) -> list[Finding]:
