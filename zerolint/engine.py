@@ -18,7 +18,7 @@ from pathlib import Path
 import libcst as cst
 
 from zerolint.config import Settings, load_settings
-from zerolint.dataflow import LIVE_KINDS, Analyzer, RawStep, SinkHit, Trace, Val
+from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit, Trace, Val
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
 from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
@@ -99,6 +99,8 @@ class Engine:
         self.settings = settings or Settings()
         self.rules: tuple[Rule, ...] = self.settings.rules()
         self.stats: dict[str, float] = {}
+        # ZL930 diagnostics of the current run: sink calls whose paths were cut at MAX_DEPTH.
+        self.limits: list[Diagnostic] = []
 
     def check(
         self,
@@ -139,11 +141,12 @@ class Engine:
         self.stats["index"] = time.perf_counter() - clock
         report = outcome.report
         clock = time.perf_counter()
+        self.limits = []
         for mod in modules:
             for finding in self.findings_in(mod, analyzer):
                 safe = finding.verdict is not None and finding.verdict.status == "safe"
                 (report.proved if safe else report.findings).append(finding)
-        report.diagnostics += list(project.diagnostics.values())
+        report.diagnostics += list(project.diagnostics.values()) + self.limits
         self.stats["paths"] = time.perf_counter() - clock
         self.stats["parsed"] = float(len(project.parsed()))
         self.stats["candidates"] = float(len(candidates))
@@ -237,15 +240,16 @@ class Engine:
 
         def decide(traces: list[Trace], last_round: bool) -> Finding | None:
             live = [t for t in dict.fromkeys(traces) if t.concrete and scope.live(t)]
-            if not live:
+            finding = self.make_finding(hits[0], live, scope) if live else None
+            verdict = finding.verdict if finding is not None else None
+            if verdict is not None and verdict.status == "unsafe":
+                return finding  # nothing is worse: a path cut off cannot matter
+            if not last_round:
                 return None
-            finding = self.make_finding(hits[0], live, scope)
-            verdict = finding.verdict
-            return (
-                finding
-                if verdict is not None and (verdict.status == "unsafe" or last_round)
-                else None
-            )
+            limit = depth_limit_diagnostic(hits[0]) if analyzer.depth_cut else None
+            if limit is not None and limit not in self.limits:  # one per call, not per rule
+                self.limits.append(limit)
+            return finding if verdict is not None else None
 
         vals = [unresolved_worth_following(hit.val, scope) for hit in hits]
         return analyzer.resolve_in_rounds(vals, decide)
@@ -345,6 +349,24 @@ class Engine:
 
         texts = {m.display: m.text for m in project.parsed()}
         report.findings, report.suppressed = suppression.split(report.findings, texts)
+
+
+LIMIT = "ZL930"
+"""A limit of the analysis was reached: some paths were not followed."""
+
+
+def depth_limit_diagnostic(hit: SinkHit) -> Diagnostic:
+    """ZL930 at a sink call whose paths were cut at MAX_DEPTH nested calls."""
+    span = hit.mod.positions().call(hit.stmt, hit.call) or hit.mod.positions().statement(hit.stmt)
+    line, col = (span[0], span[1] + 1) if span else (0, 0)
+    return Diagnostic(
+        LIMIT,
+        hit.mod.display,
+        f"paths into `{hit.spec.function}` go through more than {MAX_DEPTH} nested calls;"
+        " the deeper calls were not followed, so a finding may be missing",
+        line,
+        col,
+    )
 
 
 SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}

@@ -96,6 +96,10 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
         self._field_cache: dict[tuple[int, str], list[Val]] = {}
         self._mro_cache: dict[int, list[ClassInfo]] = {}
         self._origin_cache: dict[int, list[Trace]] = {}
+        # Set when resolving stopped at MAX_DEPTH (not at a recursion): paths may be
+        # missing, and the engine says so. _cut_origins: cached resolutions that stopped.
+        self.depth_cut = False
+        self._cut_origins: set[int] = set()
         self._keys: dict[int, FuncKey] = {}
         self._in_progress: set[FuncKey] = set()
         self._resolving: set[int] = set()
@@ -196,6 +200,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
         """Drop what was resolved without parsing, before resolving again with parsing."""
         self._field_cache.clear()
         self._origin_cache.clear()
+        self._cut_origins.clear()
         self._mro_cache.clear()
 
     def reset_summaries(self) -> None:
@@ -204,6 +209,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
         self._field_cache.clear()
         self._mro_cache.clear()
         self._origin_cache.clear()
+        self._cut_origins.clear()
 
     # ------------------------------------------------------------------ interpretation
 
