@@ -7,6 +7,7 @@ mention a sink, does not import LibCST or Z3 at all.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import hashlib
 import sys
@@ -16,15 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from zerolint.cache import (
+    FileLookup,
     ResultCache,
     diagnostic_from_dict,
     diagnostic_to_dict,
     finding_from_dict,
     finding_to_dict,
+    read_regular,
+    relocated,
 )
 from zerolint.config import ConfigError, Settings, load_settings
 from zerolint.discovery import discover
 from zerolint.model import Diagnostic, Report
+from zerolint.paths import display_path, module_names
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -149,6 +154,7 @@ def _run(args: argparse.Namespace) -> int:
     show_progress = _progress_wanted(args)
     fixing = args.fix or args.diff
     timings: dict[str, float] = {}
+    analysed: dict[str, str] = {}
     report = lint(
         paths,
         settings,
@@ -157,6 +163,7 @@ def _run(args: argparse.Namespace) -> int:
         progress=show_progress,
         timings=timings,
         jobs=args.jobs,
+        analysed=analysed,
     )
     if args.timings:
         shown = " ".join(
@@ -165,7 +172,7 @@ def _run(args: argparse.Namespace) -> int:
         )
         print(f"zerolint: timings: {shown}", file=sys.stderr)
     if fixing:
-        changed, failed = apply_fixes(report, settings, diff_only=args.diff)
+        changed, failed = apply_fixes(report, settings, diff_only=args.diff, analysed=analysed)
         if args.diff:
             from zerolint.formats import RenderOptions
             from zerolint.formats.text import diagnostic_line
@@ -259,10 +266,13 @@ def lint(
     progress: bool = False,
     timings: dict[str, float] | None = None,
     jobs: int = 0,
+    analysed: dict[str, str] | None = None,
 ) -> Report:
     """Check ``paths``: from the cache when every file is unchanged, else by analysis.
 
-    ``timings``, when given, receives the seconds each phase took."""
+    ``timings``, when given, receives the seconds each phase took; ``analysed`` the digest
+    of the bytes analysed of each file read (by shown path), which ``--fix`` compares
+    before it edits."""
     timings = {} if timings is None else timings
     clock = time.perf_counter()
     found = discover(paths, settings.exclude, settings.root, force_exclude=force_exclude)
@@ -272,7 +282,11 @@ def lint(
         ResultCache(root, cache_fingerprint(settings)) if use_cache else ResultCache.disabled(root)
     )
     key = names_key(settings)
-    lookups = {}
+    # What a file's findings depend on besides the files they were traced through: which
+    # other files the run can follow into, and under which module names (an excluded
+    # helper, a removed __init__.py, a single file checked after the whole tree).
+    universe = universe_key(found.files, cache) if cache.enabled else ""
+    lookups: dict[Path, FileLookup] = {}
     warm = use_cache
     negatives: set[Path] = set()
     for path in found.files:
@@ -287,41 +301,85 @@ def lint(
             warm = False
         elif not result.get("m"):
             negatives.add(path)
+        elif result.get("u") != universe:
+            warm = False
+            lk.result = None
     timings["cache"] = time.perf_counter() - clock - timings["discover"]
     if warm:
         timings["cached"] = 1.0
-        cached = report_from_cache(found.files, lookups, found.diagnostics)
+        cached = report_from_cache(found.files, lookups, found.diagnostics, cache)
         if cached is not None:
             cache.save()  # keeps the file stats learned on this run: no hashing next time
             return cached
-    return analyse(
+    if cache.enabled:
+        # The prescan child and the analyser read these bytes, the ones just hashed.
+        for path in found.files:
+            if path in lookups and path not in negatives:
+                with contextlib.suppress(OSError):
+                    lookups[path].content()
+    report, outcome = analyse(
         found.files,
         found.diagnostics,
         settings,
         negatives,
         progress,
         lookups,
-        cache,
-        key,
         timings,
         jobs,
     )
+    if cache.enabled:
+        store_results(outcome, lookups, cache, key, universe)
+    if analysed is not None:
+        for path, shown in outcome.display.items():
+            lk = lookups.get(path)
+            if lk is not None and lk.was_read:
+                analysed[shown] = lk.digest()
+    return report
+
+
+def universe_key(files: Sequence[Path], cache: ResultCache) -> str:
+    """A digest of the run's files and their module names."""
+    digest = hashlib.blake2b(digest_size=16)
+    for path, name in sorted((cache.key_of(p), n) for p, n in module_names(list(files)).items()):
+        digest.update(f"{path}\0{name}\n".encode())
+    return digest.hexdigest()
+
+
+def reader_for(lookups: dict[Path, FileLookup]):
+    """Reads a file through its lookup (once, and what was hashed), else from disk."""
+
+    def read(path: Path) -> bytes:
+        lk = lookups.get(path)
+        return lk.content() if lk is not None else read_regular(path)[0]
+
+    return read
 
 
 def report_from_cache(
-    files: Sequence[Path], lookups: dict, diagnostics: list[Diagnostic]
+    files: Sequence[Path], lookups: dict, diagnostics: list[Diagnostic], cache: ResultCache
 ) -> Report | None:
-    """The report stored for unchanged files; None if an entry cannot be read back."""
+    """The report stored for unchanged files; None if an entry cannot be read back.
+
+    Entries name files as the cache does (by root); they are shown as this run names them,
+    relative to the current folder."""
+    shown = {cache.key_of(path): display_path(path) for path in files}
+
+    def show(key: str) -> str:
+        return shown.get(key) or display_path(cache.root / key)
+
     report = Report(diagnostics=list(diagnostics), files_checked=len(files))
     try:
         for path in files:
             result = lookups[path].result
-            report.findings += [finding_from_dict(f) for f in result.get("f", [])]
-            report.proved += [finding_from_dict(f) for f in result.get("p", [])]
-            report.diagnostics += [diagnostic_from_dict(d) for d in result.get("d", [])]
+            report.findings += [finding_from_dict(relocated(f, show)) for f in result.get("f", [])]
+            report.proved += [finding_from_dict(relocated(f, show)) for f in result.get("p", [])]
+            report.diagnostics += [
+                diagnostic_from_dict(relocated(d, show)) for d in result.get("d", [])
+            ]
+            if result.get("d"):
+                report.files_checked -= 1
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    report.files_checked -= sum(1 for path in files if lookups[path].result.get("d"))
     report.sort()
     return report
 
@@ -333,11 +391,9 @@ def analyse(
     negatives: set[Path],
     progress: bool,
     lookups: dict,
-    cache: ResultCache,
-    key: str,
     timings: dict[str, float],
     jobs: int = 0,
-) -> Report:
+) -> tuple[Report, Any]:
     from zerolint.prescan import prescan
     from zerolint.progress import Progress
 
@@ -346,7 +402,8 @@ def analyse(
 
     clock = time.perf_counter()
     pending = [f for f in files if f not in negatives]
-    scanned = prescan(pending, settings.sink_names(), import_analyzer, jobs=jobs)
+    read = reader_for(lookups)
+    scanned = prescan(pending, settings.sink_names(), import_analyzer, jobs=jobs, read=read)
     skip = set(negatives)
     if scanned is not None:
         hits, unreadable = scanned
@@ -356,25 +413,31 @@ def analyse(
 
     engine = Engine(settings)
     with Progress(len(files), enabled=progress) as bar:
-        outcome = engine.run(files, skip=skip, on_file=lambda done, total: bar.advance())
+        outcome = engine.run(files, skip=skip, on_file=lambda done, total: bar.advance(), read=read)
     timings.update(engine.stats)
     report = outcome.report
     report.diagnostics = list(diagnostics) + report.diagnostics
     report.sort()
-    if cache.enabled:
-        store_results(outcome, lookups, cache, key)
-    return report
+    return report, outcome
 
 
-def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> None:
+def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str, universe: str) -> None:
+    # Stored paths are the cache's keys (by root), not the paths shown from this folder.
+    def as_key(shown: str) -> str:
+        return cache.key_of(Path(shown))
+
     by_display: dict[str, dict[str, list]] = {}
     for f in outcome.report.findings:
-        by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["f"].append(finding_to_dict(f))
+        by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["f"].append(
+            relocated(finding_to_dict(f), as_key)
+        )
     for f in outcome.report.proved:
-        by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["p"].append(finding_to_dict(f))
+        by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["p"].append(
+            relocated(finding_to_dict(f), as_key)
+        )
     for d in outcome.report.diagnostics:
         by_display.setdefault(d.path, {"f": [], "p": [], "d": []})["d"].append(
-            diagnostic_to_dict(d)
+            relocated(diagnostic_to_dict(d), as_key)
         )
     deps = []
     for path in outcome.parsed:
@@ -390,6 +453,8 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> 
         )
         mention = path in outcome.candidates
         result = {"n": key, "m": int(mention), **entry}
+        if mention:
+            result["u"] = universe
         try:
             cache.store(lk, result, deps if mention else ())
         except OSError:
@@ -401,9 +466,16 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> 
 
 
 def apply_fixes(
-    report: Report, settings: Settings, *, diff_only: bool
+    report: Report,
+    settings: Settings,
+    *,
+    diff_only: bool,
+    analysed: dict[str, str] | None = None,
 ) -> tuple[bool, list[Diagnostic]]:
-    """Clamp the lengths at every reported sink; True if anything changed (or would)."""
+    """Clamp the lengths at every reported sink; True if anything changed (or would).
+
+    ``analysed`` maps a shown path to the digest of the bytes its findings came from: a
+    file whose bytes differ now is not edited (its positions may name other code)."""
     from zerolint.engine import Engine
     from zerolint.fix import FixError, fix_file, targets_from_findings
 
@@ -418,7 +490,13 @@ def apply_fixes(
             return not again.findings
 
         try:
-            result = fix_file(path, targets, diff_only=diff_only, verify=verify)
+            result = fix_file(
+                path,
+                targets,
+                diff_only=diff_only,
+                verify=verify,
+                expected_digest=(analysed or {}).get(shown),
+            )
         except FixError as exc:
             failed.append(Diagnostic("ZL910", shown, f"not fixed: {exc.reason}"))
             continue

@@ -36,7 +36,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from zerolint.atomic import atomic_write_bytes
+from zerolint.atomic import rewrite_keeping_identity
 from zerolint.model import Finding
 from zerolint.rules import SinkSpec, load_rules
 
@@ -56,7 +56,9 @@ class FixTarget:
     positional index (0 for ``get_paged_mqa_logits_metadata``) or a parameter name
     (``"context_lens"``); for a name, ``position`` says where that parameter sits, for
     calls that pass it positionally. ``end_line``/``end_col`` (exclusive, 0 when unknown)
-    pick between calls that start at the same place, such as ``make()(lens)``.
+    pick between calls that start at the same place, such as ``make()(lens)``. ``sink``,
+    when given, is the function the call must name (directly, or through a name bound to
+    it), else it is not fixed.
     """
 
     line: int
@@ -65,6 +67,7 @@ class FixTarget:
     end_line: int = 0
     end_col: int = 0
     position: int | None = None
+    sink: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +127,15 @@ def targets_from_findings(
         )
         end_col = max(finding.end_col - 1, 0) if finding.end_line else 0
         by_path[finding.path].append(
-            FixTarget(finding.line, finding.col - 1, argument, finding.end_line, end_col, position)
+            FixTarget(
+                finding.line,
+                finding.col - 1,
+                argument,
+                finding.end_line,
+                end_col,
+                position,
+                finding.sink or None,
+            )
         )
     return dict(by_path)
 
@@ -146,7 +157,7 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     survey = _Survey()
     wrapper.visit(survey)
-    plan = _Planner(wrapper, survey).plan(targets)
+    plan = _Planner(wrapper, survey, module).plan(targets)
     if not plan.edits:
         return SourceFix(source, source, (), tuple(plan.skipped))
     fixed_module = wrapper.module.visit(_ClampArguments(plan.edits))
@@ -161,16 +172,26 @@ def fix_file(
     *,
     diff_only: bool = False,
     verify: Callable[[str], bool] | None = None,
+    expected_digest: str | None = None,
 ) -> FixResult:
     """Fix ``targets`` in the file at ``path``; write it back unless ``diff_only``.
 
     The fixed text must compile and, when ``verify`` is given, ``verify(fixed_text)`` must
     return True (the analyzer re-checking it); otherwise ``FixError`` is raised and the file
-    is not touched. The write is atomic and keeps the file's mode, encoding and line
-    endings. ``diff`` is a unified diff (empty when nothing changed).
+    is not touched. When ``expected_digest`` is given (``zerolint.cache.content_digest`` of
+    the bytes the targets were found in), a file whose bytes differ is not touched either:
+    its positions may now name other code. A file without write permission, or read-only
+    for everyone, is not rewritten. The write keeps the file's owner, group, mode, hard
+    links, encoding and line endings, and is atomic unless the file has other links (see
+    ``zerolint.atomic.rewrite_keeping_identity``). ``diff`` is a unified diff (empty when
+    nothing changed).
     """
+    from zerolint.cache import content_digest, read_regular
+
     path = Path(path)
-    raw = path.read_bytes()
+    raw, _ = read_regular(path)
+    if expected_digest is not None and content_digest(raw) != expected_digest:
+        raise FixError(path, CHANGED)
     encoding = _source_encoding(raw, path)
     source = raw.decode(encoding)
     try:
@@ -183,9 +204,22 @@ def fix_file(
     if verify is not None and not verify(outcome.fixed):
         raise FixError(path, "the fixed source still has findings; file left unchanged")
     if not diff_only:
-        atomic_write_bytes(path, outcome.fixed.encode(encoding))
+        _require_writable(path)
+        if read_regular(path)[0] != raw:  # saved again while the fix was being checked
+            raise FixError(path, CHANGED)
+        rewrite_keeping_identity(path, outcome.fixed.encode(encoding))
     diff = unified_diff(source, outcome.fixed, str(path))
     return FixResult(path, True, not diff_only, diff, outcome.applied, outcome.skipped)
+
+
+CHANGED = "changed since it was checked; file left unchanged (run zerolint again)"
+
+
+def _require_writable(path: Path) -> None:
+    # An atomic replace needs only the folder's permission: ask about the file itself.
+    # Root may write anything, so a file read-only for everyone is refused as well.
+    if not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222:
+        raise FixError(path, "no permission to write the file; file left unchanged")
 
 
 def unified_diff(before: str, after: str, name: str) -> str:
@@ -288,8 +322,9 @@ class _Unfixable(Exception):
 
 
 class _Planner:
-    def __init__(self, wrapper: MetadataWrapper, survey: _Survey) -> None:
+    def __init__(self, wrapper: MetadataWrapper, survey: _Survey, module: cst.Module) -> None:
         self._survey = survey
+        self._module = module
         self._scopes = wrapper.resolve(ScopeProvider)
         self._parents = wrapper.resolve(ParentNodeProvider)
 
@@ -319,12 +354,42 @@ class _Planner:
         found = self._survey.calls.get((target.line, target.col))
         if not found:
             raise _Unfixable(f"no call starts at {target.line}:{target.col}")
-        if target.end_line:
-            for call, where in found:
-                if (where.end.line, where.end.column) == (target.end_line, target.end_col):
-                    return call
         # Calls are listed outermost first: ``make()(lens)`` starts where ``make()`` does.
-        return found[0][0]
+        call = found[0][0]
+        if target.end_line:
+            for candidate, where in found:
+                if (where.end.line, where.end.column) == (target.end_line, target.end_col):
+                    call = candidate
+                    break
+        if target.sink and not self._names(call, target.sink):
+            shown = self._module.code_for_node(call.func)
+            raise _Unfixable(f"the call at {target.line}:{target.col} is `{shown}`, not the sink")
+        return call
+
+    def _names(self, call: cst.Call, sink: str) -> bool:
+        """Whether ``call`` calls ``sink``: by its name, or through a name whose binding
+        (an import alias, an assignment) mentions it. A computed callee (``make()(x)``)
+        cannot be told apart and is taken as the analyser found it."""
+        wanted = sink.rsplit(".", 1)[-1]
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value == wanted
+        if not isinstance(func, cst.Name):
+            return True
+        if func.value == wanted:
+            return True
+        scope = self._scopes.get(call)
+        if scope is None:
+            return False
+        for assignment in scope[func.value]:
+            node = getattr(assignment, "node", None)
+            while node is not None and not isinstance(
+                node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+            ):
+                node = self._parents.get(node)
+            if node is not None and wanted in self._module.code_for_node(node):
+                return True
+        return False
 
     def _is_clamped(self, value: cst.BaseExpression) -> bool:
         if not isinstance(value, cst.Call):
