@@ -81,7 +81,10 @@ def _walk(folder: Path, exclude: Sequence[str], root: Path | None, out: Discover
     # patterns that do not match it apply to what lies below.
     exclude = [p for p in exclude if not is_excluded(folder, [p], root)]
     seen: set[tuple[int, int]] = set()
-    for dirpath, dirnames, filenames in os.walk(folder, onerror=_walk_error(out)):
+    # Symlinked folders are followed (a tree that links a package in is checked whole);
+    # ``seen`` stops a loop and a folder reached twice.
+    walk = os.walk(folder, onerror=_walk_error(out), followlinks=True)
+    for dirpath, dirnames, filenames in walk:
         try:
             st = os.stat(dirpath)
             key = (st.st_dev, st.st_ino)

@@ -18,12 +18,9 @@ from pathlib import Path
 import libcst as cst
 
 from zerolint.model import Diagnostic
+from zerolint.nesting import MAX_DEPTH, deeper_than
 from zerolint.paths import display_path, module_names
 from zerolint.positions import PositionIndex, build_index
-
-# CPython itself refuses more than 200 nested brackets; anything deeper is hostile input,
-# and refusing it here keeps the native parser's stack safe.
-MAX_NESTING = 200
 
 
 class BadInput(Exception):
@@ -163,19 +160,6 @@ def _declared_encoding(data: bytes) -> str | None:
     return None if encoding in ("utf-8", "utf-8-sig") else encoding
 
 
-def _nesting_depth_exceeds(text: str, limit: int) -> bool:
-    # Cheap over-estimate (brackets inside strings count too); only a hint to look closer.
-    depth = 0
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif ch in ")]}":
-            depth = max(0, depth - 1)
-    return False
-
-
 def parse_module(name: str, path: Path, display: str, text: str) -> ModuleInfo:
     """Parse with Python's own parser first (fast, safe on hostile input), then LibCST."""
     try:
@@ -187,9 +171,10 @@ def parse_module(name: str, path: Path, display: str, text: str) -> ModuleInfo:
         ) from None
     except (RecursionError, MemoryError):
         raise BadInput(Diagnostic("ZL905", display, "nested too deeply to parse")) from None
-    if _nesting_depth_exceeds(text, MAX_NESTING):
+    # Measured before LibCST sees it: its parser would crash the process, not raise.
+    if deeper_than(tree, text) is not None:
         raise BadInput(
-            Diagnostic("ZL905", display, f"more than {MAX_NESTING} nested brackets; not analysed")
+            Diagnostic("ZL905", display, f"nests more than {MAX_DEPTH} levels deep; not analysed")
         )
     try:
         module = cst.parse_module(text)
