@@ -227,3 +227,64 @@ def test_a_file_in_a_folder_the_user_may_not_write_is_fixed_in_place(tmp_path: P
         assert proc.returncode == 0
     finally:
         subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+# --- 16.7: --fix says what it did; what it cannot fix is not promised ---------------------
+
+UNFIXABLE = """\
+def unpacked(seq_lens, num_sms):
+    args = (seq_lens // 4, 64, num_sms)
+    return get_paged_mqa_logits_metadata(*args)
+"""
+BOTH = BUG + "\n\n" + UNFIXABLE
+
+
+def run(cwd: Path, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([*ARGS, *args])
+    finally:
+        os.chdir(old)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_fix_counts_what_it_fixed_and_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "both.py").write_text(BOTH)
+    code, out, err = fix(tmp_path, "both.py")
+    assert "\nFound 2 errors (1 fixed, 1 remaining). " in out, out
+    assert "both.py:12:12: ZL910 not fixed: the call has no plain positional argument 0" in out
+    assert err == "zerolint: fixed 1 error in both.py\n"
+    assert code == 1
+    (tmp_path / "all.py").write_text(BUG)
+    code, out, err = fix(tmp_path, "all.py")
+    assert (code, out, err) == (
+        0,
+        "Found 1 error (1 fixed, 0 remaining). 1 proved safe by the SMT judge.\n",
+        "zerolint: fixed 1 error in all.py\n",
+    )
+
+
+def test_a_finding_fix_cannot_fix_is_not_marked_fixable(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "both.py").write_text(BOTH)
+    document = json.loads(run(tmp_path, "--format", "json", "both.py")[1])
+    assert [(f["line"], f["fixable"]) for f in document["findings"]] == [(7, True), (12, False)]
+    (tmp_path / "both.py").unlink()
+    (tmp_path / "unfixable.py").write_text(BUG.split("\n\n\n")[0] + "\n\n\n" + UNFIXABLE)
+    statistics = run(tmp_path, "--statistics", "unfixable.py")[1]
+    assert "ZL001\t[ ] unclamped-zero-lengths-to-mqa-metadata" in statistics, statistics
+    rows = json.loads(run(tmp_path, "--statistics", "--format", "json", "unfixable.py")[1])
+    assert [(r["code"], r["fixable"]) for r in rows] == [("ZL001", False)]
+    (tmp_path / "unfixable.py").write_text(BUG)
+    assert "ZL001\t[*] " in run(tmp_path, "--statistics", "unfixable.py")[1]
+
+
+def test_diff_and_fix_agree_on_the_exit_status(tmp_path: Path) -> None:
+    for name, text in (("unfixable.py", BUG.split("\n\n\n")[0] + "\n\n\n" + UNFIXABLE),):
+        (tmp_path / name).write_text(text)
+        diff = run(tmp_path, "--diff", name)[0]
+        assert diff == fix(tmp_path, name)[0] == 1

@@ -538,11 +538,15 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "argument": finding.argument,
         "flows": [flow_to_dict(f) for f in finding.flows],
         "verdict": None if finding.verdict is None else verdict_to_dict(finding.verdict),
+        "fixable": finding.fixable,
     }
 
 
 def finding_from_dict(data: Mapping[str, Any]) -> Finding:
     verdict = data["verdict"]
+    fixable = data.get("fixable")
+    if fixable is not None and not isinstance(fixable, bool):
+        raise TypeError(f"fixable must be a bool or null, not {fixable!r}")
     return Finding(
         code=_str(data, "code"),
         path=_str(data, "path"),
@@ -555,6 +559,7 @@ def finding_from_dict(data: Mapping[str, Any]) -> Finding:
         verdict=None if verdict is None else verdict_from_dict(verdict),
         end_line=_int(data, "end_line"),
         end_col=_int(data, "end_col"),
+        fixable=fixable,
     )
 
 

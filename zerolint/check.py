@@ -172,24 +172,29 @@ def _run(args: argparse.Namespace) -> int:
         )
         print(f"zerolint: timings: {shown}", file=sys.stderr)
     if fixing:
-        changed, failed = apply_fixes(report, settings, diff_only=args.diff, analysed=analysed)
+        fixed, failed = apply_fixes(report, settings, diff_only=args.diff, analysed=analysed)
         if args.diff:
             from zerolint.formats import RenderOptions
             from zerolint.formats.text import diagnostic_line
 
             for d in failed:  # stdout holds the diff
                 print(diagnostic_line(d, RenderOptions()), file=sys.stderr)
-            return (
-                EXIT_ERROR
-                if failed and not changed
-                else (EXIT_FINDINGS if changed and not args.exit_zero else EXIT_CLEAN)
-            )
-        if changed:
+            # As --fix would: a finding it cannot fix fails the run, and so does a diff.
+            return EXIT_FINDINGS if (fixed or failed) and not args.exit_zero else EXIT_CLEAN
+        if fixed:
             report = lint(
                 paths, settings, use_cache=False, force_exclude=args.force_exclude, progress=False
             )
+            report.fixed = sum(fixed.values())
+            if not args.quiet:
+                from zerolint.formats import plural
+
+                for shown, count in sorted(fixed.items()):
+                    print(f"zerolint: fixed {plural(count, 'error')} in {shown}", file=sys.stderr)
         report.diagnostics += failed
         report.sort()
+    if report.findings and (args.format == "json" or args.statistics or fixing):
+        mark_fixable(report, settings)
     print_report(report, args)
     if report.files_checked <= 0 and report.diagnostics:
         return EXIT_ERROR
@@ -465,14 +470,33 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str, uni
 # ---------------------------------------------------------------------------- fixing
 
 
+def mark_fixable(report: Report, settings: Settings) -> None:
+    """Set ``fixable`` on each finding: whether ``--fix`` would clamp it (planned, not
+    written), so that ``[*]`` and ``"fixable": true`` are never promised in vain."""
+    from zerolint.fix import FixError, plan_file, targets_from_findings
+
+    by_path: dict[str, list] = {}
+    for finding in report.findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    for shown, findings in by_path.items():
+        targets = targets_from_findings(findings, settings.sinks())[shown]
+        try:
+            applied = set(plan_file(Path(shown), targets).applied)
+        except (FixError, OSError, UnicodeDecodeError):
+            applied = set()
+        for finding, target in zip(findings, targets, strict=True):
+            finding.fixable = target in applied
+
+
 def apply_fixes(
     report: Report,
     settings: Settings,
     *,
     diff_only: bool,
     analysed: dict[str, str] | None = None,
-) -> tuple[bool, list[Diagnostic]]:
-    """Clamp the lengths at every reported sink; True if anything changed (or would).
+) -> tuple[dict[str, int], list[Diagnostic]]:
+    """Clamp the lengths at every reported sink: how many were fixed (or would be) in each
+    file that changed (or would), and a diagnostic for each that could not be.
 
     ``analysed`` maps a shown path to the digest of the bytes its findings came from: a
     file whose bytes differ now is not edited (its positions may name other code)."""
@@ -480,14 +504,14 @@ def apply_fixes(
     from zerolint.fix import FixError, fix_file, targets_from_findings
 
     by_path = targets_from_findings(report.findings, settings.sinks())
-    changed = False
+    fixed: dict[str, int] = {}
     failed: list[Diagnostic] = []
     for shown, targets in sorted(by_path.items()):
         path = Path(shown)
 
-        def verify(text: str, path: Path = path) -> bool:
+        def verify(text: str, path: Path = path) -> int:
             again = Engine(settings).check([path], overrides={path: text})
-            return not again.findings
+            return len(again.findings)  # at most the targets left unfixed
 
         try:
             result = fix_file(
@@ -508,10 +532,10 @@ def apply_fixes(
                 Diagnostic("ZL910", shown, f"not fixed: {reason}", target.line, target.col + 1)
             )
         if result.changed:
-            changed = True
+            fixed[shown] = len(result.applied)
             if diff_only:
                 sys.stdout.write(result.diff)
-    return changed, failed
+    return fixed, failed
 
 
 __all__ = ["add_arguments", "lint", "run"]

@@ -171,14 +171,15 @@ def fix_file(
     targets: Sequence[FixTarget],
     *,
     diff_only: bool = False,
-    verify: Callable[[str], bool] | None = None,
+    verify: Callable[[str], bool | int] | None = None,
     expected_digest: str | None = None,
 ) -> FixResult:
     """Fix ``targets`` in the file at ``path``; write it back unless ``diff_only``.
 
-    The fixed text must compile and, when ``verify`` is given, ``verify(fixed_text)`` must
-    return True (the analyzer re-checking it); otherwise ``FixError`` is raised and the file
-    is not touched. When ``expected_digest`` is given (``zerolint.cache.content_digest`` of
+    The fixed text must compile and, when ``verify`` is given, pass ``verify(fixed_text)``
+    (the analyzer re-checking it): True, or the number of findings left in it, which must
+    not exceed the targets that were skipped (those stay as they were); otherwise
+    ``FixError`` is raised and the file is not touched. When ``expected_digest`` is given (``zerolint.cache.content_digest`` of
     the bytes the targets were found in), a file whose bytes differ is not touched either:
     its positions may now name other code. A file without write permission, or read-only
     for everyone, is not rewritten. The write keeps the file's owner, group, mode, hard
@@ -201,8 +202,11 @@ def fix_file(
     if not outcome.changed:
         return FixResult(path, False, False, "", outcome.applied, outcome.skipped)
     _require_compiles(outcome.fixed, path)
-    if verify is not None and not verify(outcome.fixed):
-        raise FixError(path, "the fixed source still has findings; file left unchanged")
+    if verify is not None:
+        verdict = verify(outcome.fixed)
+        left = (0 if verdict else 1) if isinstance(verdict, bool) else verdict
+        if left > (len(outcome.skipped) if not isinstance(verdict, bool) else 0):
+            raise FixError(path, "the fixed source still has findings; file left unchanged")
     if not diff_only:
         _require_writable(path)
         if read_regular(path)[0] != raw:  # saved again while the fix was being checked
@@ -220,6 +224,18 @@ def _require_writable(path: Path) -> None:
     # Root may write anything, so a file read-only for everyone is refused as well.
     if not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222:
         raise FixError(path, "no permission to write the file; file left unchanged")
+
+
+def plan_file(path: str | os.PathLike[str], targets: Sequence[FixTarget]) -> SourceFix:
+    """What ``fix_file`` would do to the file's text, without checking or writing it."""
+    from zerolint.cache import read_regular
+
+    path = Path(path)
+    raw, _ = read_regular(path)
+    try:
+        return apply_fixes(raw.decode(_source_encoding(raw, path)), targets)
+    except FixError as exc:
+        raise FixError(path, exc.reason) from exc
 
 
 def unified_diff(before: str, after: str, name: str) -> str:
