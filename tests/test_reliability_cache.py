@@ -325,3 +325,21 @@ def test_cached_paths_are_shown_from_the_current_folder(tmp_path: Path, fmt: str
     assert "builder.py" in out and "helpers.py" in out
     # And from above, after a run below.
     assert "sub/builder.py" in same_as_uncached(tmp_path, "sub", fmt=fmt)
+
+
+def test_the_tree_and_one_file_are_both_served_from_the_cache(tmp_path: Path) -> None:
+    # Pre-commit's one file and a whole-tree run, alternating, each stay warm.
+    write(tmp_path, {"pyproject.toml": "[tool.zerolint]\n", "builder.py": BUILDER})
+    write(tmp_path, {"helpers.py": HELPERS})
+    for _ in range(2):
+        same_as_uncached(tmp_path, ".")
+        same_as_uncached(tmp_path, "builder.py")
+    timings = io.StringIO()
+    for args in ([], ["builder.py"]):
+        with contextlib.redirect_stderr(timings):
+            check(tmp_path, "--timings", *args)
+    assert timings.getvalue().count("cached=1") == 2, timings.getvalue()
+    # A change to the helper, which only the tree's result was traced through, is seen.
+    write(tmp_path, {"helpers.py": HELPERS.replace("seq_lens // 4", "max(seq_lens // 4, 1)")})
+    assert FINDING not in same_as_uncached(tmp_path, "builder.py")
+    assert FINDING not in same_as_uncached(tmp_path, ".")

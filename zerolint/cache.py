@@ -116,10 +116,16 @@ class FileLookup:
     _content: bytes | None = None
     _digest: str | None = None
     _started_ns: int = 0
+    _deps: tuple[tuple[str, str], ...] = ()
 
     @property
     def hit(self) -> bool:
         return self.result is not None
+
+    @property
+    def deps(self) -> tuple[tuple[str, str], ...]:
+        """On a hit, the ``(path, digest)`` pairs the result was stored with (all current)."""
+        return self._deps
 
     @property
     def was_read(self) -> bool:
@@ -131,8 +137,10 @@ class FileLookup:
             data, st = read_regular(self.path)
             if self._stat is not None and _stat_of(st, self._started_ns) != self._stat:
                 self._stat = None  # changed since the lookup: that stat is not of these bytes
-            self._content = data
-            self._digest = content_digest(data)
+            digest = content_digest(data)
+            if self._digest is not None and digest != self._digest:
+                self.result, self._deps = None, ()  # edited since the lookup: no hit
+            self._content, self._digest = data, digest
         return self._content
 
     def digest(self) -> str:
@@ -195,6 +203,7 @@ class ResultCache:
             and self._deps_hold(entry.get("deps"))
         ):
             found.result = entry.get("result")
+            found._deps = tuple((self._path_of(k), d) for k, d in entry["deps"])
         return found
 
     def store(
@@ -276,6 +285,9 @@ class ResultCache:
         else:
             relative = absolute  # outside the root: keyed by absolute path
         return relative if os.sep == "/" else relative.replace(os.sep, "/")
+
+    def _path_of(self, key: str) -> str:
+        return key if os.path.isabs(key) else str(self.root / key)
 
     def _stat(self, path: Path) -> Stat | None:
         """The stat to record, or None when it may not see a same-tick edit."""

@@ -32,6 +32,8 @@ from zerolint.model import Diagnostic, Report
 from zerolint.paths import display_path, module_names
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# Sets of files whose results the cache keeps per file (the tree, one file, a folder...).
+KEEP_UNIVERSES = 4
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -306,13 +308,12 @@ def lint(
             warm = False
         elif not result.get("m"):
             negatives.add(path)
-        elif result.get("u") != universe:
+        elif not isinstance(result.get("u"), dict) or universe not in result["u"]:
             warm = False
-            lk.result = None
     timings["cache"] = time.perf_counter() - clock - timings["discover"]
     if warm:
         timings["cached"] = 1.0
-        cached = report_from_cache(found.files, lookups, found.diagnostics, cache)
+        cached = report_from_cache(found.files, lookups, found.diagnostics, cache, universe)
         if cached is not None:
             cache.save()  # keeps the file stats learned on this run: no hashing next time
             return cached
@@ -322,6 +323,9 @@ def lint(
             if path in lookups and path not in negatives:
                 with contextlib.suppress(OSError):
                     lookups[path].content()
+    for lk in lookups.values():  # the results of other runs' file sets are kept below
+        if isinstance(lk.result, dict) and lk.result.get("n") != key:
+            lk.result = None
     report, outcome = analyse(
         found.files,
         found.diagnostics,
@@ -361,7 +365,11 @@ def reader_for(lookups: dict[Path, FileLookup]):
 
 
 def report_from_cache(
-    files: Sequence[Path], lookups: dict, diagnostics: list[Diagnostic], cache: ResultCache
+    files: Sequence[Path],
+    lookups: dict,
+    diagnostics: list[Diagnostic],
+    cache: ResultCache,
+    universe: str,
 ) -> Report | None:
     """The report stored for unchanged files; None if an entry cannot be read back.
 
@@ -376,6 +384,8 @@ def report_from_cache(
     try:
         for path in files:
             result = lookups[path].result
+            if result.get("m"):
+                result = result["u"][universe]
             report.findings += [finding_from_dict(relocated(f, show)) for f in result.get("f", [])]
             report.proved += [finding_from_dict(relocated(f, show)) for f in result.get("p", [])]
             report.diagnostics += [
@@ -457,11 +467,20 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str, uni
             else {"f": [], "p": [], "d": []}
         )
         mention = path in outcome.candidates
-        result = {"n": key, "m": int(mention), **entry}
-        if mention:
-            result["u"] = universe
+        if not mention:
+            result: dict[str, Any] = {"n": key, "m": 0, **entry}
+            kept_deps: list = []
+        else:
+            # Results for other sets of files (the whole tree, one file from pre-commit)
+            # stay beside this one while the file and what they were traced through hold.
+            before = lk.result if isinstance(lk.result, dict) and lk.result.get("m") else {}
+            others = before.get("u") if isinstance(before.get("u"), dict) else {}
+            others = {u: r for u, r in others.items() if u != universe}
+            kept = dict(list(others.items())[-(KEEP_UNIVERSES - 1) :]) if KEEP_UNIVERSES > 1 else {}
+            result = {"n": key, "m": 1, "u": {**kept, universe: entry}}
+            kept_deps = list(lk.deps) if kept else []
         try:
-            cache.store(lk, result, deps if mention else ())
+            cache.store(lk, result, deps + kept_deps if mention else ())
         except OSError:
             continue
     cache.save()
