@@ -117,6 +117,7 @@ class FileLookup:
     _digest: str | None = None
     _started_ns: int = 0
     _deps: tuple[tuple[str, str], ...] = ()
+    _taken: bool = False
 
     @property
     def hit(self) -> bool:
@@ -130,9 +131,11 @@ class FileLookup:
     @property
     def was_read(self) -> bool:
         """Whether ``content()`` has read the file (then ``digest()`` is of those bytes)."""
-        return self._content is not None
+        return self._content is not None or self._taken
 
     def content(self) -> bytes:
+        if self._taken:
+            raise ValueError("content() after take(): the bytes were handed over")
         if self._content is None:
             data, st = read_regular(self.path)
             if self._stat is not None and _stat_of(st, self._started_ns) != self._stat:
@@ -142,6 +145,13 @@ class FileLookup:
                 self.result, self._deps = None, ()  # edited since the lookup: no hit
             self._content, self._digest = data, digest
         return self._content
+
+    def take(self) -> bytes:
+        """``content()``, and let go of it here: for a caller that keeps its own copy (the
+        analyser keeps the text), so that a large tree is not held twice."""
+        data = self.content()
+        self._content, self._taken = None, True
+        return data
 
     def digest(self) -> str:
         if self._digest is None:

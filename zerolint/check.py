@@ -359,7 +359,7 @@ def reader_for(lookups: dict[Path, FileLookup]):
 
     def read(path: Path) -> bytes:
         lk = lookups.get(path)
-        return lk.content() if lk is not None else read_regular(path)[0]
+        return lk.take() if lk is not None else read_regular(path)[0]
 
     return read
 
