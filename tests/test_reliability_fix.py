@@ -288,3 +288,16 @@ def test_diff_and_fix_agree_on_the_exit_status(tmp_path: Path) -> None:
         (tmp_path / name).write_text(text)
         diff = run(tmp_path, "--diff", name)[0]
         assert diff == fix(tmp_path, name)[0] == 1
+
+
+def test_fix_prints_no_python_warnings_about_the_users_code(tmp_path: Path) -> None:
+    (tmp_path / "odd.py").write_text(BUG + "\n\nODD = 1 is 1\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "zerolint", *ARGS, "--fix", "odd.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.stderr == "zerolint: fixed 1 error in odd.py\n"
+    assert proc.returncode == 0

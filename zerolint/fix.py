@@ -18,6 +18,7 @@ import io
 import os
 import sys
 import tokenize
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -633,6 +634,8 @@ def _source_encoding(raw: bytes, path: Path) -> str:
 
 def _require_compiles(text: str, path: Path) -> None:
     try:
-        compile(text, str(path), "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # the user's code's warnings are not ours to print
+            warnings.simplefilter("ignore")
+            compile(text, str(path), "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         raise FixError(path, f"the fixed source does not compile ({exc}); file left unchanged")
