@@ -9,10 +9,8 @@ when a path needs them.
 from __future__ import annotations
 
 import dataclasses
-import io
 import re
 import time
-import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +23,6 @@ from zerolint.discovery import discover
 from zerolint.model import Diagnostic, Finding, Flow, Report, Step, Verdict
 from zerolint.project import ModuleInfo, Project
 from zerolint.rules import Rule
-
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-IGNORE = re.compile(r"#\s*zerolint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -292,59 +287,15 @@ class Engine:
         return {s: self.settings.compress_ratios for s in symbols} or None
 
     def suppress(self, report: Report, project: Project) -> None:
-        """Drop findings whose call carries ``# noqa`` or ``# zerolint: ignore`` in a comment
-        (findings are only ever in parsed modules, whose text is at hand)."""
+        """Drop findings that a suppression comment covers (see ``zerolint.suppression``;
+        findings are only ever in parsed modules, whose text is at hand); they are kept in
+        ``report.suppressed`` so that unused suppressions can be told apart."""
         if not report.findings:
             return
+        from zerolint import suppression
+
         texts = {m.display: m.text for m in project.parsed()}
-        lines_of: dict[str, list[str]] = {}
-        comments_of: dict[str, dict[int, str]] = {}
-        kept = []
-        for f in report.findings:
-            if f.path not in lines_of:
-                lines_of[f.path] = texts.get(f.path, "").splitlines()
-            window = range(max(1, f.line), max(f.line, f.end_line) + 1)
-            raw = lines_of[f.path][window.start - 1 : window.stop - 1]
-            if not any(MARKER.search(line) for line in raw):
-                kept.append(f)
-                continue
-            # A marker is only a suppression in a comment, never inside a string.
-            if f.path not in comments_of:
-                comments_of[f.path] = comments_by_line(texts.get(f.path, ""))
-            comments = comments_of[f.path]
-            if not any(suppressed(comments.get(n, ""), f.code) for n in window):
-                kept.append(f)
-        report.findings = kept
-
-
-MARKER = re.compile(r"noqa|zerolint", re.IGNORECASE)
-
-
-def comments_by_line(text: str) -> dict[int, str]:
-    """The comment on each line of ``text`` (1-based), as Python's tokenizer finds them."""
-    out: dict[int, str] = {}
-    try:
-        # newline=None: lines are counted as Python counts them (\r\n, \r).
-        for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
-            if token.type == tokenize.COMMENT:
-                out[token.start[0]] = token.string
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return out
-
-
-def suppressed(line: str, code: str) -> bool:
-    m = NOQA.search(line)
-    if m is not None:
-        codes = m.group("codes")
-        if codes is None or code in re.split(r"[\s,]+", codes.upper()):
-            return True
-    m = IGNORE.search(line)
-    if m is not None:
-        codes = m.group("codes")
-        if codes is None or code in [c.strip().upper() for c in codes.split(",")]:
-            return True
-    return False
+        report.findings, report.suppressed = suppression.split(report.findings, texts)
 
 
 SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}

@@ -150,6 +150,8 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_checked: int = 0
     fixed: int = 0  # findings --fix fixed in this run (they are no longer in ``findings``)
+    # Findings a suppression comment hid (for ZL920, unused suppressions); never shown.
+    suppressed: list[Finding] = field(default_factory=list)
 
     def sort(self) -> None:
         self.findings.sort(key=Finding.sort_key)
