@@ -33,7 +33,8 @@ def segments_in_order(read_lens: list[int], atoms: int) -> list[tuple[int, int]]
 def expected_schedule(read_lens: list[int], num_sms: int, atoms: int = 1) -> list[tuple[int, int]]:
     """The scheduler's division of work (docs/hazards/ZL001.md, "The fault"), enumerated
     instead of binary-searched: of ``total`` segments, the first ``num_sms - total % num_sms``
-    SMs take ``total // num_sms`` each and the rest one more; row ``i`` is SM ``i``'s first segment; the last row is the end."""
+    SMs take ``total // num_sms`` each and the rest one more; row ``i`` is SM ``i``'s first
+    segment; the last row is the end."""
     segments = segments_in_order(read_lens, atoms)
     per_sm, remainder = divmod(len(segments), num_sms)
     sizes = [per_sm + (sm >= num_sms - remainder) for sm in range(num_sms)]
