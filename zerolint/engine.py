@@ -84,10 +84,14 @@ class Engine:
         skip: set[Path] | None = None,
         on_file: Callable[[int, int], None] | None = None,
         overrides: dict[Path, str] | None = None,
+        project: Project | None = None,
     ) -> Outcome:
         """Analyse ``files``. Files in ``skip`` are known (from the cache) not to mention any
-        sink name, and are not read unless the set of names grows."""
-        project = Project(files)
+        sink name, and are not read unless the set of names grows. ``project``, when given,
+        is an index of ``files`` kept from an earlier run (the language server's): its texts
+        and parsed modules are reused, and only what ``Project.set_text`` changed is read
+        or parsed again."""
+        project = project if project is not None else Project(files)
         for path, text in (overrides or {}).items():
             project.set_text(path, text)
         outcome = Outcome(report=Report(files_checked=len(files)), display={})
@@ -142,10 +146,15 @@ class Engine:
         while True:
             pattern = mention_pattern(names)
             new: list[Path] = []
+            # Every file is read anyway unless the cache skips some: then the project's
+            # remembered substring scans (warm in the language server) say which to look at.
+            maybe = None if skip else set().union(*map(project.files_containing, names))
             for i, path in enumerate(project.files):
                 if first and on_file is not None:
                     on_file(i + 1, total)  # skipped files were checked by the cache or prescan
                 if path in candidates or (path in skip and names == base_names):
+                    continue
+                if maybe is not None and path not in maybe:
                     continue
                 text = project.text(path)
                 if text is not None and mentions(text, names, pattern):
