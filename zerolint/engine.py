@@ -36,6 +36,8 @@ class Outcome:
     display: dict[Path, str]
     parsed: list[Path] = field(default_factory=list)
     candidates: set[Path] = field(default_factory=set)
+    # The names a file had to mention to be a candidate: the sinks and their wrappers.
+    names: set[str] = field(default_factory=set)
 
 
 def mention_pattern(names: Iterable[str]) -> re.Pattern[str]:
@@ -106,6 +108,7 @@ class Engine:
         )
         clock = time.perf_counter()
         modules, candidates = self.analyse(project, analyzer, on_file, skip or set())
+        outcome.names = self.settings.sink_names(self.rules) | analyzer.wrapper_names
         self.stats["index"] = time.perf_counter() - clock
         report = outcome.report
         clock = time.perf_counter()

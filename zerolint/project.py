@@ -405,6 +405,10 @@ class Project:
                     kept.sort(key=order.__getitem__)
                 self._containing[needle] = kept
 
+    def scanned_for(self) -> list[str]:
+        """Every text some analysis looked for with ``files_containing``."""
+        return list(self._containing)
+
     def files_containing(self, needle: str) -> list[Path]:
         """The files whose text contains ``needle``, in file order; remembered, since a
         scan of a large tree costs tens of milliseconds, and kept current by set_text."""
