@@ -23,8 +23,10 @@ Diagnostics = list[lsp.Diagnostic]
 class Client:
     """One editor session against one real server process."""
 
-    def __init__(self, root: Path, *server_args: str) -> None:
+    def __init__(self, root: Path, *server_args: str, command: list[str] | None = None) -> None:
         self.root = root
+        # Default: this Python's zerolint; another server (a peer in a benchmark) by command.
+        self.command = command or [sys.executable, "-m", "zerolint", "server"]
         self.server_args = server_args
         self.lsp = LanguageClient("zerolint-tests", "1")
         self.diagnostics: dict[str, Diagnostics] = {}
@@ -56,9 +58,9 @@ class Client:
     # ------------------------------------------------------------------ session
 
     async def start(self) -> lsp.InitializeResult:
-        await self.lsp.start_io(
-            sys.executable, "-m", "zerolint", "server", *self.server_args, cwd=str(self.root)
-        )
+        await self.lsp.start_io(*self.command, *self.server_args, cwd=str(self.root))
+        # Read the server's stderr as it comes: a full pipe would stop the server.
+        self._drain = asyncio.ensure_future(self._read_stderr())
         result = await self.lsp.initialize_async(
             lsp.InitializeParams(
                 process_id=None,
@@ -89,10 +91,23 @@ class Client:
         code = None
         if process is not None:
             code = await asyncio.wait_for(process.wait(), 30)
-            if process.stderr is not None:
-                self.stderr = await process.stderr.read()
+            await asyncio.wait_for(self._drain, 30)
         await self.lsp.stop()
         return code
+
+    async def _read_stderr(self) -> None:
+        process = self.lsp._server
+        stream = process.stderr if process is not None else None
+        while stream is not None:
+            chunk = await stream.read(65536)
+            if not chunk:
+                return
+            self.stderr += chunk
+
+    @property
+    def pid(self) -> int | None:
+        process = self.lsp._server
+        return process.pid if process is not None else None
 
     async def kill(self) -> None:
         process = self.lsp._server

@@ -70,7 +70,18 @@ class Context:
         if alone:
             self.files = [root]
         else:
-            self.files = discover([root], settings.exclude, settings.root).files
+            found = discover([root], settings.exclude, settings.root).files
+            known = set(found)
+            # Open buffers not on disk (new, or deleted while open) belong to the tree too.
+            unsaved = [
+                p
+                for p in overlays
+                if p not in known
+                and root in p.parents
+                and p.suffix in PY_SUFFIXES
+                and not is_excluded(p, settings.exclude, settings.root)
+            ]
+            self.files = sorted([*found, *unsaved]) if unsaved else found
         self.file_set = set(self.files)
         self.project = Project(self.files)
         for path, text in overlays.items():
@@ -189,27 +200,20 @@ class WorkspaceIndex:
             return None
         key = (root, settings.source)
         context = self.contexts.get(key)
-        if context is not None and not context.holds(path) and path.suffix in PY_SUFFIXES:
-            context = None  # a new file: module names and imports must see it
+        if context is not None and path in self.overlays and not context.holds(path):
+            context = None  # a new buffer: module names and imports must see it
         if context is None:
-            context = self._with_file(root, settings, path)
+            context = Context(root, settings, self.overlays)
             self.contexts[key] = context
         return context
 
-    def _with_file(self, root: Path, settings: Settings, path: Path) -> Context:
-        """A context whose tree also holds ``path``, even if discovery did not find it (a
-        new file not saved yet)."""
-        context = Context(root, settings, self.overlays)
-        if not context.holds(path):
-            from zerolint.project import Project
-
-            context.files = sorted([*context.files, path])
-            context.file_set.add(path)
-            context.project = Project(context.files)
-            for p, text in self.overlays.items():
-                if p in context.file_set:
-                    context.project.set_text(p, text)
-        return context
+    def warm(self) -> None:
+        """Index every workspace folder now, so that the first file opened is answered from
+        a warm index."""
+        for folder in self.folders:
+            context = self.context_for(folder / "__init__.py")
+            if context is not None and not context.analysed:
+                context.run()
 
     def reload(self) -> None:
         """Forget every context (the configuration changed): each is rebuilt on next use."""
@@ -233,6 +237,8 @@ class WorkspaceIndex:
         context = self.context_for(path)
         if context is None:
             return None, {path}
+        if not context.holds(path):  # closed, and not on disk: nothing left to check
+            return context, {path}
         if not context.analysed:
             context.project.set_text(path, text)
             return context, context.run() | {path}

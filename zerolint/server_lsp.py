@@ -247,6 +247,32 @@ class ZerolintServer(LanguageServer):
     async def in_worker(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
 
+    def warm(self) -> None:
+        """Runs in the worker: index the workspace before the first file is opened."""
+        try:
+            if self.index is not None:
+                self.index.warm()
+        except Exception as exc:  # noqa: BLE001 - the files are checked when opened
+            self.log("error", f"zerolint: indexing failed: {type(exc).__name__}: {exc}")
+
+    async def watch_configuration(self) -> None:
+        """Ask the client to tell us about pyproject.toml and Python files changing on disk."""
+        watchers = [
+            lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+            lsp.FileSystemWatcher(glob_pattern="**/*.py"),
+        ]
+        registration = lsp.Registration(
+            id="zerolint-watch",
+            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+        )
+        try:
+            await self.client_register_capability_async(
+                lsp.RegistrationParams(registrations=[registration])
+            )
+        except Exception as exc:  # noqa: BLE001 - saving a pyproject.toml still reloads it
+            self.log("warning", f"zerolint: cannot watch pyproject.toml files: {exc}")
+
     async def reload(self, why: str) -> None:
         """The configuration changed: rebuild every tree and recheck the open files."""
         if self.index is None:
@@ -453,25 +479,12 @@ def build(debounce: float = 0.05) -> ZerolintServer:
             roots = [Path(ls.workspace.root_path)]
         ls.index = WorkspaceIndex(roots, ls.log)
         ls.log("info", f"zerolint {__version__}: checking {', '.join(map(str, roots)) or '-'}")
+        warming = ls.in_worker(ls.warm)
         caps = ls.client_capabilities.workspace
         watch = caps.did_change_watched_files if caps else None
         if watch is not None and watch.dynamic_registration:
-            await ls.client_register_capability_async(
-                lsp.RegistrationParams(
-                    registrations=[
-                        lsp.Registration(
-                            id="zerolint-watch",
-                            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                            register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
-                                watchers=[
-                                    lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
-                                    lsp.FileSystemWatcher(glob_pattern="**/*.py"),
-                                ]
-                            ),
-                        )
-                    ]
-                )
-            )
+            await ls.watch_configuration()
+        await warming
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: ZerolintServer, params: lsp.DidOpenTextDocumentParams) -> None:
