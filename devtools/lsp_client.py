@@ -57,11 +57,14 @@ class Client:
 
     # ------------------------------------------------------------------ session
 
-    async def start(self) -> lsp.InitializeResult:
+    async def start(self, *, answer_timeout: float | None = None) -> lsp.InitializeResult | None:
+        """Start the server and initialize the session. With ``answer_timeout``, go on
+        without the initialize result after that many seconds (pygls cannot read every
+        server's capabilities: ruff's notebook selector fails its validation)."""
         await self.lsp.start_io(*self.command, *self.server_args, cwd=str(self.root))
         # Read the server's stderr as it comes: a full pipe would stop the server.
         self._drain = asyncio.ensure_future(self._read_stderr())
-        result = await self.lsp.initialize_async(
+        answer = self.lsp.initialize_async(
             lsp.InitializeParams(
                 process_id=None,
                 root_uri=self.root.as_uri(),
@@ -80,6 +83,12 @@ class Client:
                 ),
             )
         )
+        result = None
+        try:
+            result = await asyncio.wait_for(answer, answer_timeout)
+        except asyncio.TimeoutError:
+            if answer_timeout is None:
+                raise
         self.lsp.initialized(lsp.InitializedParams())
         return result
 

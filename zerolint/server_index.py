@@ -136,6 +136,8 @@ class Context:
         """``path`` now holds ``text`` (None: what is on disk); re-analyse if it can matter.
         Returns the files whose results changed."""
         old = self.project.text(path)
+        if text is not None and text == old:
+            return set()  # opened or saved as it was: the results stand
         self.project.set_text(path, text)
         new = self.project.text(path)
         if not self.may_matter(path, old, new):

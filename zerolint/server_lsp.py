@@ -15,7 +15,9 @@ reported with ``window/logMessage`` and the server goes on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
+import gc
 import logging
 import os
 import sys
@@ -177,6 +179,10 @@ class ZerolintServer(LanguageServer):
         if closed:
             self.publish(path, FileResult(), None, None)
         self.publish_all(results, opened, path)
+        # The run's garbage is freed after its diagnostics are out, not while the next
+        # edit waits (the analysis itself runs with the collector off).
+        with contextlib.suppress(RuntimeError):  # the worker is gone: shutting down
+            self.worker.submit(gc.collect)
 
     def _analyse_in_worker(
         self, path: Path, text: str | None, opened: dict[Path, tuple[str, int | None]]
@@ -252,6 +258,9 @@ class ZerolintServer(LanguageServer):
         try:
             if self.index is not None:
                 self.index.warm()
+            # The warm index lives as long as the server: the collector need not walk it.
+            gc.collect()
+            gc.freeze()
         except Exception as exc:  # noqa: BLE001 - the files are checked when opened
             self.log("error", f"zerolint: indexing failed: {type(exc).__name__}: {exc}")
 
