@@ -137,6 +137,24 @@ def test_change_that_adds_the_clamp_clears_it(workspace: Path, session: Session)
     session(scenario)
 
 
+def test_edits_in_quick_succession_are_checked_once(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        before = len(client.published)
+        for i in range(15):  # typing: each edit well within the 20 ms debounce of the last
+            client.change(uri, BUILDER + f"# {i}\n")
+        client.change(uri, CLAMPED_BUILDER)
+        await client.diagnostics_for(uri, is_clean)
+        mine = [p for p in client.published[before:] if p[1] == uri]
+        assert mine[-1][2] == client.versions[uri]  # the last version is the one shown
+        assert len(mine) <= 3, [p[2] for p in mine]
+
+    session(scenario)
+
+
 @pytest.mark.parametrize("title", ["Clamp", "Suppress"])
 def test_code_action_edit_makes_the_buffer_clean(
     workspace: Path, session: Session, title: str

@@ -96,6 +96,10 @@ class ZerolintServer(LanguageServer):
         # One thread owns the index: analyses never overlap and never block the loop.
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zerolint-index")
         self.sleeping: dict[str, asyncio.Task] = {}
+        # Documents being analysed, and those edited meanwhile: however fast the typing,
+        # one analysis per document is in flight and at most one more is owed.
+        self.running: set[str] = set()
+        self.dirty: set[str] = set()
         self.shown: dict[Path, tuple[FileResult, int | None, Any]] = {}
         self.published: dict[Path, tuple] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -148,7 +152,18 @@ class ZerolintServer(LanguageServer):
             return
         if self.sleeping.get(uri) is asyncio.current_task():
             del self.sleeping[uri]
-        await self.analyse(uri)
+        if uri in self.running:
+            self.dirty.add(uri)  # checked again once the analysis in flight is done
+            return
+        self.running.add(uri)
+        try:
+            while True:
+                self.dirty.discard(uri)
+                await self.analyse(uri)
+                if uri not in self.dirty:
+                    break
+        finally:
+            self.running.discard(uri)
 
     async def analyse(self, uri: str, *, closed: bool = False) -> None:
         """Bring ``uri``'s results up to date, and republish every open file whose findings
