@@ -36,6 +36,7 @@ class Client:
         self.texts: dict[str, str] = {}
         self.registrations: list[lsp.Registration] = []
         self.stderr = b""
+        self.initialize_result: lsp.InitializeResult | None = None
         self._changed = asyncio.Event()
 
         @self.lsp.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -90,6 +91,7 @@ class Client:
             if answer_timeout is None:
                 raise
         self.lsp.initialized(lsp.InitializedParams())
+        self.initialize_result = result
         return result
 
     async def stop(self) -> int | None:

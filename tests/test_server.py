@@ -89,6 +89,24 @@ def session(workspace: Path) -> Session:
     return run
 
 
+def test_initialize_announces_the_features(session: Session) -> None:
+    async def scenario(client: Client) -> None:
+        result = client.initialize_result
+        assert result is not None and result.server_info is not None
+        assert result.server_info.name == "zerolint"
+        caps = result.capabilities
+        sync = caps.text_document_sync
+        assert isinstance(sync, lsp.TextDocumentSyncOptions)
+        assert sync.change == lsp.TextDocumentSyncKind.Incremental
+        assert sync.open_close and sync.save  # a save of a pyproject.toml reloads it
+        assert isinstance(caps.code_action_provider, lsp.CodeActionOptions)
+        kinds = caps.code_action_provider.code_action_kinds or []
+        assert lsp.CodeActionKind.QuickFix in kinds and "source.fixAll.zerolint" in kinds
+        await client.log_matching("zerolint 0.")  # the start-up line, in the editor's log
+
+    session(scenario)
+
+
 def test_open_publishes_the_finding_with_its_path(workspace: Path, session: Session) -> None:
     builder = workspace / "pkg" / "builder.py"
     helper = workspace / "pkg" / "utils.py"
