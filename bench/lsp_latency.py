@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import shutil
 import statistics
 import sys
@@ -119,6 +120,9 @@ def main() -> int:
         zl = asyncio.run(session(tree, None, ("--debounce-ms", str(args.debounce_ms)), args.edits))
         report_zerolint(zl, args.debounce_ms)
         ruff = ruff_command()
+        # pygls cannot validate ruff's notebook selector in its initialize result; the
+        # session goes on without that result, and the error it logs is not ours to show.
+        logging.getLogger("pygls").setLevel(logging.CRITICAL)
         peer = asyncio.run(session(tree, ruff, (), args.edits)) if ruff else None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
