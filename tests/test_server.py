@@ -139,6 +139,26 @@ def test_open_publishes_the_finding_with_its_path(workspace: Path, session: Sess
     session(scenario)
 
 
+def test_positions_are_in_utf16_units(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    # One character outside the BMP before the call: two UTF-16 code units.
+    text = BUILDER.replace("    return deep_gemm", '    _ = "\U0001f600"; return deep_gemm')
+    builder.write_text(text)
+    line = text.splitlines()[7]
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        [diag] = await client.diagnostics_for(uri, is_zl001)
+        assert diag.range.start.character == line.index("deep_gemm.") + 1
+        actions = await client.code_actions(uri, diag)
+        [suppress] = [a for a in actions if a.title.startswith("Suppress")]
+        assert suppress.edit is not None and suppress.edit.changes is not None
+        [edit] = suppress.edit.changes[uri]
+        assert edit.range.end.character == len(line) + 1  # the whole line, in UTF-16
+
+    session(scenario)
+
+
 def test_change_that_adds_the_clamp_clears_it(workspace: Path, session: Session) -> None:
     builder = workspace / "pkg" / "builder.py"
 

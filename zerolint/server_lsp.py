@@ -21,6 +21,7 @@ import gc
 import logging
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -253,7 +254,8 @@ class ZerolintServer(LanguageServer):
         if not force and self.published.get(path) == key:
             return
         self.published[path] = key
-        diagnostics = [to_diagnostic(f) for f in result.findings]
+        convert = self.encoder(path, result.text)
+        diagnostics = [to_diagnostic(f, convert) for f in result.findings]
         diagnostics += [from_engine_diagnostic(d) for d in result.diagnostics]
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(
@@ -320,6 +322,18 @@ class ZerolintServer(LanguageServer):
             await self.in_worker(self.index.disk_changed, path)
             await self.refresh_open()
 
+    def encoder(self, path: Path, text: str | None) -> Convert:
+        """Positions in ``path`` (whose text is ``text``) in the client's units."""
+        if not text or text.isascii():
+            return same
+        codec = self.workspace.position_codec
+        lines = text.splitlines(keepends=True)
+
+        def convert(file: Path, position: lsp.Position) -> lsp.Position:
+            return codec.position_to_client_units(lines, position) if file == path else position
+
+        return convert
+
     # ------------------------------------------------------------------ code actions
 
     def code_actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
@@ -339,7 +353,7 @@ class ZerolintServer(LanguageServer):
         wanted = params.context.only
         actions: list[lsp.CodeAction] = []
         for finding in result.findings:
-            diagnostic = to_diagnostic(finding)
+            diagnostic = to_diagnostic(finding, self.encoder(path, text))
             if not overlaps(diagnostic.range, params.range):
                 continue
             if wants(wanted, lsp.CodeActionKind.QuickFix):
@@ -363,7 +377,12 @@ class ZerolintServer(LanguageServer):
                             title=f"Suppress {finding.code} on this line (# noqa)",
                             kind=lsp.CodeActionKind.QuickFix,
                             diagnostics=[diagnostic],
-                            edit=line_edit(uri, finding.line - 1, line, new),
+                            edit=line_edit(
+                                uri,
+                                finding.line - 1,
+                                self.workspace.position_codec.client_num_units(line.rstrip("\r\n")),
+                                new,
+                            ),
                         )
                     )
         if result.findings and wants(wanted, lsp.CodeActionKind.SourceFixAll):
@@ -404,12 +423,23 @@ def rule_doc_uri(code: str) -> str | None:
     return doc.resolve().as_uri() if doc.is_file() else None
 
 
-def to_diagnostic(finding: Finding) -> lsp.Diagnostic:
+Convert = Callable[[Path, lsp.Position], lsp.Position]
+
+
+def same(file: Path, position: lsp.Position) -> lsp.Position:
+    return position
+
+
+def to_diagnostic(finding: Finding, convert: Convert = same) -> lsp.Diagnostic:
+    """The finding as the editor shows it; ``convert`` turns a position in characters into
+    the client's units (UTF-16 by default) where the file's text is known."""
+    here = absolute(finding.path)
     start = lsp.Position(max(finding.line - 1, 0), max(finding.col - 1, 0))
     if finding.end_line:
         end = lsp.Position(max(finding.end_line - 1, 0), max(finding.end_col - 1, 0))
     else:
         end = start
+    start, end = convert(here, start), convert(here, end)
     verdict = finding.verdict
     message = finding.message
     if verdict is not None and verdict.witness:
@@ -420,13 +450,12 @@ def to_diagnostic(finding: Finding) -> lsp.Diagnostic:
     related = []
     for i, flow in enumerate(finding.flows, 1):
         for step in flow.steps:
-            where = lsp.Position(max(step.line - 1, 0), max(step.col - 1, 0))
+            file = absolute(step.path)
+            where = convert(file, lsp.Position(max(step.line - 1, 0), max(step.col - 1, 0)))
             note = step_note(step)
             related.append(
                 lsp.DiagnosticRelatedInformation(
-                    location=lsp.Location(
-                        uri=absolute(step.path).as_uri(), range=lsp.Range(where, where)
-                    ),
+                    location=lsp.Location(uri=file.as_uri(), range=lsp.Range(where, where)),
                     message=f"path {i}: {step_code(step)}" + (f"   {note}" if note else ""),
                 )
             )
@@ -460,10 +489,10 @@ def describe(d: Diagnostic) -> str:
     return f"{d.path}{where}: {d.code} {d.message}"
 
 
-def line_edit(uri: str, line: int, old: str, new: str) -> lsp.WorkspaceEdit:
-    body = old.rstrip("\r\n")
+def line_edit(uri: str, line: int, width: int, new: str) -> lsp.WorkspaceEdit:
+    """Replace line ``line`` (``width`` code units long, without its line break)."""
     edit = lsp.TextEdit(
-        range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, len(body))),
+        range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, width)),
         new_text=new.rstrip("\r\n"),
     )
     return lsp.WorkspaceEdit(changes={uri: [edit]})
