@@ -401,6 +401,24 @@ def test_excluded_file_gets_no_diagnostics(workspace: Path, session: Session) ->
     session(scenario)
 
 
+def test_per_file_ignores_apply(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    helper = workspace / "pkg" / "utils.py"
+    config = PYPROJECT + '[tool.zerolint.per-file-ignores]\n"pkg/builder.py" = ["ZL001"]\n'
+    (workspace / "pyproject.toml").write_text(config)
+    # The same finding in another file of the tree is still reported.
+    (workspace / "pkg" / "other.py").write_text(BUILDER)
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        other = client.open(workspace / "pkg" / "other.py")
+        await client.diagnostics_for(other, is_zl001)
+        await client.diagnostics_for(uri, is_clean)
+        assert helper.exists()
+
+    session(scenario)
+
+
 def test_server_without_pygls_says_what_to_install(tmp_path: Path) -> None:
     import subprocess
     import sys

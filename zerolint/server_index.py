@@ -24,7 +24,7 @@ from pathlib import Path
 
 from zerolint.config import ConfigError, Settings, find_pyproject, load_settings
 from zerolint.discovery import PY_SUFFIXES, discover, is_excluded
-from zerolint.model import Diagnostic, Finding
+from zerolint.model import Diagnostic, Finding, Report
 
 Log = Callable[[str, str], None]  # (level: "error" | "warning" | "info", message)
 
@@ -70,7 +70,12 @@ class Context:
         if alone:
             self.files = [root]
         else:
-            found = discover([root], settings.exclude, settings.root).files
+            found = discover(
+                [root],
+                settings.exclude,
+                settings.root,
+                respect_gitignore=settings.respect_gitignore,
+            ).files
             known = set(found)
             # Open buffers not on disk (new, or deleted while open) belong to the tree too.
             unsaved = [
@@ -109,6 +114,7 @@ class Context:
         self.parsed = set(outcome.parsed)
         self.candidates = set(outcome.candidates)
         self.names = set(outcome.names) or self.names
+        self.apply_settings(outcome.report)
         fresh: dict[Path, FileResult] = {}
         for finding in outcome.report.findings:
             fresh.setdefault(absolute(finding.path), FileResult()).findings.append(finding)
@@ -124,6 +130,20 @@ class Context:
         self.results = fresh
         self.analysed = True
         return changed
+
+    def apply_settings(self, report: Report) -> None:
+        """Drop what the configuration does not report (per-file-ignores, unselected ZL9xx
+        codes), as ``zerolint check`` does."""
+        from zerolint.codes import OPT_IN
+        from zerolint.config import matches
+
+        def keep(code: str, path: str) -> bool:
+            if not self.settings.enabled(code, opt_in=code in OPT_IN):
+                return False
+            return not matches(code, self.settings.ignored_in(path))
+
+        report.findings = [f for f in report.findings if keep(f.code, f.path)]
+        report.diagnostics = [d for d in report.diagnostics if keep(d.code, d.path)]
 
     def may_matter(self, path: Path, old: str | None, new: str | None) -> bool:
         """Whether an edit of ``path`` from ``old`` to ``new`` can change any result."""
@@ -291,7 +311,7 @@ def fix_all(text: str, findings: list[Finding], settings: Settings) -> str | Non
 
 def suppression_line(line: str, code: str) -> str:
     """``line`` with ``code`` suppressed: added to its ``# noqa:`` list, or a new one."""
-    from zerolint.engine import NOQA
+    from zerolint.suppression import NOQA
 
     body = line.rstrip("\r\n")
     ending = line[len(body) :]

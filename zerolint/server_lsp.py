@@ -33,6 +33,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
 from zerolint import __version__
+from zerolint.config import CONFIG_NAMES
 from zerolint.formats import step_code, step_note
 from zerolint.model import Diagnostic, Finding
 from zerolint.server_index import (
@@ -282,11 +283,9 @@ class ZerolintServer(LanguageServer):
             self.log("error", f"zerolint: indexing failed: {type(exc).__name__}: {exc}")
 
     async def watch_configuration(self) -> None:
-        """Ask the client to tell us about pyproject.toml and Python files changing on disk."""
-        watchers = [
-            lsp.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
-            lsp.FileSystemWatcher(glob_pattern="**/*.py"),
-        ]
+        """Ask the client to tell us about configuration and Python files changing on disk."""
+        watchers = [lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
+        watchers.append(lsp.FileSystemWatcher(glob_pattern="**/*.py"))
         registration = lsp.Registration(
             id="zerolint-watch",
             method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -551,7 +550,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
     async def did_save(ls: ZerolintServer, params: lsp.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
         path = path_of(uri)
-        if path is not None and path.name == "pyproject.toml":
+        if path is not None and path.name in CONFIG_NAMES:
             await ls.reload(f"{path} was saved")
         elif unquote(uri) in ls.workspace.text_documents:
             ls.schedule(uri, 0)
@@ -572,7 +571,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def watched(ls: ZerolintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        configs = [c for c in params.changes if c.uri.endswith("pyproject.toml")]
+        configs = [c for c in params.changes if c.uri.rsplit("/", 1)[-1] in CONFIG_NAMES]
         if configs:
             await ls.reload(f"{path_of(configs[0].uri)} changed")
             return
