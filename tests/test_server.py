@@ -437,4 +437,4 @@ def test_server_without_pygls_says_what_to_install(tmp_path: Path) -> None:
     if "No module named" in run.stderr and "libcst" not in run.stderr:
         pytest.fail(run.stderr)
     assert run.returncode == 2
-    assert "pip install 'zerolint[server]'" in run.stderr
+    assert "server extra (pip install '/path/to/zerolint[server]')" in run.stderr

@@ -1,6 +1,6 @@
 """``zerolint server``: the language server, over stdin/stdout, for editors.
 
-pygls and lsprotocol are an optional extra (``pip install "zerolint[server]"``); this
+pygls and lsprotocol are the optional ``server`` extra (installed from a clone); this
 module only checks they are there before importing the server (``zerolint.server_lsp``),
 so ``zerolint --help`` never pays for them. Editor set-up: docs/editors.md.
 """
@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     missing = [m for m in ("pygls", "lsprotocol") if importlib.util.find_spec(m) is None]
     if missing:
         raise UsageError(
-            f"zerolint server needs {' and '.join(missing)}: pip install 'zerolint[server]'"
+            f"zerolint server needs {' and '.join(missing)}: install zerolint with its "
+            "server extra (pip install '/path/to/zerolint[server]')"
         )
     from zerolint.server_lsp import serve
 
