@@ -88,14 +88,16 @@ class Engine:
         skip: set[Path] | None = None,
         on_file: Callable[[int, int], None] | None = None,
         overrides: dict[Path, str] | None = None,
+        read: Callable[[Path], bytes] | None = None,
         project: Project | None = None,
     ) -> Outcome:
         """Analyse ``files``. Files in ``skip`` are known (from the cache) not to mention any
-        sink name, and are not read unless the set of names grows. ``project``, when given,
-        is an index of ``files`` kept from an earlier run (the language server's): its texts
-        and parsed modules are reused, and only what ``Project.set_text`` changed is read
-        or parsed again."""
-        project = project if project is not None else Project(files)
+        sink name, and are not read unless the set of names grows. ``read`` gives a file's
+        bytes (the cache passes the bytes it hashed). ``project``, when given, is an index
+        of ``files`` kept from an earlier run (the language server's): its texts and parsed
+        modules are reused, and only what ``Project.set_text`` changed is read or parsed
+        again."""
+        project = project if project is not None else Project(files, read=read)
         for path, text in (overrides or {}).items():
             project.set_text(path, text)
         outcome = Outcome(report=Report(files_checked=len(files)), display={})
