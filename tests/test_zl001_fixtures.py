@@ -8,8 +8,8 @@ and whether it is valid or invalid; ``NAME.txt`` beside it is exactly what
 prints with the fixtures folder as the working directory. The expected files were written
 by reasoning about what the rule must report (which line, through which steps, with which
 witness), not copied from the tool. A new case is two files and no test code.
-``ZEROLINT_UPDATE_GOLDEN=1`` rewrites the expected files from the tool's output: review
-every changed line before keeping it.
+``python -m devtools.update_golden zl001`` rewrites the expected files from the tool's
+output (the tests never do): review every changed line before keeping it.
 
 The goldens run in-process through ``zerolint.cli.main`` (the code the console script
 calls) to keep the suite fast; one subprocess run over the whole folder checks that the
@@ -19,7 +19,6 @@ other's findings.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -27,12 +26,12 @@ from pathlib import Path
 
 import pytest
 
+from tests import golden
 from zerolint.cli import main
 from zerolint.rules import Example, load_rules
 
 FIXTURES = Path(__file__).parent / "fixtures" / "zl001"
 CASES = sorted(p.stem for p in FIXTURES.glob("*.py"))
-UPDATE = os.environ.get("ZEROLINT_UPDATE_GOLDEN") == "1"
 ARGS = ["check", "--no-cache", "--color", "never"]
 HEADER = re.compile(r"^# (Valid|Invalid): \S")
 FINDING = re.compile(r"^(?P<path>[^\s:]+\.py):\d+:\d+: ZL001 ", re.MULTILINE)
@@ -49,15 +48,20 @@ def expected(case: str) -> str:
     return (FIXTURES / f"{case}.txt").read_text(encoding="utf-8")
 
 
+def output(case: str) -> tuple[int, str]:
+    """(exit code, stdout) of checking one fixture from the fixtures folder."""
+    return golden.run_cli([*ARGS, f"{case}.py"], cwd=FIXTURES)
+
+
+@golden.suite("zl001")
+def goldens() -> list[golden.Golden]:
+    return [golden.Golden(FIXTURES / f"{c}.txt", lambda c=c: output(c)[1]) for c in CASES]
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_fixture_output_matches_golden(
-    case: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(FIXTURES)
-    code, out = run_cli([*ARGS, f"{case}.py"], capsys)
-    if UPDATE:
-        (FIXTURES / f"{case}.txt").write_text(out, encoding="utf-8")
-    assert out == expected(case)
+def test_fixture_output_matches_golden(case: str) -> None:
+    code, out = output(case)
+    golden.assert_matches(FIXTURES / f"{case}.txt", out)
     assert code == (1 if FINDING.search(out) else 0)
 
 
