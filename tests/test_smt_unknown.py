@@ -1,10 +1,11 @@
-"""When Z3 gives up, nobody hears "safe".
+"""When Z3 gives up, or a path leaves the model, nobody hears "safe".
 
 A solver time-out is not a proof. Each case here makes Z3 really give up on a real query,
 by a resource limit of one unit (``rlimit``, Z3's deterministic stand-in for a time-out),
 and checks what each public entry point makes of that: the judge says ``unknown`` (and the
 finding is still reported), the capture-size search raises instead of returning an empty
-hazard list.
+hazard list. A path through an operation the model cannot express (an unknown call) is
+``unknown`` too, unless what follows it proves every row >= 1 whatever it returned.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from zerolint.model import Flow, Op, Step
 
 DIV = Op("floordiv", "self.compress_ratio")
 CLAMP1 = Op("clamp_min", 1)
+HELPER = Op("opaque", "helper()")  # a call the analysis could not see into
 UNCLAMPED = """\
 from deep_gemm import get_paged_mqa_logits_metadata
 
@@ -108,3 +110,34 @@ def test_capture_analysis_that_gives_up_raises_not_an_empty_hazard_list(
 ) -> None:
     with pytest.raises(smt.SolverGaveUp):
         analyze(CaptureConfig())
+
+
+@pytest.mark.parametrize(
+    ("ops", "status"),
+    [
+        ([HELPER], "unknown"),
+        ([HELPER, DIV], "unknown"),
+        ([HELPER, Op("clamp_min", 0)], "unknown"),  # 0 stays 0
+        ([HELPER, CLAMP1, Op("add", -1)], "unknown"),  # 1 - 1 is 0
+        ([HELPER, CLAMP1], "safe"),
+        ([HELPER, DIV, CLAMP1, Op("mul", 2)], "safe"),
+    ],
+    ids=[
+        "alone",
+        "then divided",
+        "then clamped to 0",
+        "then clamped and -1",
+        "then clamped",
+        "clamped then doubled",
+    ],
+)
+def test_after_an_unmodelled_call_only_a_clamp_that_holds_proves_safe(
+    ops: list[Op], status: str
+) -> None:
+    assert smt.judge_flow(flow(*ops)).status == status
+
+
+def test_after_an_unmodelled_call_a_solver_that_gives_up_proves_nothing(
+    solver_gives_up: None,
+) -> None:
+    assert smt.judge_flow(flow(HELPER, CLAMP1)).status == "unknown"
