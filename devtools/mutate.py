@@ -250,7 +250,13 @@ def run_tests(copy: Path, tests: Sequence[str], timeout: float) -> tuple[int | N
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
     try:
         proc = subprocess.run(
-            command, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout
+            command,
+            cwd=copy,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout or ""
@@ -420,7 +426,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print()
     print(table(outcomes))
-    counts = {s: sum(o.status == s for o in outcomes) for s in dict.fromkeys(o.status for o in outcomes)}
+    counts = {
+        s: sum(o.status == s for o in outcomes) for s in dict.fromkeys(o.status for o in outcomes)
+    }
     summary = ", ".join(f"{n} {s}" for s, n in counts.items())
     print(f"\n{len(outcomes)} mutants: {summary} in {_secs(started)} with {args.jobs} job(s)")
     bad = [o for o in outcomes if not o.ok]
