@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = Path(__file__).resolve().parent / "mutants.toml"
 MODULE = "<module>"  # a mutant in module-level code (a table, a constant)
 _SKIP = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis"}
-_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
+_FAILED = re.compile(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", re.MULTILINE)  # -ra's summary
 _FIELDS = {"id", "file", "function", "original", "mutated", "why", "tests", "equivalent"}
 
 
