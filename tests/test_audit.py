@@ -2,9 +2,10 @@
 
 Two kinds of stacks:
 
-* the real wheels from PyPI (DOMAIN.md section 1), unpacked without dependencies into
-  cached site-packages folders (their ``.py`` files, DeepGEMM's scheduler headers and the
-  ``.dist-info``), plus this project's own wheel, built here, for the runtime guard;
+* the real wheels from PyPI (docs/hazards/README.md, "DeepGEMM builds"), unpacked without
+  dependencies into cached site-packages folders (their ``.py`` files, DeepGEMM's scheduler
+  headers and the ``.dist-info``), plus this project's own wheel, built here, for the
+  runtime guard;
 * small stacks written here: a ``vllm`` package with an indexer-like call, a vendored or
   pip-installed ``deep_gemm`` holding one of ``fixtures/headers/synthetic/*.cuh``.
 """
@@ -29,8 +30,10 @@ from zerolint.audit import (
     audit,
     detect_gpu,
     guard_status,
+    render_text,
 )
 from zerolint.cli import main
+from zerolint.headers.measured import Measurement, file_sha256
 from zerolint.installed import find_environment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -549,3 +552,98 @@ def test_audit_never_imports_the_serving_packages(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "protected"
+
+
+# ------------------------------------------------------------------ hazards of each build
+
+# requirement, {hazard: (status, measured outcome or None)}; docs/audit.md, "Hazards of each
+# build", has the same table.
+BUILD_HAZARDS = [
+    ("vllm==0.26.0", {"ZL001": ("protected", None), "empty-batch": ("exposed", "fault")}),
+    ("vllm==0.27.1", {"ZL001": ("exposed", "fault"), "empty-batch": ("exposed", None)}),
+    ("vllm==0.28.0", {"ZL001": ("protected", None), "empty-batch": ("protected", None)}),
+    ("vllm==0.33.0", {"ZL001": ("protected", "ok"), "empty-batch": ("protected", None)}),
+    (
+        "sgl-deep-gemm==0.2.3.post2",
+        {"ZL001": ("exposed", "fault"), "empty-batch": ("exposed", None)},
+    ),
+]
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize("requirement, expected", BUILD_HAZARDS, ids=[b[0] for b in BUILD_HAZARDS])
+def test_hazards_of_each_real_build(audited, requirement, expected):
+    (engine,) = audited(requirement).engines
+    assert engine.kernel is not None
+    found = {
+        h.hazard: (h.status, h.measured.outcome if h.measured else None)
+        for h in engine.kernel.hazards
+    }
+    assert found == expected
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_an_empty_batch_does_not_change_the_zl001_verdict(audited):
+    """vLLM 0.26.0 faults at B == 0 (measured), but its verdict stays ZL001's: protected."""
+    result = audited("vllm==0.26.0")
+    kernel = result.engines[0].kernel
+    assert kernel is not None
+    empty = kernel.hazard("empty-batch")
+    assert empty is not None and empty.header.status == "unguarded"
+    assert empty.header.hazards[0].line == 116
+    assert result.verdict == "protected"
+    out = render_text(result)
+    assert "hazards by DeepGEMM build" in out
+    assert "DeepGEMM 2.5.0 (vendored in vllm 0.26.0): ZL001 protected, empty-batch exposed" in out
+    assert "empty-batch (B == 0): exposed: header unguarded (paged_mqa_logits.cuh:116); " in out
+    assert "measured: fault (context_lens of shape (0, next_n)" in out
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_json_lists_the_hazards_of_each_build(capsys):
+    site = site_of("vllm==0.27.1")
+    main(["audit", "--site-packages", str(site), "--gpu", "sm90", "--format", "json"])
+    document = json.loads(capsys.readouterr().out)
+    (build,) = document["builds"]
+    assert build["deep_gemm"] == "DeepGEMM 2.6.1 (vendored in vllm 0.27.1)"
+    assert build["hazards"] == {"ZL001": "exposed", "empty-batch": "exposed"}
+    hazards = {h["hazard"]: h for h in document["engines"][0]["deep_gemm"]["hazards"]}
+    assert hazards["ZL001"]["measured"]["source"] == "docs/sm90-verification.md"
+    assert hazards["empty-batch"]["measured"] is None
+    assert hazards["empty-batch"]["header"]["hazards"][0]["line"] == 113
+
+
+def test_a_measurement_holds_for_the_exact_header_only(tmp_path):
+    """A run is keyed by the header's bytes: an edited copy is not measured, only read."""
+    header = SYNTHETIC / UNGUARDED_HEADER
+    recorded = Measurement(
+        "empty-batch", file_sha256(header) or "", "a test build", "fault", "B = 0", "here"
+    )
+    site = small_stack(tmp_path / "same")
+    edited = small_stack(tmp_path / "edited")
+    copy = edited / "vllm/third_party/deep_gemm/include/deep_gemm/scheduler" / SM90_HEADER
+    copy.write_text(copy.read_text() + "\n// edited\n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("zerolint.headers.measured.MEASURED", (recorded,))
+        same = audit([site], gpu="sm90", environ=CLEAN_ENV).engines[0].kernel
+        other = audit([edited], gpu="sm90", environ=CLEAN_ENV).engines[0].kernel
+    assert same is not None and other is not None
+    assert same.hazard("empty-batch").measured == recorded
+    assert other.hazard("empty-batch").measured is None
+
+
+def test_each_build_is_listed_once_with_its_fallback(tmp_path, capsys):
+    site = small_stack(tmp_path, pip=GUARDED_HEADER)
+    main(["audit", "--site-packages", str(site), "--gpu", "sm90", "--format", "json"])
+    builds = json.loads(capsys.readouterr().out)["builds"]
+    assert [b["deep_gemm"] for b in builds] == [
+        "DeepGEMM 2.0.0 (pip-installed deep_gemm from deep-gemm 2.0.0)",
+        "DeepGEMM 1.0.0 (vendored in vllm 0.0.1)",
+    ]
+    main(["audit", "--site-packages", str(site), "--gpu", "sm90"])
+    out = capsys.readouterr().out
+    section = out.split("hazards by DeepGEMM build", 1)[1].split("\nverdict:", 1)[0]
+    assert section.count("DeepGEMM 2.0.0") == 1 and section.count("DeepGEMM 1.0.0") == 1

@@ -2,9 +2,9 @@
 
 Three kinds of input:
 
-* the real SM90 paged-MQA scheduler headers from the PyPI wheels (DOMAIN.md section 1):
-  vLLM 0.26.0's generic scheduler and 0.28.0/0.33.0 are guarded, 0.27.1 and
-  sgl-deep-gemm 0.2.3.post2 are not;
+* the real SM90 paged-MQA scheduler headers from the PyPI wheels (docs/hazards/README.md,
+  "DeepGEMM builds"): vLLM 0.26.0's generic scheduler and 0.28.0/0.33.0 are guarded,
+  0.27.1 and sgl-deep-gemm 0.2.3.post2 are not;
 * edited copies of those headers: ``fixtures/headers/edits/*.toml`` are recipes (exact
   replacements, identifier renames, regex rewrites) applied here to the downloaded header,
   so no DeepGEMM source is committed; each recipe states the expected status;

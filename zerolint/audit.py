@@ -14,6 +14,12 @@ For each serving package found (vLLM, SGLang; or DeepGEMM alone when neither is 
 
 then one verdict: ``exposed``, ``protected`` (saying by what, and whether the code is still
 unclamped) or ``not affected``, with the reasons.
+
+Each DeepGEMM build found also carries its list of hazards (``KernelCheck.hazards``), one
+per header recognizer (``zerolint.headers.registry``): ZL001's all-zero case, the empty
+batch, each ``exposed``, ``protected`` or ``unknown`` from its header and, where a GPU run
+of that very header is recorded, from the run. The verdict above is ZL001's; the other
+hazards are reported per build (docs/audit.md, "Hazards of each build").
 """
 
 from __future__ import annotations
@@ -29,7 +35,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from zerolint.headers import HeaderCheck, HeaderError, check_header, find_scheduler_header
+from zerolint.headers import (
+    HeaderCheck,
+    HeaderError,
+    Recognizer,
+    check_header,
+    find_scheduler_header,
+    recognizers,
+)
+from zerolint.headers.measured import Measurement, measurement
 from zerolint.installed import (
     DeepGemm,
     Environment,
@@ -45,6 +59,8 @@ if TYPE_CHECKING:
     from zerolint.model import Finding
 
 AuditVerdict = Literal["exposed", "protected", "not affected"]
+HazardStatus = Literal["exposed", "protected", "unknown"]
+ZL001 = "ZL001"
 GPU_CHOICES = ("auto", "sm90", "sm100")
 GUARD_PACKAGE = "runtime_guard"
 GUARD_ENV = "ZEROLINT_GUARD"
@@ -85,17 +101,47 @@ class GuardStatus:
     plugin: Plugin | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class HazardCheck:
+    """One hazard of one DeepGEMM build: what its header says and what a GPU run measured."""
+
+    hazard: str  # "ZL001", "empty-batch"
+    label: str  # the input, a few words: "B == 0"
+    header: HeaderCheck
+    measured: Measurement | None = None
+
+    @property
+    def status(self) -> HazardStatus:
+        """A recorded run decides; else the header: unguarded is exposed, guarded protected."""
+        if self.measured is not None:
+            return "exposed" if self.measured.outcome == "fault" else "protected"
+        return {"unguarded": "exposed", "guarded": "protected"}.get(self.header.status, "unknown")
+
+    def describe(self) -> str:
+        header = self.header
+        where = header.location() if header.hazards or header.guards else Path(header.path).name
+        text = f"{self.hazard} ({self.label}): {self.status}: header {header.status} ({where})"
+        if self.measured is None:
+            return text + "; not measured"
+        run = self.measured
+        return f"{text}; measured: {run.outcome} ({run.detail}; {run.source})"
+
+
 @dataclass(slots=True)
 class KernelCheck:
-    """A DeepGEMM and what its scheduler header says."""
+    """A DeepGEMM and what its scheduler header says, for ZL001 and for every hazard."""
 
     deep_gemm: DeepGemm
-    header: HeaderCheck
+    header: HeaderCheck  # ZL001's all-zero recognizer
+    hazards: list[HazardCheck] = field(default_factory=list)
 
     def describe(self) -> str:
         status = self.header.status
         where = self.header.location()
         return f"{self.deep_gemm.label()}: kernel {status} ({where})"
+
+    def hazard(self, name: str) -> HazardCheck | None:
+        return next((h for h in self.hazards if h.hazard == name), None)
 
 
 @dataclass(slots=True)
@@ -243,7 +289,15 @@ def _kernel(deep_gemm: DeepGemm) -> KernelCheck:
             header = check_header(header_path)
         except HeaderError as exc:
             header = HeaderCheck(str(header_path), "unknown", str(exc))
-    return KernelCheck(deep_gemm, header)
+    hazards = [_hazard(deep_gemm, found, header) for found in recognizers()]
+    return KernelCheck(deep_gemm, header, hazards)
+
+
+def _hazard(deep_gemm: DeepGemm, found: Recognizer, zl001: HeaderCheck) -> HazardCheck:
+    """One recognizer's verdict on a build; ZL001's is the header check already made."""
+    path = found.find_header(deep_gemm.path)
+    header = zl001 if found.hazard == ZL001 else found.check_package(deep_gemm.path)
+    return HazardCheck(found.hazard, found.label, header, measurement(found.hazard, path))
 
 
 def _zl001(package: Path, ratios: tuple[int, ...]) -> tuple[list[Finding], list[Finding]]:
@@ -507,10 +561,27 @@ def render_text(result: Audit) -> str:
         out.append(f"{engine.title()}  ({engine.path})")
         out.extend("  " + line for line in _engine_lines(engine))
         out.append(f"  verdict: {engine.verdict}")
+    builds = _builds(result)
+    if builds:
+        out.append("")
+        out.append("hazards by DeepGEMM build (SM90 scheduler header; the verdict is ZL001's):")
+        for kernel in builds:
+            found = ", ".join(f"{h.hazard} {h.status}" for h in kernel.hazards)
+            out.append(f"  {kernel.deep_gemm.label()}: {found}")
     out.append("")
     out.append(f"verdict: {result.verdict}")
     out.extend(f"  - {reason}" for reason in result.reasons)
     return "\n".join(out) + "\n"
+
+
+def _builds(result: Audit) -> list[KernelCheck]:
+    """Every DeepGEMM build the engines would import or fall back to, each once."""
+    seen: dict[Path, KernelCheck] = {}
+    for engine in result.engines:
+        for kernel in (engine.kernel, engine.fallback):
+            if kernel is not None:
+                seen.setdefault(kernel.deep_gemm.path, kernel)
+    return list(seen.values())
 
 
 def _engine_lines(engine: EngineAudit) -> list[str]:
@@ -550,6 +621,16 @@ def _kernel_lines(label: str, kernel: KernelCheck) -> list[str]:
     ]
     for evidence in (*header.hazards, *header.guards):
         lines.append(f"    {Path(header.path).name}:{evidence.line}  {evidence.code}")
+    if kernel.hazards:
+        lines.append("  hazards:")
+    for hazard in kernel.hazards:
+        lines.append(f"    {hazard.describe()}")
+        if hazard.hazard == ZL001:  # its evidence is printed above
+            continue
+        name = Path(hazard.header.path).name
+        lines.append(f"      {hazard.header.reason}")
+        for evidence in (*hazard.header.hazards, *hazard.header.guards):
+            lines.append(f"      {name}:{evidence.line}  {evidence.code}")
     return lines
 
 
@@ -573,6 +654,14 @@ def to_dict(result: Audit) -> dict[str, Any]:
             if name in ("vllm", "sglang", "sgl-deep-gemm", "deep-gemm", "zerolint")
         },
         "engines": [_engine_dict(e) for e in result.engines],
+        "builds": [
+            {
+                "deep_gemm": kernel.deep_gemm.label(),
+                "path": str(kernel.deep_gemm.path),
+                "hazards": {h.hazard: h.status for h in kernel.hazards},
+            }
+            for kernel in _builds(result)
+        ],
     }
 
 
@@ -627,6 +716,26 @@ def _kernel_dict(kernel: KernelCheck | None) -> dict[str, Any] | None:
         "path": str(dg.path),
         "distribution": dg.distribution.label() if dg.distribution else None,
         "header": kernel.header.to_dict(),
+        "hazards": [_hazard_dict(h) for h in kernel.hazards],
+    }
+
+
+def _hazard_dict(hazard: HazardCheck) -> dict[str, Any]:
+    run = hazard.measured
+    return {
+        "hazard": hazard.hazard,
+        "input": hazard.label,
+        "status": hazard.status,
+        "header": hazard.header.to_dict(),
+        "measured": None
+        if run is None
+        else {
+            "outcome": run.outcome,
+            "detail": run.detail,
+            "build": run.build,
+            "header_sha256": run.header_sha256,
+            "source": run.source,
+        },
     }
 
 
