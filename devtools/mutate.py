@@ -158,7 +158,9 @@ def _function_span(text: str, dotted: str) -> tuple[int, int] | None:
 def _hint(mutant: Mutant, root: Path) -> str:
     """Where the function or the snippet went, to retarget the mutant."""
     name = mutant.function.rsplit(".", 1)[-1]
-    defines = re.compile(rf"^\s*(?:async\s+)?def {re.escape(name)}\b", re.MULTILINE)
+    # A refactor often makes a private helper public: `_name` and `name` both count.
+    plain = name.lstrip("_")
+    defines = re.compile(rf"^\s*(?:async\s+)?def _*{re.escape(plain)}\b", re.MULTILINE)
     top = Path(mutant.file).parts[0]
     found_def, found_text = [], []
     for path in sorted((root / top).rglob("*.py")) if (root / top).is_dir() else []:
@@ -170,7 +172,7 @@ def _hint(mutant: Mutant, root: Path) -> str:
             found_text += [f"{rel}:{where}" for where in _holders(text, mutant.original)]
     hints = []
     if found_def:
-        hints.append(f"def {name} is in {', '.join(found_def)}")
+        hints.append(f"def {plain} is in {', '.join(found_def)}")
     if found_text:
         hints.append(f"the text is in {', '.join(found_text)}")
     return f" ({'; '.join(hints)})" if hints else " (retarget or retire it)"
