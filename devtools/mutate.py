@@ -1,10 +1,10 @@
 """Run the curated mutation set: each mutant must be killed by the tests named for it.
 
-    python -m devtools.mutate                    # every mutant in devtools/mutants.toml
-    python -m devtools.mutate smt-* fix-clamp-0  # some, by id (shell-style patterns)
-    python -m devtools.mutate --jobs 2           # two scratch copies, two mutants at a time
-    python -m devtools.mutate --targets          # only check that every mutant still applies
-    python -m devtools.mutate --list             # ids, places and why each one matters
+    python -m devtools.mutate                        # every mutant in devtools/mutants.toml
+    python -m devtools.mutate "smt-*" clamp-to-zero  # some, by id (shell-style patterns)
+    python -m devtools.mutate --jobs 2               # two scratch copies, two at a time
+    python -m devtools.mutate --targets              # only check that every mutant applies
+    python -m devtools.mutate --list                 # ids, places and why each one matters
 
 A mutant is one realistic bug, kept as data: a file, the function it lives in, a snippet of
 its text and what the snippet becomes. The snippet must occur exactly once in that function
