@@ -1,4 +1,6 @@
-"""Copy each rule's documentation (rules/ZLxxx.md) into README.md between its markers.
+"""Copy each rule's documentation (rules/ZLxxx.md) into README.md between its markers,
+and the table of ZL9xx codes (zerolint/codes.py) between ``<!-- codes start -->`` and
+``<!-- codes end -->``.
 
 python devtools/sync_readme.py          # rewrite README.md
 python devtools/sync_readme.py --check  # exit 1 when README.md is out of date
@@ -25,7 +27,19 @@ def rendered(readme: str) -> str:
         doc = re.sub(r"^## ", "#### ", doc, flags=re.MULTILINE)
         return match.group(1) + doc.rstrip("\n") + "\n" + match.group(4)
 
-    return MARKERS.sub(body, readme)
+    return CODES_MARKERS.sub(codes_table, MARKERS.sub(body, readme))
+
+
+CODES_MARKERS = re.compile(r"(<!-- codes start -->\n)(.*?)(<!-- codes end -->)", re.DOTALL)
+
+
+def codes_table(match: re.Match[str]) -> str:
+    sys.path.insert(0, str(ROOT))
+    from zerolint.codes import CODES
+
+    rows = ["| Code | Name | Meaning |", "| --- | --- | --- |"]
+    rows += [f"| `{c.code}` | {c.name} | {c.summary} |" for c in CODES]
+    return match.group(1) + "\n".join(rows) + "\n" + match.group(3)
 
 
 def main() -> int:

@@ -1,4 +1,4 @@
-"""Session-wide checks for the test run."""
+"""Fixtures shared by the command-line tests, and session-wide checks for the test run."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 import pytest
 
 from tests import golden
+from tests.test_cli_check import check  # noqa: F401 - the `check` fixture, for every module
 
 
 def pytest_configure(config: pytest.Config) -> None:

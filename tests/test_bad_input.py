@@ -181,13 +181,15 @@ def test_special_file_named_on_the_command_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
 
 
-def test_missing_path_is_one_line_and_the_others_are_checked(tmp_path: Path) -> None:
+def test_missing_path_is_an_error_and_the_others_are_checked(tmp_path: Path) -> None:
+    # As a mistyped path in Ruff: an error (exit 2), not "1 file could not be checked".
     (tmp_path / "good.py").write_text(GOOD)
     proc = zerolint("missing.py", "good.py", cwd=tmp_path)
     assert_no_traceback(proc)
-    assert_one_diagnostic(proc.stdout, "missing.py", "ZL902", "No such file")
+    assert proc.stderr == "zerolint: error: path not found: missing.py\n"
+    assert "missing.py" not in proc.stdout and "could not be checked" not in proc.stdout
     assert GOOD_FINDING.search(proc.stdout)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
 
 
 DEEP = 50_000

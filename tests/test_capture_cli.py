@@ -137,3 +137,65 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     assert result.returncode == 2
     assert result.stderr.startswith(message)
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+# --- what a new user types (issue: --vllm-args as given, typos, sizes, GPUs) ------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--vllm-args", "--enforce-eager"],
+        ["--vllm-args=--enforce-eager"],
+        ["--vllm-args", "-O0"],
+    ],
+)
+def test_vllm_args_whose_value_starts_with_a_dash(args):
+    # No graph is captured; live decode requests can still fault (exit 1), no usage error.
+    result = capture(*args)
+    assert (result.returncode, result.stderr) == (1, "")
+    assert "0 capture sizes" in result.stdout
+
+
+def test_an_unknown_vllm_flag_is_warned_about():
+    result = capture("--vllm-args", "--max-num-seq 64 --model m --tensor-parallel-size 8")
+    assert result.stderr == (
+        "zerolint: warning: --vllm-args: --max-num-seq is not a vLLM flag zerolint knows "
+        "(did you mean --max-num-seqs?); it is ignored\n"
+    )
+
+
+def test_the_idle_rank_line_says_it_does_not_apply_at_one_rank():
+    (line,) = [x for x in capture().stdout.splitlines() if "idle data-parallel rank" in x]
+    assert "does not apply: --data-parallel-size is 1" in line
+    assert not line.split(": ", 1)[1].startswith("FAULT")
+    (line,) = [
+        x
+        for x in capture("--data-parallel-size", "2").stdout.splitlines()
+        if "idle data-parallel rank" in x
+    ]
+    assert line.split(": ", 1)[1].startswith("FAULT")
+
+
+@pytest.mark.parametrize(
+    ("sizes", "message"),
+    [
+        ("1..100000000000", "1..100000000000 names 100,000,000,000 sizes; at most 65,536"),
+        ("0", "a capture size is a batch of 1 to 16,777,216 tokens, not 0"),
+        ("[100000000000]", "not 100,000,000,000"),
+    ],
+)
+def test_capture_sizes_are_bounded(sizes, message):
+    result = capture("--cudagraph-capture-sizes", sizes)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("gpu", ["sm80", "sm89", "sm120"])
+def test_gpus_that_do_not_run_the_scheduler_are_not_affected(gpu):
+    result = capture("--gpu", gpu)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"not affected on {gpu}: ")
+    assert "capture sizes" in result.stdout
+    data = json.loads(capture("--gpu", gpu, "--format", "json").stdout)
+    assert data["affected"] is False and len(data["capture_sizes"]) == 51

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import importlib.metadata
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -216,3 +217,50 @@ def test_the_shipped_rules_become_valid_rule_descriptors(validator: Draft4Valida
         zl001.summary,
     )
     assert rule.get("help", {}).get("markdown", "") == zl001.doc
+
+
+# ------------------------------------------------------------ what code scanning ranks by
+
+
+def _shipped_log(report: Report, **metas: Any) -> dict[str, Any]:
+    from zerolint.formats import code_metadata
+
+    rules = {**rule_metadata(load_rules()), **code_metadata()}
+    for code, uri in metas.items():
+        rules[code] = replace(rules[code], help_uri=uri)
+    return json.loads(render(report, "sarif", root=reports.ROOT, rules=rules))
+
+
+def test_rule_descriptors_carry_tags_precision_severity_and_help_uri(
+    validator: Draft4Validator,
+) -> None:
+    log = _shipped_log(reports.mixed(), ZL001="https://docs.example/rules#zl001")
+    assert _errors(validator, log) == []
+    (rule,) = log["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["helpUri"] == "https://docs.example/rules#zl001"
+    props = rule["properties"]
+    assert props["precision"] == "high" and props["problem.severity"] == "error"
+    assert "correctness" in props["tags"] and "gpu" in props["tags"]
+
+
+def test_zl9xx_notifications_have_full_descriptors(validator: Draft4Validator) -> None:
+    log = _shipped_log(reports.mixed())
+    assert _errors(validator, log) == []
+    driver = log["runs"][0]["tool"]["driver"]
+    described = {d["id"]: d for d in driver["notifications"]}
+    assert set(described) == {"ZL901", "ZL903"}
+    assert described["ZL901"]["name"] == "syntax-error"
+    assert "## What to do" in described["ZL901"]["help"]["markdown"]
+
+
+def _line_hashes(report: Report) -> list[str]:
+    results = _sarif(report, show_proved=True)["runs"][0]["results"]
+    return [r["partialFingerprints"]["primaryLocationLineHash"] for r in results]
+
+
+def test_primary_location_line_hash_beside_the_own_fingerprint() -> None:
+    hashes = _line_hashes(reports.mixed())
+    assert all(re.fullmatch(r"[0-9a-f]{16}:[1-9][0-9]*", h) for h in hashes), hashes
+    assert _line_hashes(_shift(reports.mixed(), 7)) == hashes
+    result = _result(_sarif(reports.mixed()))
+    assert set(result["partialFingerprints"]) == {"zerolint/v1", "primaryLocationLineHash"}

@@ -45,6 +45,18 @@ OPTIMIZATION_CUDAGRAPH_MODE = {
     3: "FULL_AND_PIECEWISE",
 }
 RATIO_SYMBOL = "compress_ratio"
+# Bounds on what --cudagraph-capture-sizes may name: vLLM captures a graph per size (a few
+# dozen in practice), and a size is a batch of tokens no GPU holds 2**24 of.
+MAX_CAPTURE_SIZES = 65_536
+MAX_CAPTURE_SIZE = 1 << 24
+# GPUs an operator may name that do not run DeepGEMM's SM90 paged-MQA metadata scheduler:
+# DeepGEMM's paged-MQA kernels are built for SM90 and the SM100 family only.
+UNAFFECTED_GPUS = {
+    "sm80": "Ampere (A100)",
+    "sm89": "Ada (L4, L40S)",
+    "sm120": "Blackwell workstation (RTX PRO 6000, RTX 50)",
+}
+GPU_CHOICES = ("sm80", "sm89", "sm90", "sm100", "sm120")
 
 
 class CaptureConfigError(ValueError):
@@ -317,7 +329,7 @@ def _runtime_cases(config: CaptureConfig, decode: Sequence[int]) -> list[Runtime
             "idle data-parallel rank padded to a FULL batch",
             idle,
             exposed=dp > 1,
-            note="" if dp > 1 else "needs --data-parallel-size > 1",
+            note="" if dp > 1 else "does not apply: --data-parallel-size is 1, no rank is idle",
         ),
     ]
 
@@ -325,8 +337,11 @@ def _runtime_cases(config: CaptureConfig, decode: Sequence[int]) -> list[Runtime
 # ---------------------------------------------------------------- vllm serve arguments
 
 
-def parse_vllm_args(text: str) -> dict[str, Any]:
-    """CaptureConfig fields from a `vllm serve` argument string; unknown flags are ignored.
+def parse_vllm_args(text: str, unknown: list[str] | None = None) -> dict[str, Any]:
+    """CaptureConfig fields from a `vllm serve` argument string. Flags that do not change
+    the capture sizes are skipped; a flag that is neither read nor one of vLLM's common
+    others (a typo such as ``--max-num-seq``) is skipped too, and appended to ``unknown``
+    as a warning line when a list is given.
 
     Reads --max-num-seqs, --max-num-batched-tokens, --max-cudagraph-capture-size,
     --cudagraph-capture-sizes, --speculative-config/-sc (JSON or dotted keys),
@@ -368,9 +383,150 @@ def parse_vllm_args(text: str) -> dict[str, Any]:
             fields[_INT_FLAGS[flag]] = _int(flag, _one(flag, values))
         elif flag == "--performance-mode":
             fields["performance_mode"] = _one(flag, values)
+        elif unknown is not None and base not in OTHER_VLLM_FLAGS:
+            unknown.append(_unknown_flag(base))
     if level_mode is not None:  # an -O level sets the mode unless the config names one
         fields.setdefault("cudagraph_mode", level_mode)
     return fields
+
+
+# `vllm serve` flags that do not change the capture sizes: read past without a warning.
+OTHER_VLLM_FLAGS = frozenset(
+    [
+        "--model",
+        "--tokenizer",
+        "--revision",
+        "--code-revision",
+        "--tokenizer-revision",
+        "--tokenizer-mode",
+        "--trust-remote-code",
+        "--download-dir",
+        "--load-format",
+        "--dtype",
+        "--kv-cache-dtype",
+        "--seed",
+        "--max-model-len",
+        "--max-seq-len-to-capture",
+        "--served-model-name",
+        "--host",
+        "--port",
+        "--api-key",
+        "--uds",
+        "--uvicorn-log-level",
+        "--disable-log-requests",
+        "--disable-log-stats",
+        "--enable-log-requests",
+        "--tensor-parallel-size",
+        "-tp",
+        "--pipeline-parallel-size",
+        "-pp",
+        "--data-parallel-rank",
+        "--data-parallel-size-local",
+        "-dpl",
+        "--data-parallel-address",
+        "-dpa",
+        "--data-parallel-rpc-port",
+        "-dpp",
+        "--data-parallel-backend",
+        "-dpb",
+        "--data-parallel-hybrid-lb",
+        "--data-parallel-external-lb",
+        "--headless",
+        "--api-server-count",
+        "--enable-expert-parallel",
+        "--no-enable-expert-parallel",
+        "--enable-eplb",
+        "--expert-placement-strategy",
+        "--all2all-backend",
+        "--distributed-executor-backend",
+        "--gpu-memory-utilization",
+        "--kv-cache-memory",
+        "--swap-space",
+        "--cpu-offload-gb",
+        "--block-size",
+        "--enable-prefix-caching",
+        "--no-enable-prefix-caching",
+        "--prefix-caching-hash-algo",
+        "--enable-chunked-prefill",
+        "--no-enable-chunked-prefill",
+        "--max-num-partial-prefills",
+        "--long-prefill-token-threshold",
+        "--scheduling-policy",
+        "--async-scheduling",
+        "--no-async-scheduling",
+        "--quantization",
+        "-q",
+        "--enforce-eager",
+        "--chat-template",
+        "--chat-template-content-format",
+        "--tool-call-parser",
+        "--enable-auto-tool-choice",
+        "--reasoning-parser",
+        "--tool-parser-plugin",
+        "--generation-config",
+        "--override-generation-config",
+        "--hf-overrides",
+        "--hf-config-path",
+        "--limit-mm-per-prompt",
+        "--mm-processor-kwargs",
+        "--max-logprobs",
+        "--disable-sliding-window",
+        "--disable-cascade-attn",
+        "--enable-lora",
+        "--max-loras",
+        "--max-lora-rank",
+        "--lora-modules",
+        "--attention-backend",
+        "--config",
+        "--kv-transfer-config",
+        "--kv-events-config",
+        "--otlp-traces-endpoint",
+        "--collect-detailed-traces",
+        "--enable-sleep-mode",
+        "--safetensors-load-strategy",
+        "--model-loader-extra-config",
+        "--ignore-patterns",
+        "--use-tqdm-on-load",
+        "--pt-load-map-location",
+        "--structured-outputs-config",
+        "--reasoning-config",
+        "--compilation-config",
+        "--speculative-config",
+        "--worker-cls",
+        "--worker-extension-cls",
+        "--ssl-keyfile",
+        "--ssl-certfile",
+        "--root-path",
+        "--middleware",
+        "--allowed-origins",
+        "--allowed-methods",
+        "--allowed-headers",
+        "--response-role",
+        "--log-config-file",
+        "--max-num-batched-tokens",
+        "--max-num-seqs",
+        "--max-cudagraph-capture-size",
+        "--cudagraph-capture-sizes",
+        "--spec-tokens",
+        "--num-speculative-tokens",
+        "--performance-mode",
+        "--optimization-level",
+        "-O",
+        "-cc",
+        "-sc",
+        "--data-parallel-size",
+        "-dp",
+        "--no-enforce-eager",
+    ]
+)
+
+
+def _unknown_flag(flag: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(flag, sorted(OTHER_VLLM_FLAGS), n=1, cutoff=0.8)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"--vllm-args: {flag} is not a vLLM flag zerolint knows{hint}; it is ignored"
 
 
 _INT_FLAGS = {
@@ -475,9 +631,22 @@ def _sizes(flag: str, values: list[str]) -> tuple[int, ...]:
         for part in filter(None, value.split(",")):
             lo, dots, hi = part.partition("..")
             if dots:
-                sizes += range(_int(flag, lo), _int(flag, hi) + 1)
+                first, last = _int(flag, lo), _int(flag, hi)
+                if last - first + 1 > MAX_CAPTURE_SIZES - len(sizes):
+                    raise CaptureConfigError(
+                        f"{flag}: {part} names {max(last - first + 1, 0):,} sizes; "
+                        f"at most {MAX_CAPTURE_SIZES:,} in all"
+                    )
+                sizes += range(first, last + 1)
             else:
                 sizes.append(_int(flag, part))
+            if len(sizes) > MAX_CAPTURE_SIZES:
+                raise CaptureConfigError(f"{flag}: more than {MAX_CAPTURE_SIZES:,} sizes")
+    for size in sizes:
+        if not 1 <= size <= MAX_CAPTURE_SIZE:
+            raise CaptureConfigError(
+                f"{flag}: a capture size is a batch of 1 to {MAX_CAPTURE_SIZE:,} tokens, not {size:,}"
+            )
     return tuple(sizes)
 
 
@@ -523,9 +692,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-parallel-size", type=int)
     parser.add_argument(
         "--gpu",
-        choices=tuple(DEFAULT_CAPTURE_CAP),
+        choices=GPU_CHOICES,
         help="sm90 (default): cap 512, next_n 3+ flattened; sm100: cap 1024 as vLLM 0.33, "
-        "any next_n native",
+        "any next_n native; sm80, sm89, sm120 do not run the faulting scheduler",
     )
     parser.add_argument(
         "--clamp",
@@ -536,8 +705,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> CaptureConfig:
-    """--vllm-args first, then the explicit flags on top."""
-    fields = parse_vllm_args(args.vllm_args) if args.vllm_args else {}
+    """--vllm-args first, then the explicit flags on top; a warning on stderr for each
+    flag in --vllm-args that zerolint does not know."""
+    unknown: list[str] = []
+    fields = parse_vllm_args(args.vllm_args, unknown) if args.vllm_args else {}
+    for line in unknown:
+        print(f"zerolint: warning: {line}", file=sys.stderr)
     explicit = {
         "max_num_seqs": args.max_num_seqs,
         "max_num_batched_tokens": args.max_num_batched_tokens,
@@ -563,10 +736,16 @@ def run(args: argparse.Namespace) -> int:
     """Print the table and summary; 1 when a size or an exposed runtime case faults."""
     from zerolint.cli import EXIT_CLEAN, EXIT_FINDINGS, UsageError
 
+    unaffected = args.gpu if args.gpu in UNAFFECTED_GPUS else None
+    if unaffected:
+        args.gpu = "sm90"  # vLLM's capture sizes outside the SM100 family
     try:
         result = analyze(config_from_args(args))
     except CaptureConfigError as exc:
         raise UsageError(f"capture: {exc}") from None
+    if unaffected:
+        sys.stdout.write(render_unaffected(result, unaffected, args.format))
+        return EXIT_CLEAN
     text = render_json(result) if args.format == "json" else render_text(result)
     sys.stdout.write(text)
     return EXIT_FINDINGS if result.exposed else EXIT_CLEAN
@@ -603,6 +782,31 @@ def render_text(result: CaptureResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_unaffected(result: CaptureResult, gpu: str, fmt: str) -> str:
+    """What follows on a GPU that does not run the faulting scheduler: not affected, and
+    the capture sizes vLLM would use there."""
+    sizes = [row.size for row in result.rows]
+    reason = (
+        f"{gpu} ({UNAFFECTED_GPUS[gpu]}) does not run DeepGEMM's SM90 paged-MQA metadata "
+        "scheduler (DeepGEMM's paged-MQA kernels are built for SM90 and the SM100 family), "
+        "so its all-zero fault cannot happen there"
+    )
+    if fmt == "json":
+        document = {
+            "gpu": gpu,
+            "affected": False,
+            "reason": reason,
+            "capture_sizes": sizes,
+            "summary": {"exposed": False, "sizes": len(sizes)},
+        }
+        return json.dumps(document, indent=2) + "\n"
+    return (
+        f"not affected on {gpu}: {reason}.\n"
+        f"capture sizes (vLLM 0.27.1, outside the SM100 family): {' '.join(map(str, sizes))}\n"
+        "use --gpu sm90 (H100, H200) or --gpu sm100 (B200, GB200) for the GPUs that are.\n"
+    )
+
+
 def _lens_text(lens: dict[int, tuple[int, ...]]) -> str:
     def one(values: tuple[int, ...]) -> str:
         return " ".join(map(str, values))
@@ -614,6 +818,11 @@ def _lens_text(lens: dict[int, tuple[int, ...]]) -> str:
 
 def _verdict_text(case: RuntimeCase) -> str:
     verdict = case.verdict
+    if not case.exposed and case.note:
+        # Not this deployment's case: say so first, then what it would be if it applied.
+        if verdict.status == "unsafe":
+            return f"{case.note} (with more ranks: FAULT, witness {verdict.witness_text()})"
+        return case.note
     if verdict.status == "unsafe":
         text = f"FAULT, witness {verdict.witness_text()}"
     elif verdict.status == "safe":

@@ -7,11 +7,13 @@ mention a sink, does not import LibCST or Z3 at all.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import hashlib
+import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from zerolint.cache import (
     finding_from_dict,
     finding_to_dict,
 )
-from zerolint.config import ConfigError, Settings, load_settings
+from zerolint.config import ConfigError, Settings
 from zerolint.discovery import discover
 from zerolint.model import Diagnostic, Report
 
@@ -35,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="*",
         default=["."],
         metavar="PATH",
-        help="files or folders to check (default: .)",
+        help="files or folders to check (default: .); - reads one file from stdin",
     )
     parser.add_argument(
         "--format",
@@ -45,8 +47,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("text", "json", "sarif", "github"),
         help="output format",
     )
-    parser.add_argument("--select", default=None, help="comma-separated rule codes to run")
-    parser.add_argument("--ignore", default=None, help="comma-separated rule codes to skip")
+    parser.add_argument(
+        "-o", "--output-file", type=Path, default=None, help="write the output to this file"
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        default=None,
+        metavar="CODES",
+        help="comma-separated rule codes or prefixes to run, or ALL (repeatable: merged)",
+    )
+    parser.add_argument(
+        "--ignore",
+        action="append",
+        default=None,
+        metavar="CODES",
+        help="comma-separated rule codes to skip (repeatable)",
+    )
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     parser.add_argument(
         "--show-proved", action="store_true", help="also list the paths the SMT judge proved safe"
@@ -68,7 +85,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with or without --fix: print the fixes as a diff, write nothing",
     )
     parser.add_argument(
-        "--config", type=Path, default=None, help="pyproject.toml to read [tool.zerolint] from"
+        "--config",
+        type=Path,
+        default=None,
+        help="the configuration file for every checked file (pyproject.toml, zerolint.toml)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=None,
+        metavar="GLOBS",
+        help="comma-separated globs to exclude, instead of the configuration's exclude",
+    )
+    parser.add_argument(
+        "--extend-exclude",
+        action="append",
+        default=None,
+        metavar="GLOBS",
+        help="comma-separated globs to exclude, besides the configuration's",
+    )
+    parser.add_argument(
+        "--no-respect-gitignore",
+        dest="respect_gitignore",
+        action="store_false",
+        default=None,
+        help="also check files that .gitignore, .git/info/exclude or git's global excludes name",
+    )
+    parser.add_argument(
+        "--stdin-filename",
+        default=None,
+        metavar="PATH",
+        help="with -: the name of the file read from stdin (for messages and configuration)",
     )
     parser.add_argument(
         "--no-whole-program", action="store_true", help="do not follow lengths across modules"
@@ -77,6 +124,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--force-exclude",
         action="store_true",
         help="apply exclude to files named on the command line (pre-commit)",
+    )
+    parser.add_argument(
+        "--touching",
+        action="store_true",
+        help="check the whole project (the current folder) and report only the findings whose "
+        "path passes through one of the named files (the pre-commit hook's default)",
     )
     parser.add_argument(
         "--color",
@@ -97,34 +150,91 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def codes(text: str | None) -> frozenset[str]:
+def codes(text: str | Sequence[str] | None) -> frozenset[str]:
+    """Rule selectors from ``--select A,B --select C`` (upper-cased, merged)."""
     if not text:
         return frozenset()
-    return frozenset(c.strip().upper() for c in text.split(",") if c.strip())
+    parts = [text] if isinstance(text, str) else list(text)
+    return frozenset(c.strip().upper() for p in parts for c in p.split(",") if c.strip())
 
 
-def settings_for(args: argparse.Namespace, paths: Sequence[Path]) -> Settings:
-    from zerolint.cli import UsageError
+def _globs(values: Sequence[str] | None) -> tuple[str, ...]:
+    return tuple(g.strip() for v in values or () for g in v.split(",") if g.strip())
 
-    if args.config is not None and not args.config.is_file():
-        raise UsageError(f"{args.config}: no such configuration file")
-    try:
-        settings = load_settings(paths, args.config)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    if args.select is not None:
-        settings.select = codes(args.select)
-    if args.ignore is not None:
-        settings.ignore = settings.ignore | codes(args.ignore)
-    if args.no_whole_program:
-        settings.whole_program = False
+
+def known_codes() -> set[str]:
+    """Every code a selector may name: the rules' and the ZL9xx diagnostics'."""
+    from zerolint.codes import CODES
     from zerolint.rules import load_rules
 
-    known = {r.code for r in load_rules()}
-    for code in settings.select | settings.ignore:
-        if not any(k.startswith(code) for k in known):
-            raise UsageError(f"unknown rule selector: {code}")
-    return settings
+    return {r.code for r in load_rules()} | {c.code for c in CODES}
+
+
+def check_selectors(selectors: Iterable[str], where: str = "") -> None:
+    """A UsageError for a selector that matches no rule (``ALL`` matches all)."""
+    from zerolint.cli import UsageError
+    from zerolint.config import SELECT_ALL
+
+    known = known_codes()
+    for code in sorted(selectors):
+        if code != SELECT_ALL and not any(k.startswith(code) for k in known):
+            raise UsageError(f"{where}unknown rule selector: {code}")
+
+
+class SettingsFor:
+    """The settings of each folder: the nearest configuration (or ``--config``) with the
+    command line's options on top, made once per configuration file."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from zerolint.cli import UsageError
+        from zerolint.config import Resolver
+
+        if args.config is not None and not args.config.is_file():
+            raise UsageError(f"{args.config}: no such configuration file")
+        self.args = args
+        try:
+            self.resolver = Resolver(args.config)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        self._made: dict[int, Settings] = {}
+        check_selectors(codes(args.select) | codes(args.ignore))
+
+    def __call__(self, folder: Path) -> Settings:
+        from zerolint.cli import UsageError
+
+        try:
+            base = self.resolver.for_dir(folder)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        made = self._made.get(id(base))
+        if made is None:
+            made = self._made[id(base)] = self._with_options(base)
+        return made
+
+    def _with_options(self, base: Settings) -> Settings:
+        args = self.args
+        settings = dataclasses.replace(base)
+        if base.source is not None:
+            check_selectors(base.select | base.ignore, f"{base.source}: ")
+            for _, per_file in base.per_file_ignores:
+                check_selectors(per_file, f"{base.source}: per-file-ignores: ")
+        if args.select is not None:
+            settings.select = codes(args.select)
+        if args.ignore is not None:
+            settings.ignore = settings.ignore | codes(args.ignore)
+        if args.exclude is not None:
+            settings.exclude = _globs(args.exclude)
+        if args.extend_exclude is not None:
+            settings.exclude = tuple(settings.exclude) + _globs(args.extend_exclude)
+        if args.respect_gitignore is not None:
+            settings.respect_gitignore = args.respect_gitignore
+        if args.no_whole_program:
+            settings.whole_program = False
+        return settings
+
+    def exclude_for(self, folder: Path) -> tuple[Sequence[str], Path | None, bool]:
+        s = self(folder)
+        return s.exclude, s.root, s.respect_gitignore
 
 
 def run(args: argparse.Namespace) -> int:
@@ -144,16 +254,25 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.jobs < 0:
         raise UsageError(f"--jobs must be 0 or more, not {args.jobs}")
+    settings_at = SettingsFor(args)
+    if "-" in args.paths:
+        if len(args.paths) > 1:
+            raise UsageError("- (stdin) cannot be combined with other paths")
+        if args.fix or args.touching:
+            raise UsageError("--fix and --touching need files, not stdin (use --diff)")
+        report = lint_stdin(args, settings_at)
+        return finish(report, args, settings_at)
     paths = [Path(p) for p in args.paths]
-    settings = settings_for(args, paths)
+    touched: set[str] | None = None
+    if args.touching:
+        touched = touched_files(paths, settings_at, force_exclude=args.force_exclude)
+        paths = [Path(".")]
     show_progress = _progress_wanted(args)
     fixing = args.fix or args.diff
     timings: dict[str, float] = {}
-    report = lint(
-        paths,
-        settings,
+    run = Run(paths, settings_at, force_exclude=args.force_exclude)
+    report = run.lint(
         use_cache=not args.no_cache and not fixing,
-        force_exclude=args.force_exclude,
         progress=show_progress,
         timings=timings,
         jobs=args.jobs,
@@ -164,7 +283,10 @@ def _run(args: argparse.Namespace) -> int:
             for k, v in timings.items()
         )
         print(f"zerolint: timings: {shown}", file=sys.stderr)
+    if touched is not None:
+        only_touching(report, touched)
     if fixing:
+        settings = settings_at(_common_folder(paths))
         changed, failed = apply_fixes(report, settings, diff_only=args.diff)
         if args.diff:
             from zerolint.formats import RenderOptions
@@ -178,12 +300,26 @@ def _run(args: argparse.Namespace) -> int:
                 else (EXIT_FINDINGS if changed and not args.exit_zero else EXIT_CLEAN)
             )
         if changed:
-            report = lint(
-                paths, settings, use_cache=False, force_exclude=args.force_exclude, progress=False
-            )
+            report = run.lint(use_cache=False, progress=False)
+            if touched is not None:
+                only_touching(report, touched)
         report.diagnostics += failed
         report.sort()
+    return finish(report, args, settings_at, missing=run.missing)
+
+
+def finish(
+    report: Report,
+    args: argparse.Namespace,
+    settings_at: SettingsFor,
+    missing: Sequence[Diagnostic] = (),
+) -> int:
+    """Print ``report`` and return the exit status."""
     print_report(report, args)
+    for d in missing:  # a path named on the command line that is not there: a usage error
+        print(f"zerolint: error: path not found: {d.path}", file=sys.stderr)
+    if missing:
+        return EXIT_ERROR
     if report.files_checked <= 0 and report.diagnostics:
         return EXIT_ERROR
     # As Ruff does: a file that could not be checked fails the run like a finding, since it
@@ -191,6 +327,197 @@ def _run(args: argparse.Namespace) -> int:
     if (report.findings or report.diagnostics) and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _common_folder(paths: Sequence[Path]) -> Path:
+    from zerolint.config import _common_dir
+
+    return _common_dir([Path(os.path.abspath(p)) for p in paths] or [Path.cwd()])
+
+
+class Run:
+    """One ``check`` over ``paths``: discovery with each folder's configuration, then one
+    analysis per configuration (files under different configurations are separate
+    projects, as in Ruff), then what each file's configuration says about the report."""
+
+    def __init__(self, paths: Sequence[Path], settings_at: SettingsFor, *, force_exclude: bool):
+        self.paths = list(paths)
+        self.settings_at = settings_at
+        self.force_exclude = force_exclude
+        self.missing: list[Diagnostic] = []
+        self.unused_wanted = False
+
+    def lint(
+        self,
+        *,
+        use_cache: bool,
+        progress: bool = False,
+        timings: dict[str, float] | None = None,
+        jobs: int = 0,
+    ) -> Report:
+        timings = {} if timings is None else timings
+        clock = time.perf_counter()
+        found = discover(
+            self.paths,
+            force_exclude=self.force_exclude,
+            exclude_for=self.settings_at.exclude_for,
+        )
+        discovered = time.perf_counter() - clock
+        self.missing = [d for d in found.diagnostics if d.message == "path not found"]
+        diagnostics = [d for d in found.diagnostics if d.message != "path not found"]
+        warn_empty_folders(self.paths, found.files)
+        groups: dict[int, tuple[Settings, list[Path]]] = {}
+        for path in found.files:
+            settings = self.settings_at(path.parent)
+            groups.setdefault(id(settings), (settings, []))[1].append(path)
+        report = Report(diagnostics=diagnostics)
+        from zerolint.suppression import UNUSED
+
+        self.unused_wanted = False
+        for settings, files in groups.values():
+            # ZL920 needs the findings each comment hid, which the cache does not keep.
+            wanted = settings.enabled(UNUSED, opt_in=True)
+            self.unused_wanted |= wanted
+            part = lint(
+                files,
+                settings,
+                use_cache=use_cache and not wanted,
+                progress=progress,
+                timings=timings,
+                jobs=jobs,
+            )
+            report.findings += part.findings
+            report.proved += part.proved
+            report.diagnostics += part.diagnostics
+            report.suppressed += part.suppressed
+            report.files_checked += part.files_checked
+        timings["discover"] = discovered
+        self.apply_settings(report, found.files)
+        report.sort()
+        return report
+
+    def apply_settings(self, report: Report, files: Sequence[Path]) -> None:
+        """Drop what each file's configuration does not report (per-file-ignores, ignored
+        or unselected ZL9xx codes); add unused suppressions (ZL920) where selected."""
+        from zerolint.codes import OPT_IN
+        from zerolint.config import matches
+
+        def keep(code: str, path: str) -> bool:
+            settings = self.settings_at(Path(os.path.abspath(path)).parent)
+            if not settings.enabled(code, opt_in=code in OPT_IN):
+                return False
+            return not matches(code, settings.ignored_in(path))
+
+        report.findings = [f for f in report.findings if keep(f.code, f.path)]
+        report.proved = [f for f in report.proved if keep(f.code, f.path)]
+        report.diagnostics = [d for d in report.diagnostics if keep(d.code, d.path)]
+        if self.unused_wanted:
+            report.findings += unused_suppressions(files, report, keep)
+
+
+def unused_suppressions(files: Sequence[Path], report: Report, keep: Any) -> list[Any]:
+    """ZL920 for each suppression comment in ``files`` that hid none of the findings."""
+    from zerolint.formats import display_path
+    from zerolint.suppression import UNUSED, unused
+
+    hidden: dict[str, list] = {}
+    for f in report.suppressed:
+        hidden.setdefault(os.path.normpath(os.path.abspath(f.path)), []).append(f)
+    out = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "noqa" not in text and "zerolint:" not in text:
+            continue
+        shown = display_path(str(path))
+        if not keep(UNUSED, shown):
+            continue
+        out += unused(shown, text, hidden.get(os.path.normpath(os.path.abspath(path)), ()))
+    return out
+
+
+def warn_empty_folders(paths: Sequence[Path], files: Sequence[Path]) -> None:
+    """As Ruff: a folder named on the command line that holds no Python file to check."""
+    folders = [p for p in paths if p.is_dir()]
+    if not folders:
+        return
+    found = [os.path.abspath(f) for f in files]
+    for folder in folders:
+        base = os.path.join(os.path.abspath(folder), "")
+        if not any(f.startswith(base) for f in found):
+            print(f"zerolint: warning: no Python files found under {folder}", file=sys.stderr)
+
+
+def touched_files(
+    paths: Sequence[Path], settings_at: SettingsFor, *, force_exclude: bool
+) -> set[str]:
+    """The named files --touching reports on, as absolute paths."""
+    found = discover(paths, force_exclude=force_exclude, exclude_for=settings_at.exclude_for)
+    return {os.path.normpath(os.path.abspath(f)) for f in found.files}
+
+
+def only_touching(report: Report, touched: set[str]) -> None:
+    """Keep the findings with a step (or the sink) in one of the ``touched`` files, and the
+    diagnostics about them: what a commit of those files changes."""
+
+    def touches(path: str) -> bool:
+        return os.path.normpath(os.path.abspath(path)) in touched
+
+    def finding_touches(f: Any) -> bool:
+        return touches(f.path) or any(touches(step.path) for flow in f.flows for step in flow.steps)
+
+    report.findings = [f for f in report.findings if finding_touches(f)]
+    report.proved = [f for f in report.proved if finding_touches(f)]
+    report.diagnostics = [d for d in report.diagnostics if touches(d.path)]
+
+
+def lint_stdin(args: argparse.Namespace, settings_at: SettingsFor) -> Report:
+    """Check the source read from stdin as the file ``--stdin-filename`` (default ``-``):
+    that name's configuration applies, and with --force-exclude its exclude too."""
+    from zerolint.discovery import is_excluded
+    from zerolint.engine import Engine
+
+    name = args.stdin_filename or "-"
+    path = Path(name)
+    settings = settings_at(Path(os.path.abspath(path)).parent)
+    data = sys.stdin.buffer.read()
+    if args.force_exclude and is_excluded(path, settings.exclude, settings.root):
+        return Report()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return Report(
+            diagnostics=[Diagnostic("ZL903", name, f"not valid UTF-8 (byte at offset {exc.start})")]
+        )
+    outcome = Engine(settings).run([path], overrides={path: text})
+    report = outcome.report
+    run = Run([path], settings_at, force_exclude=False)
+    run.apply_settings(report, [])
+    if settings.enabled("ZL920", opt_in=True):
+        from zerolint.suppression import unused
+
+        report.findings += unused(name, text, report.suppressed)
+    if args.diff:
+        _stdin_diff(report, settings, path, text)
+    report.sort()
+    return report
+
+
+def _stdin_diff(report: Report, settings: Settings, path: Path, text: str) -> None:
+    """--diff on stdin: the fix as a diff on stdout, nothing written."""
+    from zerolint.fix import FixError, targets_from_findings, unified_diff
+    from zerolint.fix import apply_fixes as fix_source
+
+    targets = targets_from_findings([f for f in report.findings if f.sink], settings.sinks())
+    for shown, items in targets.items():
+        try:
+            fixed = fix_source(text, items)
+        except FixError:
+            continue
+        if fixed.changed:
+            sys.stdout.write(unified_diff(text, fixed.fixed, shown))
 
 
 def _progress_wanted(args: argparse.Namespace) -> bool:
@@ -202,9 +529,10 @@ def _progress_wanted(args: argparse.Namespace) -> bool:
 def print_report(report: Report, args: argparse.Namespace) -> None:
     from zerolint import formats
 
+    to_file = getattr(args, "output_file", None)
     if args.color == "always":
         color = True
-    elif args.color == "never":
+    elif args.color == "never" or to_file is not None:
         color = False
     else:
         color = args.format == "text" and formats.use_color(sys.stdout)
@@ -217,15 +545,21 @@ def print_report(report: Report, args: argparse.Namespace) -> None:
         quiet=args.quiet,
         rules=rule_meta(),
     )
+    if to_file is not None:
+        from zerolint.atomic import atomic_write_text
+
+        to_file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(to_file, text)
+        return
     sys.stdout.write(text)
     sys.stdout.flush()
 
 
 def rule_meta() -> dict[str, Any]:
-    from zerolint.formats import rule_metadata
+    from zerolint.formats import code_metadata, rule_metadata
     from zerolint.rules import load_rules
 
-    return rule_metadata(load_rules())
+    return {**rule_metadata(load_rules()), **code_metadata()}
 
 
 # ---------------------------------------------------------------------------- linting
@@ -407,7 +741,7 @@ def apply_fixes(
     from zerolint.engine import Engine
     from zerolint.fix import FixError, fix_file, targets_from_findings
 
-    by_path = targets_from_findings(report.findings, settings.sinks())
+    by_path = targets_from_findings([f for f in report.findings if f.sink], settings.sinks())
     changed = False
     failed: list[Diagnostic] = []
     for shown, targets in sorted(by_path.items()):

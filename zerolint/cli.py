@@ -58,6 +58,13 @@ def _add_arguments(module: str, name: str, parser: argparse.ArgumentParser) -> N
         adder(parser)
 
 
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            return action.choices[name]
+    return parser
+
+
 def _chosen(argv: Sequence[str]) -> str | None:
     for token in argv:
         if not token.startswith("-"):
@@ -65,10 +72,36 @@ def _chosen(argv: Sequence[str]) -> str | None:
     return None
 
 
+# Options whose value is itself a command line (`--vllm-args '--enforce-eager'`): the next
+# argument is their value even when it starts with "-", which argparse would refuse.
+RAW_VALUE_OPTIONS = ("--vllm-args",)
+
+
+def _join_raw_values(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    tokens = iter(argv)
+    for token in tokens:
+        if token == "--":
+            out.append(token)
+            out.extend(tokens)
+            break
+        if token in RAW_VALUE_OPTIONS:
+            value = next(tokens, None)
+            out.append(token if value is None else f"{token}={value}")
+            continue
+        out.append(token)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _join_raw_values(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(_chosen(argv))
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # The subcommand's own usage, as `ruff check --bogus` shows check's.
+        command = getattr(args, "_command", None)
+        owner = _subparser(parser, command) if command else parser
+        owner.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_ERROR

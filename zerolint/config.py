@@ -1,24 +1,35 @@
-"""``[tool.zerolint]`` in pyproject.toml, found by walking up from the checked paths.
+"""zerolint's configuration: where it is found, what it may hold, and how it is checked.
 
-Keys (all optional)::
+As in Ruff, each file is checked with the nearest configuration above it: in each folder,
+``.zerolint.toml``, then ``zerolint.toml`` (both with top-level keys), then a
+``pyproject.toml`` holding a ``[tool.zerolint]`` table. ``--config FILE`` names one for all
+files. Keys (all optional)::
 
-    [tool.zerolint]
-    select = ["ZL001"]            # rule codes to run (default: all)
+    select = ["ZL001"]            # rule codes (or prefixes, or "ALL") to run (default: all)
     ignore = []                   # rule codes to skip
-    exclude = ["tests/fixtures"]  # globs, relative to the pyproject.toml folder
+    exclude = ["tests/fixtures"]  # globs, relative to the configuration's folder
+    extend-exclude = []           # more globs, added to exclude
+    per-file-ignores = { "tests/*" = ["ZL001"] }   # globs -> codes not reported there
+    respect-gitignore = true      # skip files git ignores
     compress-ratios = [4]         # values a divisor symbol may take (default: any >= 2)
     whole-program = true          # follow lengths across modules of the checked tree
     extra-sinks = [{ function = "mylib.plan_kernel", position = 0, keyword = "lens" }]
     extra-sanitizers = ["mylib.ensure_positive"]   # calls whose result is >= 1
+
+Every key is declared once in :data:`SCHEMA` (its validator turns the TOML value into what
+:class:`Settings` holds, or raises :class:`Invalid` with the problem); a value of the wrong
+shape is a one-line :class:`ConfigError` naming the file and the key.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,19 +43,203 @@ else:  # pragma: no cover
 
 
 class ConfigError(Exception):
-    """A pyproject.toml that cannot be used: the message names the file and the problem."""
+    """A configuration that cannot be used: the message names the file and the problem."""
 
 
-KNOWN_KEYS = {
-    "select",
-    "ignore",
-    "exclude",
-    "extend-exclude",
-    "compress-ratios",
-    "whole-program",
-    "extra-sinks",
-    "extra-sanitizers",
+class Invalid(ValueError):
+    """A value of the wrong shape; the caller adds the file and the key."""
+
+
+# Names a configuration file may have, in the order they win within one folder.
+CONFIG_NAMES = (".zerolint.toml", "zerolint.toml", "pyproject.toml")
+SELECT_ALL = "ALL"
+_CODE = re.compile(r"^[A-Z]+[0-9]*$")
+
+
+# ------------------------------------------------------------------ value validators
+
+
+def _list_of(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise Invalid(f"must be a list of {what}, not {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    """How a TOML value is called in an error message."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+def rule_codes(value: Any) -> frozenset[str]:
+    """Rule selectors: codes or prefixes (``ZL001``, ``ZL0``, ``zl001``) or ``ALL``."""
+    codes = set()
+    for item in _list_of(value, "rule codes"):
+        if not isinstance(item, str):
+            raise Invalid(f"must be a list of rule codes, not {_kind(item)} ({item!r})")
+        code = item.strip().upper()
+        if not code:  # "" would be a prefix of every code and turn every rule off
+            raise Invalid('an empty string "" is not a rule code')
+        if code != SELECT_ALL and not _CODE.match(code):
+            raise Invalid(f"{item!r} is not a rule code (like ZL001)")
+        codes.add(code)
+    return frozenset(codes)
+
+
+def _strings(what: str) -> Callable[[Any], tuple[str, ...]]:
+    def check(value: Any) -> tuple[str, ...]:
+        items = _list_of(value, what)
+        for item in items:
+            if not isinstance(item, str):
+                raise Invalid(f"must be a list of {what}, not {_kind(item)} ({item!r})")
+            if not item.strip():
+                raise Invalid(f'an empty string "" is not one of the {what}')
+        return tuple(items)
+
+    return check
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid(f"must be true or false, not {_kind(value)}")
+    return value
+
+
+def _ratios(value: Any) -> tuple[int, ...]:
+    for item in _list_of(value, "positive integers"):
+        if isinstance(item, bool) or not isinstance(item, int) or item < 1:
+            raise Invalid(f"must be a list of positive integers, not {item!r}")
+    return tuple(value)
+
+
+def _per_file_ignores(value: Any) -> tuple[tuple[str, frozenset[str]], ...]:
+    if not isinstance(value, dict):
+        raise Invalid(
+            f'must be a table of globs to rule codes, like {{ "tests/*" = ["ZL001"] }}'
+            f", not {_kind(value)}"
+        )
+    out = []
+    for glob, codes in value.items():
+        if not glob.strip():
+            raise Invalid('an empty glob "" matches nothing')
+        try:
+            out.append((glob, rule_codes(codes)))
+        except Invalid as exc:
+            raise Invalid(f"{glob!r} {exc}") from None
+    return tuple(out)
+
+
+def _optional_names(value: Any) -> tuple[str, ...]:
+    """A module name or a list of them."""
+    if isinstance(value, str):
+        value = [value]
+    items = _list_of(value, "module names")
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            raise Invalid(f"must be a module name or a list of them, not {item!r}")
+    return tuple(items)
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid(f"must be a non-empty string, not {value!r}")
+    return value
+
+
+def _position(value: Any) -> int:
+    # TOML gives 1.9 as a float and "1" as a string: neither is a position; bool is an int.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Invalid(f"must be an argument index (0, 1, ...), not {_kind(value)} ({value!r})")
+    if value < 0:
+        raise Invalid(f"must be an argument index (0, 1, ...), not {value}")
+    return value
+
+
+# An extra sink's fields, in one place: field -> validator. Rule files declare sinks with
+# the same fields (zerolint.rules.sink_from_table builds them).
+SINK_FIELDS: dict[str, Callable[[Any], Any]] = {
+    "function": _name,
+    "name": _name,
+    "module": _optional_names,
+    "modules": _optional_names,
+    "position": _position,
+    "keyword": _name,
+    "guarded": _optional_names,
 }
+
+
+def sink_entry(entry: Any) -> SinkSpec:
+    """One ``extra-sinks`` table, checked field by field, as a SinkSpec."""
+    if not isinstance(entry, dict):
+        raise Invalid(
+            'entries must be tables like { function = "mylib.plan", position = 0 }, '
+            f"not {_kind(entry)} ({entry!r})"
+        )
+    for key, value in entry.items():
+        if key not in SINK_FIELDS:
+            raise Invalid(f"unknown field {key!r}{_did_you_mean(key, SINK_FIELDS)}")
+        try:
+            SINK_FIELDS[key](value)
+        except Invalid as exc:
+            raise Invalid(f"{key} {exc}") from None
+    if "function" not in entry and "name" not in entry:
+        raise Invalid('an entry needs a `function` (like "mylib.plan_kernel")')
+    try:
+        return sink_from_table(entry)
+    except (ValueError, TypeError) as exc:
+        raise Invalid(str(exc)) from None
+
+
+def _sinks(value: Any) -> tuple[SinkSpec, ...]:
+    out = []
+    for number, entry in enumerate(_list_of(value, "tables"), 1):
+        try:
+            out.append(sink_entry(entry))
+        except Invalid as exc:
+            raise Invalid(f"entry {number}: {exc}") from None
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """A configuration key: the Settings field it fills and how its value is checked."""
+
+    attribute: str
+    validate: Callable[[Any], Any]
+
+
+# key -> (Settings field, validator). To add a key: a line here and a field in Settings.
+SCHEMA: dict[str, Key] = {
+    "select": Key("select", rule_codes),
+    "ignore": Key("ignore", rule_codes),
+    "exclude": Key("exclude", _strings("globs")),
+    "extend-exclude": Key("extend_exclude", _strings("globs")),
+    "per-file-ignores": Key("per_file_ignores", _per_file_ignores),
+    "respect-gitignore": Key("respect_gitignore", _boolean),
+    "compress-ratios": Key("compress_ratios", _ratios),
+    "whole-program": Key("whole_program", _boolean),
+    "extra-sinks": Key("extra_sinks", _sinks),
+    "extra-sanitizers": Key("extra_sanitizers", _strings("function names")),
+}
+
+
+def _did_you_mean(word: str, known: Mapping[str, Any] | Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+# ------------------------------------------------------------------ settings
 
 
 @dataclass(slots=True)
@@ -52,6 +247,9 @@ class Settings:
     select: frozenset[str] = frozenset()
     ignore: frozenset[str] = frozenset()
     exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, frozenset[str]], ...] = ()
+    respect_gitignore: bool = True
     compress_ratios: tuple[int, ...] = ()
     whole_program: bool = True
     extra_sinks: tuple[SinkSpec, ...] = ()
@@ -60,16 +258,43 @@ class Settings:
     source: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # extend-exclude simply adds to exclude: one list for discovery to apply.
+        if self.extend_exclude:
+            self.exclude = tuple(self.exclude) + tuple(self.extend_exclude)
+            self.extend_exclude = ()
+
     def rules(self) -> tuple[Rule, ...]:
         """The rules this run applies, after select/ignore."""
-        chosen = []
-        for rule in load_rules():
-            if self.select and not any(rule.code.startswith(s) for s in self.select):
-                continue
-            if any(rule.code.startswith(i) for i in self.ignore):
-                continue
-            chosen.append(rule)
-        return tuple(chosen)
+        return tuple(rule for rule in load_rules() if self.enabled(rule.code))
+
+    def enabled(self, code: str, *, opt_in: bool = False) -> bool:
+        """Whether findings or diagnostics of ``code`` are reported.
+
+        A code runs unless ``ignore`` matches it, when ``select`` is empty or matches it.
+        ZL9xx diagnostics (files that could not be checked) are shown unless ignored, or
+        unless ``select`` names some ZL9 code and not this one; an ``opt_in`` code runs
+        only when ``select`` names it (or ``ALL``)."""
+        if matches(code, self.ignore):
+            return False
+        if opt_in:
+            return matches(code, self.select)
+        if code.startswith("ZL9"):
+            named = {s for s in self.select if s.startswith("ZL9") or "ZL9".startswith(s)}
+            return not named or matches(code, named)
+        return not self.select or matches(code, self.select)
+
+    def ignored_in(self, path: str | os.PathLike[str]) -> frozenset[str]:
+        """Codes that ``per-file-ignores`` turns off for ``path``."""
+        if not self.per_file_ignores:
+            return frozenset()
+        from zerolint.discovery import is_excluded
+
+        out: set[str] = set()
+        for glob, codes in self.per_file_ignores:
+            if is_excluded(Path(path), [glob], self.root):
+                out |= codes
+        return frozenset(out)
 
     def sinks(self, rules: Sequence[Rule] | None = None) -> tuple[SinkSpec, ...]:
         """The sink declarations a run looks for: its rules' (default: the selected ones)
@@ -90,27 +315,158 @@ class Settings:
                 "whole": self.whole_program,
                 "sinks": [repr(s) for s in self.extra_sinks],
                 "sanitizers": list(self.extra_sanitizers),
+                "exclude": list(self.exclude),
+                "per_file": [(g, sorted(c)) for g, c in self.per_file_ignores],
+                "gitignore": self.respect_gitignore,
             },
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def find_pyproject(paths: Sequence[Path]) -> Path | None:
-    """The nearest pyproject.toml with a ``[tool.zerolint]`` table above the checked paths."""
-    # abspath, not resolve(): a symlink loop named on the command line must reach
-    # discovery, which reports it as a file that cannot be read.
+def matches(code: str, selectors: frozenset[str] | set[str]) -> bool:
+    """Whether one of the ``selectors`` (codes, prefixes, ``ALL``) names ``code``."""
+    return any(s == SELECT_ALL or code.startswith(s) for s in selectors)
+
+
+# ------------------------------------------------------------------ reading files
+
+
+def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise ConfigError(f"{path}: cannot read configuration: {reason}") from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
+
+
+def _mentions_zerolint(path: Path) -> bool:
+    try:
+        return b"zerolint" in path.read_bytes()
+    except OSError:
+        return False
+
+
+def table_in(path: Path, *, required: bool) -> tuple[dict[str, Any], str] | None:
+    """The zerolint settings ``path`` holds and how its keys are named in messages
+    (``[tool.zerolint] `` or nothing), or None when it holds none.
+
+    A ``pyproject.toml`` is only read when it could hold zerolint settings (it mentions
+    zerolint), so that someone else's broken one in a parent folder stops nothing;
+    ``required`` (``--config``) refuses a file that holds no zerolint settings."""
+    pyproject = path.name == "pyproject.toml"
+    if pyproject and not required and not _mentions_zerolint(path):
+        return None
+    data, _ = _read_toml(path)
+    if not pyproject and "tool" not in data:  # zerolint.toml: top-level keys
+        if required and not data:
+            raise ConfigError(f"{path}: holds no zerolint settings")
+        return data, ""
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table, not {_kind(tool)}")
+    if "zerolint" not in tool:
+        if required:
+            raise ConfigError(f"{path}: holds no zerolint settings (no [tool.zerolint] table)")
+        return None
+    table = tool["zerolint"]
+    if not isinstance(table, dict):
+        shape = "an array of tables" if isinstance(table, list) else _kind(table)
+        raise ConfigError(f"{path}: [tool.zerolint] must be a table, not {shape}")
+    return table, "[tool.zerolint] "
+
+
+def settings_from_table(table: dict[str, Any], source: Path, prefix: str | None = None) -> Settings:
+    """Settings from a configuration table, every key checked against :data:`SCHEMA`;
+    ``prefix`` names the table in messages (default: by the file's name)."""
+    if prefix is None:
+        prefix = "[tool.zerolint] " if source.name == "pyproject.toml" else ""
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        spec = SCHEMA.get(key)
+        if spec is None:
+            where = prefix.strip() or "configuration"
+            raise ConfigError(
+                f"{source}: unknown key in {where}: {key}{_did_you_mean(key, SCHEMA)}"
+            )
+        try:
+            values[spec.attribute] = spec.validate(value)
+        except Invalid as exc:
+            raise ConfigError(f"{source}: {prefix}{key}: {exc}") from None
+    return Settings(**values, root=source.parent, source=source, raw=table)
+
+
+def load_file(path: Path) -> Settings:
+    """Settings from the configuration file ``path`` (``--config``): it must hold some."""
+    found = table_in(path, required=True)
+    assert found is not None
+    return settings_from_table(found[0], path, found[1])
+
+
+class Resolver:
+    """The configuration that applies to each folder: the nearest one above it (Ruff's
+    hierarchical configuration), each file read once per run."""
+
+    def __init__(self, config: Path | None = None) -> None:
+        self.fixed = load_file(config) if config is not None else None
+        self._by_dir: dict[str, Settings] = {}
+        self._default = Settings()
+
+    def for_dir(self, folder: Path) -> Settings:
+        """Settings for files in ``folder``."""
+        if self.fixed is not None:
+            return self.fixed
+        # abspath, not resolve(): a symlink loop named on the command line must reach
+        # discovery, which reports it as a file that cannot be read.
+        start = os.path.abspath(folder)
+        walked = []
+        current = start
+        found: Settings | None = None
+        while True:
+            cached = self._by_dir.get(current)
+            if cached is not None:
+                found = cached
+                break
+            walked.append(current)
+            found = self._config_in(Path(current))
+            if found is not None:
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                found = self._default
+                break
+            current = parent
+        for folder_seen in walked:
+            self._by_dir[folder_seen] = found
+        return found
+
+    def for_path(self, path: Path) -> Settings:
+        """Settings for the file or folder ``path``."""
+        return self.for_dir(path if path.is_dir() else path.parent)
+
+    def _config_in(self, folder: Path) -> Settings | None:
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if not candidate.is_file():
+                continue
+            found = table_in(candidate, required=False)
+            if found is not None:
+                return settings_from_table(found[0], candidate, found[1])
+        return None
+
+
+def find_config(paths: Sequence[Path]) -> Path | None:
+    """The configuration file that applies to the common folder of ``paths``."""
     start = _common_dir([Path(os.path.abspath(p)) for p in paths] or [Path.cwd()])
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"{candidate}: cannot read configuration: {exc}") from None
-            if "zerolint" in data.get("tool", {}):
-                return candidate
-    return None
+    return Resolver().for_dir(start).source
+
+
+# Kept for callers of the first API: the nearest configuration above the paths.
+find_pyproject = find_config
 
 
 def _common_dir(paths: Sequence[Path]) -> Path:
@@ -123,52 +479,9 @@ def _common_dir(paths: Sequence[Path]) -> Path:
 
 
 def load_settings(paths: Sequence[Path], config: Path | None = None) -> Settings:
-    """Settings for checking ``paths``: from ``config`` if given, else the nearest pyproject."""
-    source = config if config is not None else find_pyproject(paths)
-    if source is None:
-        return Settings()
-    try:
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{source}: cannot read configuration: {exc}") from None
-    table = data.get("tool", {}).get("zerolint", {})
-    return settings_from_table(table, source)
-
-
-def settings_from_table(table: dict[str, Any], source: Path) -> Settings:
-    unknown = sorted(set(table) - KNOWN_KEYS)
-    if unknown:
-        raise ConfigError(f"{source}: unknown key in [tool.zerolint]: {unknown[0]}")
-
-    def strings(key: str) -> tuple[str, ...]:
-        value = table.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{source}: [tool.zerolint] {key} must be a list of strings")
-        return tuple(value)
-
-    ratios = table.get("compress-ratios", [])
-    if not isinstance(ratios, list) or not all(isinstance(r, int) and r >= 1 for r in ratios):
-        raise ConfigError(f"{source}: [tool.zerolint] compress-ratios must be positive integers")
-    sinks = []
-    for entry in table.get("extra-sinks", []):
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{source}: [tool.zerolint] extra-sinks entries must be tables")
-        try:
-            sinks.append(sink_from_table(entry))
-        except ValueError as exc:
-            raise ConfigError(f"{source}: [tool.zerolint] extra-sinks: {exc}") from None
-    whole = table.get("whole-program", True)
-    if not isinstance(whole, bool):
-        raise ConfigError(f"{source}: [tool.zerolint] whole-program must be true or false")
-    return Settings(
-        select=frozenset(strings("select")),
-        ignore=frozenset(strings("ignore")),
-        exclude=strings("exclude") + strings("extend-exclude"),
-        compress_ratios=tuple(ratios),
-        whole_program=whole,
-        extra_sinks=tuple(sinks),
-        extra_sanitizers=strings("extra-sanitizers"),
-        root=source.parent,
-        source=source,
-        raw=table,
-    )
+    """Settings for checking ``paths`` as one project: from ``config`` if given, else the
+    configuration nearest their common folder."""
+    if config is not None:
+        return load_file(config)
+    start = _common_dir([Path(os.path.abspath(p)) for p in paths] or [Path.cwd()])
+    return Resolver().for_dir(start)

@@ -1,11 +1,19 @@
-"""Find the Python files to check, the way Ruff does: skip VCS, virtualenvs, build output."""
+"""Find the Python files to check, the way Ruff does: skip VCS, virtualenvs, build output,
+what the configuration excludes and what git ignores.
+
+Git is asked once per folder walked (``git ls-files --others --ignored --exclude-standard
+--directory``: .gitignore files, ``.git/info/exclude`` and the global excludes file, as git
+itself reads them); a folder outside any git repository, or a machine without git, is
+walked with the other rules only.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 import os
 import stat
-from collections.abc import Iterable, Sequence
+import subprocess
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,12 +84,62 @@ def _is_virtualenv(folder: str) -> bool:
     return os.path.exists(os.path.join(folder, "pyvenv.cfg"))
 
 
-def _walk(folder: Path, exclude: Sequence[str], root: Path | None, out: Discovered) -> None:
+# folder -> (exclude globs, the folder they are relative to, whether to respect .gitignore)
+ExcludeFor = Callable[[Path], tuple[Sequence[str], "Path | None", bool]]
+
+
+def git_ignored(folder: Path) -> set[str] | None:
+    """Absolute paths (files, and folders as a whole) under ``folder`` that git ignores, or
+    None when ``folder`` is not in a git work tree or git cannot be run."""
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+            cwd=folder,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    base = os.path.abspath(folder)
+    out = set()
+    for entry in done.stdout.split(b"\0"):
+        name = os.fsdecode(entry).rstrip("/")
+        if name and name != ".":
+            out.add(os.path.normpath(os.path.join(base, name)))
+    return out
+
+
+def _walk(
+    folder: Path,
+    exclude: Sequence[str],
+    root: Path | None,
+    out: Discovered,
+    exclude_for: ExcludeFor | None = None,
+    respect_gitignore: bool = False,
+) -> None:
     # A folder named on the command line is checked even if a pattern matches it; only
     # patterns that do not match it apply to what lies below.
-    exclude = [p for p in exclude if not is_excluded(folder, [p], root)]
+    named = os.path.abspath(folder)
+
+    known: dict[tuple[int, int], tuple[list[str], Path | None]] = {}
+
+    def rules_at(dirpath: str) -> tuple[list[str], Path | None]:
+        patterns, base = (exclude, root) if exclude_for is None else exclude_for(Path(dirpath))[:2]
+        key = (id(patterns), id(base))  # one configuration's lists: worked out once
+        if key not in known:
+            known[key] = ([p for p in patterns if not is_excluded(folder, [p], base)], base)
+        return known[key]
+
+    if exclude_for is not None:
+        respect_gitignore = exclude_for(folder)[2]
+    ignored = git_ignored(folder) if respect_gitignore else None
+    ignored = {p for p in ignored if p != named} if ignored else set()
     seen: set[tuple[int, int]] = set()
     for dirpath, dirnames, filenames in os.walk(folder, onerror=_walk_error(out)):
+        exclude, root = rules_at(dirpath)
         try:
             st = os.stat(dirpath)
             key = (st.st_dev, st.st_ino)
@@ -98,6 +156,8 @@ def _walk(folder: Path, exclude: Sequence[str], root: Path | None, out: Discover
                 continue
             if is_excluded(Path(full), exclude, root):
                 continue
+            if ignored and os.path.abspath(full) in ignored:
+                continue
             kept.append(d)
         dirnames[:] = kept
         for name in sorted(filenames):
@@ -105,6 +165,8 @@ def _walk(folder: Path, exclude: Sequence[str], root: Path | None, out: Discover
                 continue
             path = Path(dirpath, name)
             if is_excluded(path, exclude, root):
+                continue
+            if ignored and os.path.abspath(path) in ignored:
                 continue
             try:
                 regular = stat.S_ISREG(os.stat(path).st_mode)
@@ -135,25 +197,39 @@ def discover(
     root: Path | None = None,
     *,
     force_exclude: bool = False,
+    exclude_for: ExcludeFor | None = None,
+    respect_gitignore: bool = False,
 ) -> Discovered:
     """Every Python file under ``paths`` in a stable order, plus a diagnostic per bad path.
 
     A file named explicitly is checked even if excluded (as Ruff does), unless
     ``force_exclude`` is set (pre-commit passes file names and expects excludes to apply).
+    ``exclude_for``, when given, says for each folder which globs apply there (the nearest
+    configuration's) and whether git's ignore rules are respected; otherwise ``exclude``
+    (relative to ``root``) and ``respect_gitignore`` hold everywhere. A path that does not
+    exist gets a ZL902 "path not found".
     """
     out = Discovered()
     for path in paths:
         try:
             if path.is_dir():
-                _walk(path, exclude, root, out)
+                _walk(path, exclude, root, out, exclude_for, respect_gitignore)
                 continue
             if path.is_file():
-                if force_exclude and is_excluded(path, exclude, root):
+                patterns, base = exclude, root
+                if exclude_for is not None:
+                    patterns, base = exclude_for(path.parent)[:2]
+                if force_exclude and is_excluded(path, patterns, base):
                     continue
                 out.files.append(path)
                 continue
             os.stat(path)  # raises with the real reason: missing, loop, permission
             out.diagnostics.append(Diagnostic("ZL902", str(path), "not a regular file"))
+        except FileNotFoundError:
+            if os.path.islink(path):
+                out.diagnostics.append(Diagnostic("ZL902", str(path), "cannot read: broken link"))
+            else:
+                out.diagnostics.append(Diagnostic("ZL902", str(path), "path not found"))
         except OSError as exc:
             reason = exc.strerror or str(exc)
             out.diagnostics.append(Diagnostic("ZL902", str(path), f"cannot read: {reason}"))

@@ -24,9 +24,6 @@ from zerolint.model import Diagnostic, Finding, Flow, Report, Step, Verdict
 from zerolint.project import ModuleInfo, Project
 from zerolint.rules import Rule
 
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-IGNORE = re.compile(r"#\s*zerolint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
-
 
 @dataclass(slots=True)
 class Outcome:
@@ -288,32 +285,15 @@ class Engine:
         return {s: self.settings.compress_ratios for s in symbols} or None
 
     def suppress(self, report: Report, project: Project) -> None:
-        """Drop findings whose call carries ``# noqa`` or ``# zerolint: ignore`` (findings are
-        only ever in parsed modules, whose text is at hand)."""
+        """Drop findings that a suppression comment covers (see ``zerolint.suppression``;
+        findings are only ever in parsed modules, whose text is at hand); they are kept in
+        ``report.suppressed`` so that unused suppressions can be told apart."""
         if not report.findings:
             return
-        lines_of = {m.display: m.text.splitlines() for m in project.parsed()}
-        kept = []
-        for f in report.findings:
-            text = lines_of.get(f.path, [])
-            window = text[max(0, f.line - 1) : max(f.line, f.end_line)]
-            if not any(suppressed(line, f.code) for line in window):
-                kept.append(f)
-        report.findings = kept
+        from zerolint import suppression
 
-
-def suppressed(line: str, code: str) -> bool:
-    m = NOQA.search(line)
-    if m is not None:
-        codes = m.group("codes")
-        if codes is None or code in re.split(r"[\s,]+", codes.upper()):
-            return True
-    m = IGNORE.search(line)
-    if m is not None:
-        codes = m.group("codes")
-        if codes is None or code in [c.strip().upper() for c in codes.split(",")]:
-            return True
-    return False
+        texts = {m.display: m.text for m in project.parsed()}
+        report.findings, report.suppressed = suppression.split(report.findings, texts)
 
 
 SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}

@@ -147,6 +147,8 @@ class Report:
     proved: list[Finding] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_checked: int = 0
+    # Findings a suppression comment hid (for ZL920, unused suppressions); never shown.
+    suppressed: list[Finding] = field(default_factory=list)
 
     def sort(self) -> None:
         self.findings.sort(key=Finding.sort_key)

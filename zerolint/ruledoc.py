@@ -1,4 +1,5 @@
-"""``zerolint rule CODE`` and ``zerolint rules``: the rules' documentation from ``rules/``."""
+"""``zerolint rule CODE`` and ``zerolint rules``: the rules' documentation from ``rules/``,
+and the ZL9xx codes' from ``zerolint.codes``."""
 
 from __future__ import annotations
 
@@ -17,22 +18,52 @@ def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from zerolint.cli import UsageError
+    from zerolint.codes import CODES, code_by_name
 
     if args._command == "rules":
         rules = load_rules()
         if args.format == "json":
             data = [
-                {"code": r.code, "name": r.name, "summary": r.summary, "fixable": True}
+                {"code": r.code, "name": r.name, "summary": r.summary, "fixable": bool(r.fix)}
                 for r in rules
+            ]
+            data += [
+                {
+                    "code": c.code,
+                    "name": c.name,
+                    "summary": c.summary,
+                    "fixable": False,
+                    "opt_in": c.opt_in,
+                }
+                for c in CODES
             ]
             print(json.dumps(data, indent=2))
         else:
             for r in rules:
                 print(f"{r.code}  {r.name}  {r.summary}")
+            for c in CODES:
+                print(f"{c.code}  {c.name}  {c.summary}")
         return 0
     rule = rule_by_code(args.code)
     if rule is None:
-        raise UsageError(f"unknown rule: {args.code} (see `zerolint rules`)")
+        code = code_by_name(args.code)
+        if code is None:
+            raise UsageError(f"unknown rule: {args.code} (see `zerolint rules`)")
+        if args.format == "json":
+            print(
+                json.dumps(
+                    {
+                        "code": code.code,
+                        "name": code.name,
+                        "summary": code.summary,
+                        "documentation": code.doc,
+                    },
+                    indent=2,
+                )
+            )
+        else:
+            sys.stdout.write(code.doc)
+        return 0
     if args.format == "json":
         print(
             json.dumps(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -55,6 +56,11 @@ class RuleMeta:
     doc: str = ""
     help_uri: str = ""
     fixable: bool = False
+    # For code scanning: how sure a result is (SARIF's precision), how bad (problem.severity)
+    # and what it is about (tags).
+    precision: str = "high"
+    severity: str = "error"
+    tags: tuple[str, ...] = ()
 
 
 def rule_metadata(rules: Iterable[Rule]) -> dict[str, RuleMeta]:
@@ -65,10 +71,62 @@ def rule_metadata(rules: Iterable[Rule]) -> dict[str, RuleMeta]:
             name=rule.name,
             summary=rule.summary,
             doc=rule.doc,
+            help_uri=help_uri(rule.code),
             fixable=bool(rule.fix),
+            # Every result comes with a path, and Z3 either gives a witness or says why not.
+            precision="high",
+            severity="error",
+            tags=("correctness", "reliability", "gpu", "zero-length", rule.name),
         )
         for rule in rules
     }
+
+
+def code_metadata() -> dict[str, RuleMeta]:
+    """The formats' view of the ZL9xx codes (see ``zerolint.codes``)."""
+    from zerolint.codes import CODES
+
+    return {
+        c.code: RuleMeta(
+            code=c.code,
+            name=c.name,
+            summary=c.summary,
+            doc=c.doc,
+            help_uri=help_uri(c.code),
+            precision="very-high",
+            severity="recommendation" if c.opt_in else "warning",
+            tags=("maintainability",) if c.opt_in else ("tool-execution",),
+        )
+        for c in CODES
+    }
+
+
+def help_uri(code: str) -> str:
+    """Where a rule's documentation is on the web: the ``Documentation`` URL the installed
+    distribution declares (``[project.urls]``), with the code as its anchor; empty when it
+    declares none (the full text is still in each rule's ``help``)."""
+    base = _documentation_url()
+    return f"{base}#{code.lower()}" if base else ""
+
+
+_DOC_URL: list[str] = []
+
+
+def _documentation_url() -> str:
+    if not _DOC_URL:
+        url = ""
+        try:
+            from importlib.metadata import PackageNotFoundError, metadata
+
+            for entry in metadata("zerolint").get_all("Project-URL") or ():
+                label, _, value = entry.partition(",")
+                if label.strip().lower() in ("documentation", "docs", "homepage"):
+                    url = value.strip()
+                    break
+        except (PackageNotFoundError, ValueError):  # pragma: no cover - not installed
+            url = ""
+        _DOC_URL.append(url)
+    return _DOC_URL[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +205,40 @@ def use_color(stream: TextIO | None = None, environ: Mapping[str, str] | None = 
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+# What a terminal would act on rather than show: C0 controls but tab (ESC starts escape
+# sequences, CR and BS overwrite what was printed), DEL, C1 controls (0x9B is a CSI on
+# its own) and the bidirectional overrides ("Trojan Source", CVE-2021-42574).
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control picture: ESC reads ␛, as in Ruff
+    if code == 0x7F:
+        return "\u2421"
+    return f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would act on made visible (control
+    pictures such as ``␛`` for C0 controls, ``\\u202e`` for C1 and bidi controls), so that a
+    source line or a file name cannot move the cursor, clear the screen or reorder what
+    follows. Tab stays."""
+    return _UNPRINTABLE.sub(_shown, text)
+
+
+def escape_json_text(text: str) -> str:
+    """JSON text (already valid) with C1 and bidi controls written as ``\\uXXXX``: the same
+    data, but safe to print to a terminal (``json.dumps`` escapes only C0 controls)."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def display_path(path: str, root: str | None = None) -> str:

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from zerolint.formats import RenderOptions, display_path, sorted_findings, visible_proved
+from zerolint.formats import (
+    RenderOptions,
+    display_path,
+    printable,
+    sorted_findings,
+    visible_proved,
+)
 from zerolint.formats.text import finding_lines
 from zerolint.model import Diagnostic, Finding, Report
 
@@ -45,7 +51,7 @@ def _command(name: str, properties: list[tuple[str, object]], message: str) -> s
 
 def _finding_command(name: str, finding: Finding, options: RenderOptions) -> str:
     properties: list[tuple[str, object]] = [
-        ("file", display_path(finding.path, options.root)),
+        ("file", printable(display_path(finding.path, options.root))),
         ("line", finding.line),
     ]
     properties += _columns(finding)
@@ -68,10 +74,13 @@ def _columns(finding: Finding) -> list[tuple[str, object]]:
 
 
 def _diagnostic_command(diagnostic: Diagnostic, options: RenderOptions) -> str:
-    properties: list[tuple[str, object]] = [("file", display_path(diagnostic.path, options.root))]
+    properties: list[tuple[str, object]] = [
+        ("file", printable(display_path(diagnostic.path, options.root)))
+    ]
     if diagnostic.line > 0:
         properties.append(("line", diagnostic.line))
         if diagnostic.col > 0:
             properties.append(("col", diagnostic.col))
     properties.append(("title", diagnostic.code))
-    return _command("warning", properties, f"{diagnostic.code} {diagnostic.message}")
+    message = f"{diagnostic.code} {printable(diagnostic.message)}"
+    return _command("warning", properties, message)

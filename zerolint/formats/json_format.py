@@ -47,6 +47,7 @@ from zerolint.formats import (
     RenderOptions,
     code_counts,
     display_path,
+    escape_json_text,
     unchecked_files,
     with_fingerprints,
 )
@@ -63,7 +64,7 @@ def render(report: Report, options: RenderOptions) -> str:
 
 
 def _dump(document: object) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return escape_json_text(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _document(report: Report, options: RenderOptions) -> dict[str, Any]:

@@ -10,6 +10,7 @@ against ``%SRCROOT%``; others are absolute ``file:`` URIs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import PurePath
@@ -19,6 +20,7 @@ from urllib.parse import quote
 from zerolint.formats import (
     RenderOptions,
     RuleMeta,
+    escape_json_text,
     relative_to_root,
     root_dir,
     step_code,
@@ -35,6 +37,9 @@ SARIF_SCHEMA_URI = (
 SRCROOT = "%SRCROOT%"
 # The partialFingerprints key; bump the suffix if the fingerprint recipe changes.
 FINGERPRINT_KEY = "zerolint/v1"
+# GitHub code scanning's own key: a hash of the primary location's line, ":", its
+# occurrence among equal lines of the file (what upload-sarif would otherwise compute).
+LINE_HASH_KEY = "primaryLocationLineHash"
 # Codes of the ZL900 series describe files that could not be checked, not results.
 _DIAGNOSTIC_PREFIX = "ZL9"
 
@@ -46,19 +51,20 @@ def render(report: Report, options: RenderOptions) -> str:
         "version": SARIF_VERSION,
         "runs": [_run(report, options)],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return escape_json_text(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _run(report: Report, options: RenderOptions) -> dict[str, Any]:
     findings, proved = with_fingerprints(report, options)
     rules = _rules([finding for finding, _ in findings + proved], options)
     rule_index = {rule["id"]: index for index, rule in enumerate(rules)}
+    ranks = _line_ranks([finding for finding, _ in findings + proved], options)
     results = [
-        _result(finding, fingerprint, rule_index, options, passed=False)
+        _result(finding, fingerprint, rule_index, options, ranks, passed=False)
         for finding, fingerprint in findings
     ]
     results += [
-        _result(finding, fingerprint, rule_index, options, passed=True)
+        _result(finding, fingerprint, rule_index, options, ranks, passed=True)
         for finding, fingerprint in proved
     ]
     driver: dict[str, Any] = {"name": "zerolint", "version": options.tool_version, "rules": rules}
@@ -82,7 +88,8 @@ def _rules(findings: list[Finding], options: RenderOptions) -> list[dict[str, An
 
 def _rule(code: str, meta: RuleMeta | None) -> dict[str, Any]:
     descriptor = _descriptor(code, meta)
-    descriptor["defaultConfiguration"] = {"level": "error"}
+    level = "error" if meta is None or meta.severity == "error" else "warning"
+    descriptor["defaultConfiguration"] = {"level": level}
     return descriptor
 
 
@@ -99,7 +106,46 @@ def _descriptor(code: str, meta: RuleMeta | None) -> dict[str, Any]:
         descriptor["help"] = {"text": meta.doc, "markdown": meta.doc}
     if meta.help_uri:
         descriptor["helpUri"] = meta.help_uri
+    # What GitHub code scanning reads: tags to filter by, precision and severity to rank.
+    descriptor["properties"] = {
+        "tags": list(meta.tags),
+        "precision": meta.precision,
+        "problem.severity": meta.severity,
+    }
     return descriptor
+
+
+def _primary_code(finding: Finding) -> str:
+    for flow in finding.flows:
+        for step in reversed(flow.steps):
+            if step.role == "sink":
+                return step.code
+    return finding.message
+
+
+def _line_key(finding: Finding, options: RenderOptions) -> tuple[str, str]:
+    code = "".join(_primary_code(finding).split())  # whitespace does not move an alert
+    return relative_to_root(finding.path, options.root) or finding.path, code
+
+
+def _line_ranks(findings: list[Finding], options: RenderOptions) -> dict[int, int]:
+    """For each finding (by identity), how many findings before it, in line order, have
+    the same file and the same code at their primary location: 1 for the first."""
+    seen: dict[tuple[str, str], int] = {}
+    ranks: dict[int, int] = {}
+    for finding in sorted(findings, key=Finding.sort_key):
+        key = _line_key(finding, options)
+        seen[key] = seen.get(key, 0) + 1
+        ranks[id(finding)] = seen[key]
+    return ranks
+
+
+def line_hash(finding: Finding, ranks: dict[int, int]) -> str:
+    """``<16 hex digits>:<occurrence>`` from the code at the finding's call, with no
+    whitespace: stable when lines move or are re-indented."""
+    code = "".join(_primary_code(finding).split())
+    digest = hashlib.sha256(code.encode("utf-8")).hexdigest()[:16]
+    return f"{digest}:{ranks.get(id(finding), 1)}"
 
 
 def _first_paragraph(markdown: str) -> str:
@@ -116,6 +162,7 @@ def _result(
     fingerprint: str,
     rule_index: dict[str, int],
     options: RenderOptions,
+    line_ranks: dict[int, int],
     *,
     passed: bool,
 ) -> dict[str, Any]:
@@ -130,7 +177,10 @@ def _result(
         "level": "none" if passed else "error",
         "message": {"text": message},
         "locations": [_finding_location(finding, options)],
-        "partialFingerprints": {FINGERPRINT_KEY: fingerprint},
+        "partialFingerprints": {
+            FINGERPRINT_KEY: fingerprint,
+            LINE_HASH_KEY: line_hash(finding, line_ranks),
+        },
         "properties": _properties(finding),
     }
     if finding.flows:

@@ -6,7 +6,9 @@
         ...
       witness: B=32, seq_len=1, compress_ratio=4 -> every context length 0
 
-Colour is added only when asked for; without it the output holds no escape codes.
+Colour is added only when asked for; without it the output holds no escape codes, and
+none can come from the checked code: control characters in source lines, file names and
+messages are shown as control pictures (``␛``), as Ruff does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from zerolint.formats import (
     code_counts,
     display_path,
     plural,
+    printable,
     sorted_findings,
     step_code,
     step_note,
@@ -87,7 +90,7 @@ def _body(report: Report, options: RenderOptions, paint: _Painter) -> list[str]:
 
 
 def _location(path: str, line: int, col: int, options: RenderOptions, paint: _Painter) -> str:
-    shown = paint(display_path(path, options.root), _BOLD)
+    shown = paint(printable(display_path(path, options.root)), _BOLD)
     if line <= 0:
         return f"{shown}:"
     if col <= 0:
@@ -101,7 +104,7 @@ def finding_lines(finding: Finding, options: RenderOptions) -> list[str]:
     paint = _Painter(options.color)
     header = (
         f"{_location(finding.path, finding.line, finding.col, options, paint)} "
-        f"{paint(finding.code, _BOLD, _RED)} {finding.message}"
+        f"{paint(finding.code, _BOLD, _RED)} {printable(finding.message)}"
     )
     lines = [header]
     labelled = [
@@ -113,7 +116,7 @@ def finding_lines(finding: Finding, options: RenderOptions) -> list[str]:
         if len(labelled) > 1:
             lines.append(f"  {paint(f'path {number}:', _BOLD)}")
         lines.extend(_step_line(label, step, column, paint) for label, step in flow_steps)
-    verdict = verdict_line(finding)
+    verdict = printable(verdict_line(finding))
     if verdict:
         lines.append(f"  {_paint_verdict(verdict, finding, paint)}")
     return lines
@@ -139,22 +142,24 @@ def _step_label(step: Step, finding: Finding, options: RenderOptions) -> str:
     line = str(step.line) if step.line > 0 else "?"
     if step.path == finding.path:
         return line
-    return f"{display_path(step.path, options.root)}:{line}"
+    return f"{printable(display_path(step.path, options.root))}:{line}"
 
 
 def _note_column(labelled: list[list[tuple[str, Step]]]) -> int:
     # Notes line up in one column when every step is short enough; otherwise each note
     # just follows its code, so one long line does not push all the others far right.
-    widths = [len(f"{label}: {step_code(step)}") for flow in labelled for label, step in flow]
+    widths = [
+        len(f"{label}: {printable(step_code(step))}") for flow in labelled for label, step in flow
+    ]
     if max(widths, default=0) > _NOTE_COLUMN_LIMIT:
         return 0
     return max(widths, default=0) + _NOTE_GAP
 
 
 def _step_line(label: str, step: Step, column: int, paint: _Painter) -> str:
-    code = step_code(step)
+    code = printable(step_code(step))
     line = f"    {paint(label, _CYAN)}: {code}"
-    note = step_note(step)
+    note = printable(step_note(step))
     if note:
         gap = max(column - len(f"{label}: {code}"), _NOTE_GAP)
         line += " " * gap + paint(note, _DIM)
@@ -175,7 +180,7 @@ def diagnostic_line(diagnostic: Diagnostic, options: RenderOptions) -> str:
 
 def _diagnostic_line(diagnostic: Diagnostic, options: RenderOptions, paint: _Painter) -> str:
     location = _location(diagnostic.path, diagnostic.line, diagnostic.col, options, paint)
-    return f"{location} {paint(diagnostic.code, _BOLD, _YELLOW)} {diagnostic.message}"
+    return f"{location} {paint(diagnostic.code, _BOLD, _YELLOW)} {printable(diagnostic.message)}"
 
 
 def _statistics(report: Report, options: RenderOptions, paint: _Painter) -> list[str]:

@@ -1,0 +1,311 @@
+"""The conventions Ruff users have in their fingers, on ``zerolint check``.
+
+.gitignore respected by default; stdin with --stdin-filename; --exclude/--extend-exclude;
+per-file-ignores; file-level ``# zerolint: noqa``; unused suppressions (ZL920, opt-in);
+--output-file; --select merged and ALL; the ZL9xx codes selectable and documented; the
+messages for a bad flag, a missing path, a folder with no Python files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli_check import CLEAN, findings, unclamped, write
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=ENV)
+
+
+def zerolint(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "zerolint", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**ENV, "PYTHONPATH": str(ROOT)},
+    )
+
+
+# ------------------------------------------------------------------- .gitignore
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with a bug in a tracked file and bugs in git-ignored places."""
+    git(tmp_path, "init", "-q")
+    write(
+        tmp_path,
+        {
+            ".gitignore": "generated/\nscratch_*.py\n",
+            "src/bug.py": unclamped(),
+            "generated/bug.py": unclamped(),
+            "src/scratch_1.py": unclamped(),
+            "local/bug.py": unclamped(),
+        },
+    )
+    (tmp_path / ".git" / "info").mkdir(exist_ok=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("local/\n")
+    return tmp_path
+
+
+def test_git_ignored_files_are_skipped(repo: Path, check) -> None:
+    assert findings(check(".", cwd=repo)[1]) == [("src/bug.py", 6)]
+
+
+def test_no_respect_gitignore_checks_them(repo: Path, check) -> None:
+    assert findings(check("--no-respect-gitignore", ".", cwd=repo)[1]) == [
+        ("generated/bug.py", 6),
+        ("local/bug.py", 6),
+        ("src/bug.py", 6),
+        ("src/scratch_1.py", 6),
+    ]
+
+
+def test_respect_gitignore_false_in_the_configuration(repo: Path, check) -> None:
+    write(repo, {"zerolint.toml": "respect-gitignore = false\n"})
+    assert len(findings(check(".", cwd=repo)[1])) == 4
+
+
+def test_the_global_excludes_file_is_respected(repo: Path, tmp_path_factory, check) -> None:
+    home = tmp_path_factory.mktemp("home")
+    (home / "ignore").write_text("src/\n")
+    git(repo, "config", "core.excludesFile", str(home / "ignore"))
+    assert findings(check(".", cwd=repo)[1]) == []
+
+
+def test_a_git_ignored_file_named_explicitly_is_checked(repo: Path, check) -> None:
+    # As Ruff: a file named on the command line is checked.
+    assert findings(check("generated/bug.py", cwd=repo)[1]) == [("generated/bug.py", 6)]
+
+
+def test_a_tree_outside_git_checks_everything(tmp_path: Path, check) -> None:
+    write(tmp_path, {".gitignore": "generated/\n", "generated/bug.py": unclamped()})
+    assert findings(check(".")[1]) == [("generated/bug.py", 6)]
+
+
+# ------------------------------------------------------------------- stdin
+
+
+def test_stdin_with_a_filename(tmp_path: Path) -> None:
+    run = zerolint(
+        "check", "--no-cache", "-", "--stdin-filename", "pkg/b.py", cwd=tmp_path, stdin=unclamped()
+    )
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.startswith("pkg/b.py:6:12: ZL001 ")
+
+
+def test_stdin_clean_and_without_a_name(tmp_path: Path) -> None:
+    run = zerolint("check", "-", cwd=tmp_path, stdin=CLEAN)
+    assert (run.returncode, run.stdout) == (0, "All checks passed!\n")
+    bad = zerolint("check", "--format", "json", "-", cwd=tmp_path, stdin=unclamped())
+    assert [f["path"] for f in json.loads(bad.stdout)["findings"]] == ["-"]
+
+
+def test_stdin_filename_takes_that_files_configuration(tmp_path: Path) -> None:
+    write(tmp_path, {"sub/zerolint.toml": 'ignore = ["ZL001"]\n'})
+    run = zerolint("check", "-", "--stdin-filename", "sub/x.py", cwd=tmp_path, stdin=unclamped())
+    assert (run.returncode, run.stdout) == (0, "All checks passed!\n")
+
+
+def test_stdin_diff_prints_the_fix(tmp_path: Path) -> None:
+    run = zerolint(
+        "check", "--diff", "-", "--stdin-filename", "b.py", cwd=tmp_path, stdin=unclamped()
+    )
+    assert "+    return get_paged_mqa_logits_metadata(torch.clamp(lens, min=1)" in run.stdout
+
+
+# ------------------------------------------------------------------- exclude
+
+
+def test_exclude_and_extend_exclude_flags(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {
+            "zerolint.toml": 'exclude = ["a"]\n',
+            "a/bug.py": unclamped(),
+            "b/bug.py": unclamped(),
+            "c/bug.py": unclamped(),
+        },
+    )
+    assert findings(check(".")[1]) == [("b/bug.py", 6), ("c/bug.py", 6)]
+    assert findings(check("--extend-exclude", "b", ".")[1]) == [("c/bug.py", 6)]
+    assert findings(check("--exclude", "b,c", ".")[1]) == [("a/bug.py", 6)]
+    assert findings(check("--exclude", "b", "--exclude", "c", ".")[1]) == [("a/bug.py", 6)]
+
+
+def test_per_file_ignores(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.zerolint.per-file-ignores]\n"tests/*" = ["ZL001"]\n',
+            "tests/test_x.py": unclamped(),
+            "src/x.py": unclamped(),
+        },
+    )
+    assert findings(check(".")[1]) == [("src/x.py", 6)]
+
+
+# ------------------------------------------------------------------- suppressions
+
+
+FILE_LEVEL = [
+    ("# zerolint: noqa\n", True),
+    ("# zerolint: noqa: ZL001\n", True),
+    ("# zerolint: NOQA: zl001\n", True),
+    ("# zerolint: noqa: ZL002\n", False),
+    ('x = "# zerolint: noqa"\n', False),  # inside a string: not a comment
+    ("x = 1  # zerolint: noqa\n", False),  # file-level comments stand on a line of their own
+]
+
+
+@pytest.mark.parametrize(("head", "suppressed"), FILE_LEVEL)
+def test_file_level_suppression(tmp_path: Path, check, head: str, suppressed: bool) -> None:
+    write(tmp_path, {"bad.py": head + unclamped()})
+    assert (check(".")[0] == 0) == suppressed
+
+
+def test_noqa_inside_a_string_does_not_suppress(tmp_path: Path, check) -> None:
+    text = unclamped().replace("num_sms)\n", 'num_sms) if "# noqa" else None\n')
+    write(tmp_path, {"bad.py": text})
+    assert check(".")[0] == 1
+
+
+def test_unused_suppressions_are_reported_when_selected(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {
+            "used.py": unclamped(sink_comment="  # noqa: ZL001"),
+            "stale.py": CLEAN.replace("// 4", "// 4  # noqa: ZL001"),
+            "other_tool.py": CLEAN.replace("// 4", "// 4  # noqa: E501"),
+            "stale_file.py": "# zerolint: noqa\n" + CLEAN,
+        },
+    )
+    assert check(".")[:2] == (0, "All checks passed!\n")  # opt-in: off by default
+    code, out, _ = check("--select", "ZL001,ZL920", ".")
+    assert code == 1
+    assert findings(out) == [("stale.py", 2), ("stale_file.py", 1)]
+    assert "stale.py:2:27: ZL920 unused suppression `# noqa: ZL001`" in out
+    assert findings(check("--select", "ALL", ".")[1]) == findings(out)
+
+
+# ------------------------------------------------------------------- output, select
+
+
+def test_output_file(tmp_path: Path, check) -> None:
+    write(tmp_path, {"bad.py": unclamped()})
+    code, out, _ = check("--format", "json", "--output-file", "out/report.json", ".")
+    assert (code, out) == (1, "")
+    data = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [f["path"] for f in data["findings"]] == ["bad.py"]
+
+
+def test_select_given_twice_merges(tmp_path: Path, check) -> None:
+    write(tmp_path, {"bad.py": unclamped(), "stale.py": "# zerolint: noqa\n" + CLEAN})
+    _, out, _ = check("--select", "ZL001", "--select", "ZL920", ".")
+    assert findings(out) == [("bad.py", 6), ("stale.py", 1)]
+
+
+def test_select_all(tmp_path: Path, check) -> None:
+    write(tmp_path, {"bad.py": unclamped()})
+    assert findings(check("--select", "ALL", ".")[1]) == [("bad.py", 6)]
+
+
+# ------------------------------------------------------------------- ZL9xx codes
+
+
+def test_zl9xx_diagnostics_can_be_ignored_and_selected(tmp_path: Path, check) -> None:
+    broken = "from deep_gemm import get_paged_mqa_logits_metadata\ndef f(:\n"
+    write(tmp_path, {"broken.py": broken, "bad.py": unclamped()})
+    code, out, _ = check(".")
+    assert code == 1 and "ZL901" in out
+    code, out, _ = check("--ignore", "ZL901", ".")
+    assert "ZL901" not in out and findings(out) == [("bad.py", 6)]
+    code, out, _ = check("--select", "ZL001", ".")
+    assert "ZL901" in out  # selecting rules does not hide a file that was not checked
+    code, out, _ = check("--select", "ZL902", ".")
+    assert "ZL901" not in out and findings(out) == []
+
+
+@pytest.mark.parametrize("code", ["ZL901", "ZL902", "ZL903", "ZL904", "ZL905", "ZL910", "ZL920"])
+def test_zerolint_rule_documents_every_zl9xx_code(tmp_path: Path, code: str) -> None:
+    run = zerolint("rule", code, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert code in run.stdout.splitlines()[0] and "## What to do" in run.stdout
+    listed = zerolint("rules", cwd=tmp_path).stdout
+    assert any(line.startswith(code) for line in listed.splitlines())
+    readme = (ROOT / "README.md").read_text()
+    assert f"| `{code}` |" in readme
+
+
+# ------------------------------------------------------------------- messages
+
+
+def test_an_unknown_flag_after_check_shows_checks_usage(tmp_path: Path) -> None:
+    run = zerolint("check", "--bogus", ".", cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.startswith("usage: zerolint check ")
+    assert "unrecognized arguments: --bogus" in run.stderr
+
+
+def test_a_folder_with_no_python_files_warns(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "x.md").write_text("# hi\n")
+    run = zerolint("check", "docs", cwd=tmp_path)
+    assert run.stderr == "zerolint: warning: no Python files found under docs\n"
+    assert run.returncode == 0
+
+
+# ------------------------------------------------------------------- docs/ruff.md
+
+
+def test_every_option_the_ruff_table_gives_zerolint_exists(tmp_path: Path) -> None:
+    import re
+
+    table = (ROOT / "docs" / "ruff.md").read_text().split("## What zerolint does not do")[0]
+    helps = zerolint("check", "--help", cwd=tmp_path).stdout
+    rows = [line.split("|") for line in table.splitlines() if line.startswith("| ")]
+    ours = [row[1] if row[2].strip().startswith("same") else row[2] for row in rows[1:]]
+    flags = {f for cell in ours for f in re.findall(r"`(--?[a-z][\w-]*)", cell)}
+    assert {"--stdin-filename", "--touching", "--no-respect-gitignore"} <= flags
+    for flag in sorted(flags):
+        assert re.search(rf"(^|[\s,\[]){re.escape(flag)}\b", helps), flag
+
+
+def test_unused_suppressions_with_the_cache_and_a_nested_configuration(
+    tmp_path: Path, check
+) -> None:
+    # The cache keeps no record of what a comment hid: a used one must not turn "unused".
+    write(
+        tmp_path,
+        {
+            "sub/zerolint.toml": 'select = ["ZL001", "ZL920"]\n',
+            "sub/used.py": unclamped(sink_comment="  # noqa: ZL001"),
+            "sub/stale.py": "# zerolint: noqa\n" + CLEAN,
+        },
+    )
+    for _ in range(2):
+        code, out, _ = check(".", cache=True)
+        assert (code, findings(out)) == (1, [("sub/stale.py", 1)])
+
+
+def test_per_file_ignores_all(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {
+            "zerolint.toml": '[per-file-ignores]\n"gen/*" = ["ALL"]\n',
+            "gen/x.py": unclamped(),
+        },
+    )
+    assert check(".")[:2] == (0, "All checks passed!\n")

@@ -1,0 +1,173 @@
+"""Suppression comments, read from real comment tokens (never from inside a string):
+
+    call(...)  # noqa: ZL001            one line of a finding's call (a bare ``# noqa`` too)
+    call(...)  # zerolint: ignore[ZL001]
+    # zerolint: noqa                    on a line of its own: the whole file
+    # zerolint: noqa: ZL001             the whole file, for these codes
+
+as ``# noqa`` and ``# ruff: noqa`` work in Ruff. :func:`unused` finds the ones that
+suppress nothing (ZL920, opt-in like Ruff's RUF100).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from zerolint.model import Finding
+
+NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+IGNORE = re.compile(r"#\s*zerolint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+FILE_NOQA = re.compile(
+    r"^#\s*zerolint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?\s*$",
+    re.IGNORECASE,
+)
+UNUSED = "ZL920"
+ALL = None  # a comment that names no code suppresses every code
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """One suppression comment: where it is, which codes it names (None: all), its kind."""
+
+    line: int
+    col: int
+    codes: frozenset[str] | None
+    kind: str  # "noqa", "ignore" or "file"
+
+    def covers(self, code: str) -> bool:
+        return self.codes is None or code in self.codes
+
+
+@dataclass(slots=True)
+class Suppressions:
+    """The suppression comments of one file."""
+
+    by_line: dict[int, list[Comment]] = field(default_factory=dict)
+    file_level: list[Comment] = field(default_factory=list)
+
+    def matching(self, finding: Finding) -> list[Comment]:
+        """The comments that suppress ``finding``: file-level ones naming its code, or one
+        on a line of its call."""
+        found = [c for c in self.file_level if c.covers(finding.code)]
+        last = max(finding.line, finding.end_line)
+        for line in range(finding.line, last + 1):
+            found += [c for c in self.by_line.get(line, ()) if c.covers(finding.code)]
+        return found
+
+    def comments(self) -> list[Comment]:
+        return sorted(
+            [*self.file_level, *(c for cs in self.by_line.values() for c in cs)],
+            key=lambda c: (c.line, c.col),
+        )
+
+
+def _codes(text: str | None, split: str) -> frozenset[str] | None:
+    if text is None:
+        return ALL
+    return frozenset(c.strip().upper() for c in re.split(split, text) if c.strip())
+
+
+def parse(text: str) -> Suppressions:
+    """The suppression comments in ``text`` (Python source); a file that cannot be
+    tokenized has none (it cannot have findings either)."""
+    out = Suppressions()
+    if "noqa" not in text and "zerolint" not in text:
+        return out
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return out
+    own_line: set[int] = set()
+    code_lines: set[int] = set()
+    for tok in tokens:
+        if tok.type not in (
+            tokenize.COMMENT,
+            tokenize.NL,
+            tokenize.NEWLINE,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.ENDMARKER,
+        ):
+            code_lines.add(tok.start[0])
+    for tok in tokens:
+        if tok.type != tokenize.COMMENT:
+            continue
+        line, col = tok.start
+        comment = tok.string
+        whole = FILE_NOQA.match(comment)
+        if whole is not None and line not in code_lines:
+            own_line.add(line)
+            out.file_level.append(Comment(line, col + 1, _codes(whole["codes"], r"[\s,]+"), "file"))
+            continue
+        m = NOQA.search(comment)
+        if m is not None:
+            codes = _codes(m["codes"], r"[\s,]+")
+            out.by_line.setdefault(line, []).append(
+                Comment(line, col + m.start() + 1, codes, "noqa")
+            )
+        m = IGNORE.search(comment)
+        if m is not None:
+            codes = _codes(m["codes"], r",")
+            out.by_line.setdefault(line, []).append(
+                Comment(line, col + m.start() + 1, codes, "ignore")
+            )
+    return out
+
+
+def split(
+    findings: Iterable[Finding], texts: Mapping[str, str]
+) -> tuple[list[Finding], list[Finding]]:
+    """(kept, suppressed): ``findings`` whose file (``texts`` maps a finding's path to its
+    source) carries no comment suppressing them, and the others."""
+    cache: dict[str, Suppressions] = {}
+    kept, dropped = [], []
+    for finding in findings:
+        if finding.path not in cache:
+            cache[finding.path] = parse(texts.get(finding.path, ""))
+        (dropped if cache[finding.path].matching(finding) else kept).append(finding)
+    return kept, dropped
+
+
+def unused(path: str, text: str, suppressed: Iterable[Finding]) -> list[Finding]:
+    """ZL920 for each comment in ``text`` that names a zerolint code (ZL...) or is a
+    zerolint comment, and suppressed none of ``suppressed`` (this file's suppressed
+    findings). A bare ``# noqa`` or one naming only other tools' codes is not ours."""
+    sup = parse(text)
+    used: set[tuple[int, int]] = set()
+    for finding in suppressed:
+        for comment in sup.matching(finding):
+            used.add((comment.line, comment.col))
+    out = []
+    for comment in sup.comments():
+        if (comment.line, comment.col) in used:
+            continue
+        if comment.kind == "noqa":
+            ours = sorted(c for c in comment.codes or () if c.startswith("ZL"))
+            if not ours:
+                continue
+            what = f"`# noqa: {', '.join(ours)}`"
+        elif comment.kind == "ignore":
+            what = "`# zerolint: ignore" + (
+                f"[{', '.join(sorted(comment.codes))}]`" if comment.codes else "`"
+            )
+        else:
+            what = "`# zerolint: noqa" + (
+                f": {', '.join(sorted(comment.codes))}`" if comment.codes else "`"
+            )
+        out.append(
+            Finding(
+                code=UNUSED,
+                path=path,
+                line=comment.line,
+                col=comment.col,
+                message=f"unused suppression {what}: it suppresses no finding",
+                sink="",
+                argument="",
+                flows=[],
+            )
+        )
+    return out
