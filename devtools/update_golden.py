@@ -1,7 +1,7 @@
 """Rewrite the golden files that differ from today's output.
 
     python -m devtools.update_golden            # every suite
-    python -m devtools.update_golden zl001      # some suites, by name
+    python -m devtools.update_golden rules      # some suites, by name
     python -m devtools.update_golden --check    # only list what differs, write nothing
     python -m devtools.update_golden --list     # the suites and their file counts
 

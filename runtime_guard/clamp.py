@@ -37,11 +37,12 @@ def clamp_context_lens(lens: torch.Tensor, *, out: torch.Tensor | None = None) -
     elementwise kernel: no host synchronisation, so it is safe inside CUDA-graph capture.
     ``out``, when given, must be a contiguous tensor of the same shape, dtype and device; the
     result is written there (a fixed address for graph replay) and ``out`` is returned.
-    ``lens`` must be a 1-D or 2-D integer tensor, on any device.
+    ``lens`` must be a 1-D or 2-D tensor of int8, int16, int32, int64 or uint8 (torch cannot
+    clamp its other unsigned types), on any device. RuntimeError when torch is missing.
     """
+    _check_lens(lens)
     import torch
 
-    _check_lens(lens)
     if out is None:
         return torch.clamp(lens, min=1).contiguous()
     _check_out(out, lens)
@@ -55,12 +56,17 @@ def guard(fn: F, *, fused: bool = False) -> F:
     keyword, and forwards every argument unchanged. Guarding a guarded callable returns it
     as it is. ``unguarded(wrapper)`` gives back ``fn``.
 
+    An empty batch (``context_lens`` of shape ``(0, next_n)``) never reaches ``fn``: the
+    wrapper returns the schedule DeepGEMM 2.8.1's guarded scheduler writes for it (see
+    ``empty_schedule``), because DeepGEMM 2.5.0 and 2.6.1 read out of bounds on it.
+
     ``fused=True`` says ``fn`` is DeepGEMM 2.6.1's function: on an SM90 device the wrapper
     then computes the clamped schedule with one kernel of its own instead of a clamp kernel
     followed by ``fn`` (see ``runtime_guard.fused``), once it has matched ``fn`` on a live call.
     """
     if is_guarded(fn):
         return fn
+    _require_torch()
     fast = None
     if fused:
         from runtime_guard.fused import FusedSchedule
@@ -69,6 +75,9 @@ def guard(fn: F, *, fused: bool = False) -> F:
 
     @functools.wraps(fn)
     def guarded(*args: Any, **kwargs: Any) -> Any:
+        empty = empty_batch_schedule(args, kwargs)
+        if empty is not None:
+            return empty  # DeepGEMM's scheduler faults on B = 0: never launch it
         if fast is not None:
             schedule = fast(args, kwargs)
             if schedule is not None:
@@ -117,7 +126,8 @@ def get_paged_mqa_logits_metadata(
 
     Resolves DeepGEMM as vLLM does (``deep_gemm``, then ``vllm.third_party.deep_gemm``),
     clamps ``context_lens`` once (also when ``install()`` has patched DeepGEMM) and forwards
-    ``block_kv``, ``num_sms`` and every keyword. ``context_lens`` must be a CUDA tensor, as
+    ``block_kv``, ``num_sms`` and every keyword; an empty batch gets ``empty_schedule``
+    without a DeepGEMM launch. ``context_lens`` must be a CUDA tensor, as
     DeepGEMM requires; RuntimeError when no DeepGEMM can be imported.
     """
     _check_lens(context_lens)
@@ -127,7 +137,55 @@ def get_paged_mqa_logits_metadata(
             f"context_lens must be a CUDA tensor for DeepGEMM, got a tensor on "
             f"{context_lens.device}"
         )
+    empty = empty_batch_schedule((context_lens, block_kv, num_sms), kwargs)
+    if empty is not None:
+        return empty
     return kernel(clamp_context_lens(context_lens), block_kv, num_sms, **kwargs)
+
+
+def empty_schedule(context_lens: torch.Tensor, num_sms: int) -> torch.Tensor:
+    """The schedule of an empty batch: a ``(num_sms + 1, 2)`` table of zeros.
+
+    What DeepGEMM 2.8.1's guarded SM90 scheduler writes when the batch holds no work (every
+    SM's start and the end sentinel are ``(batch_size * atoms, 0)``, which is ``(0, 0)`` for
+    B = 0; docs/hazards/empty-batch-ZL001.md), so the logits kernel that follows gives every
+    SM an empty range. Same dtype (int32) and device as ``context_lens``, written by one fill
+    on that device's current stream: no host synchronisation, safe inside graph capture.
+    """
+    import torch
+
+    return torch.zeros((num_sms + 1, 2), dtype=context_lens.dtype, device=context_lens.device)
+
+
+def empty_batch_schedule(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
+    """``empty_schedule`` for a call DeepGEMM would accept on an empty batch, else None.
+
+    The call must bind as ``(context_lens, block_kv, num_sms[, indices=None])`` with a 2-D
+    int32 ``context_lens`` of 0 rows and an int ``num_sms`` >= 1. Anything else goes on to
+    DeepGEMM, whose host checks reject it before any launch. Decided on shapes only (host
+    metadata), never on device values.
+    """
+    import torch
+
+    lens = args[0] if args else kwargs.get("context_lens")
+    if not isinstance(lens, torch.Tensor) or lens.dim() != 2 or lens.shape[0] != 0:
+        return None
+    if lens.dtype != torch.int32:
+        return None
+    names = ("context_lens", "block_kv", "num_sms", "indices")
+    if len(args) > len(names) or any(name not in names for name in kwargs):
+        return None
+    bound = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name in bound:
+            return None  # given twice: let the callee raise its TypeError
+        bound[name] = value
+    num_sms = bound.get("num_sms")
+    if not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms < 1:
+        return None
+    if bound.get("indices") is not None or "block_kv" not in bound:
+        return None
+    return empty_schedule(lens, num_sms)
 
 
 def resolve_deep_gemm_function() -> Callable[..., Any]:
@@ -146,13 +204,34 @@ def resolve_deep_gemm_function() -> Callable[..., Any]:
     )
 
 
+def _require_torch() -> None:
+    """Raise a RuntimeError that says what is missing when torch cannot be imported."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as error:
+        raise RuntimeError(
+            f"runtime_guard needs PyTorch, which cannot be imported here ({error})"
+        ) from None
+
+
+def _signed_or_uint8(dtype: torch.dtype) -> bool:
+    import torch
+
+    # torch's unsigned 16/32/64-bit types are shell dtypes: clamp is not implemented for them.
+    return dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+
+
 def _check_lens(lens: object) -> None:
+    _require_torch()
     import torch
 
     if not isinstance(lens, torch.Tensor):
         raise TypeError(f"context_lens must be a torch.Tensor, got {type(lens).__name__}")
-    if lens.dtype == torch.bool or lens.dtype.is_floating_point or lens.dtype.is_complex:
-        raise TypeError(f"context_lens must have an integer dtype, got {lens.dtype}")
+    if not _signed_or_uint8(lens.dtype):
+        raise TypeError(
+            f"context_lens must have an integer dtype, got {lens.dtype} (accepted: int8, "
+            "int16, int32, int64, uint8; DeepGEMM takes int32)"
+        )
     if lens.dim() not in (1, 2):
         raise ValueError(
             f"context_lens must be 1-D (batch,) or 2-D (batch, next_n), got shape "

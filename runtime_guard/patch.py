@@ -24,7 +24,13 @@ if TYPE_CHECKING:
     from typing import Any
 
 ENV_VAR = "ZEROLINT_GUARD"
-_OFF_VALUES = frozenset({"0", "false", "no", "off"})
+OFF_VALUES = frozenset(
+    {"0", "false", "f", "no", "n", "off", "disable", "disabled", "none", "never", "skip"}
+)
+"""Values of ``ZEROLINT_GUARD`` that turn the guard off (after strip() and lower())."""
+ON_VALUES = frozenset({"", "1", "true", "t", "yes", "y", "on", "enable", "enabled", "clamp"})
+"""Values that leave it on; ``clamp`` also keeps the clamp out of the scheduler."""
+_OFF_VALUES = OFF_VALUES  # the name zerolint's audit has read
 
 _lock = threading.RLock()
 _finder: _DeepGemmFinder | None = None
@@ -33,8 +39,14 @@ _guards: dict[int, tuple[Callable[..., Any], Callable[..., Any]]] = {}
 
 
 def guard_enabled() -> bool:
-    """False when ``ZEROLINT_GUARD`` is ``0``, ``false``, ``no`` or ``off``."""
-    return os.environ.get(ENV_VAR, "").strip().lower() not in _OFF_VALUES
+    """False when ``ZEROLINT_GUARD`` is one of ``OFF_VALUES`` (``0``, ``false``, ``no``,
+    ``off``, ``disabled``, ...), in any case and with surrounding spaces. Any other value
+    leaves the guard on; one that is in neither list is logged as a warning by install()."""
+    return _switch() not in OFF_VALUES
+
+
+def _switch() -> str:
+    return os.environ.get(ENV_VAR, "").strip().lower()
 
 
 def fused_enabled() -> bool:
@@ -55,11 +67,32 @@ def install() -> bool:
     imported later. For DeepGEMM 2.6.1 the guard fuses the clamp into its own copy of the SM90
     scheduler (``runtime_guard.fused``) unless ``ZEROLINT_GUARD=clamp``. Idempotent and
     thread-safe; logs one line (logger ``runtime_guard``) when it acts. Returns False, doing
-    nothing, when ``ZEROLINT_GUARD=0``.
+    nothing but logging why, when ``ZEROLINT_GUARD`` turns it off (``guard_enabled``) or
+    torch cannot be imported.
     """
     global _finder
     if not guard_enabled():
-        log("debug", "runtime_guard: turned off by %s, DeepGEMM left unguarded", ENV_VAR)
+        log(
+            "info",
+            "runtime_guard: turned off by %s=%s, DeepGEMM left unguarded",
+            ENV_VAR,
+            os.environ.get(ENV_VAR, ""),
+        )
+        return False
+    if _switch() not in ON_VALUES:
+        log(
+            "warning",
+            "runtime_guard: %s=%r is not a known value (off: %s); the guard stays on",
+            ENV_VAR,
+            os.environ.get(ENV_VAR, ""),
+            ", ".join(sorted(OFF_VALUES)),
+        )
+    if not _torch_importable():
+        log(
+            "warning",
+            "runtime_guard: PyTorch cannot be imported in this process; DeepGEMM (which "
+            "needs it) is left unguarded",
+        )
         return False
     with _lock:
         if _finder is not None:
@@ -78,6 +111,17 @@ def install() -> bool:
         " and ".join(DEEP_GEMM_MODULES),
     )
     return True
+
+
+def _torch_importable() -> bool:
+    if "torch" in sys.modules:
+        return True
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def uninstall() -> bool:

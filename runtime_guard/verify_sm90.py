@@ -14,7 +14,9 @@ its own where a fault could poison the CUDA context:
 3. vLLM's FULL decode capture sizes, captured in a CUDA graph and replayed;
 4. ``runtime_guard.reference`` and the guard against the kernel on random inputs;
 5. DeepGEMM 2.5.0's logits with raw, clamped and fused schedules (memcheck on the clamped);
-6. the cost of the guard, eager and in graph replay.
+6. the cost of the guard, eager and in graph replay;
+7. empty batches (B = 0, next_n 1 and 2) and a B = 1 control on DeepGEMM 2.5.0 and 2.6.1,
+   unguarded and guarded, plain and under memcheck (``runtime_guard._sm90.empty``).
 
 "Guarded" is the guard ``install()`` gives DeepGEMM 2.6.1: after one self-check against the
 kernel, it computes the clamped schedule with ``runtime_guard.fused``'s single kernel; each
@@ -46,7 +48,15 @@ from runtime_guard._sm90.runner import Runner, Task, worker_env
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_DIR = Path(__file__).resolve().parent
-SECTIONS = ("seed_table", "sanitizer", "capture", "differential", "semantics", "cost")
+SECTIONS = (
+    "seed_table",
+    "sanitizer",
+    "capture",
+    "differential",
+    "semantics",
+    "cost",
+    "empty_batch",
+)
 MEMCHECK_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}  # let memcheck see every allocation
 REPORT_SCHEMA = 1
 
@@ -263,6 +273,43 @@ def cost(h: Harness) -> Row:
     return {"rows": rows}
 
 
+def empty_batch(h: Harness) -> Row:
+    from runtime_guard._sm90.empty import empty_cases
+
+    options = {"deep_gemm_root": str(h.args.pieces / h.manifest["semantics"]["path"])}
+    plain = empty_cases()
+    rows = h.run([Task("empty", [case], options, seconds_per_case=120) for case in plain])
+    sanitized: list[Row] = []
+    if h.sanitizer is not None:
+        checked = [c for c in plain if c["batch"] == 0]
+
+        def check(case: Row) -> Row:
+            task = Task("empty", [case], options, seconds_per_case=300, env=MEMCHECK_ENV)
+            name = "empty-" + "".join(ch if ch.isalnum() else "-" for ch in case["id"])
+            return {"case": case["id"], "guarded": case["guarded"], **h.memcheck(task, name)}
+
+        with ThreadPoolExecutor(max_workers=max(1, h.args.parallel)) as pool:
+            sanitized = list(pool.map(check, checked))
+    return {
+        "cases": plain,
+        "rows": [{**case, **_outcome(row), **_empty_extra(row)} for case, row in zip(plain, rows)],
+        "sanitizer": sanitized,
+    }
+
+
+def _empty_extra(row: Row) -> Row:
+    keep = (
+        "shape",
+        "dtype",
+        "device",
+        "same_stream_device",
+        "logits_shape",
+        "logits_error",
+        "context_survives",
+    )
+    return {k: row[k] for k in keep if k in row}
+
+
 SECTION_RUNNERS: dict[str, Callable[[Harness], Row]] = {
     "seed_table": seed_table,
     "sanitizer": sanitizer_section,
@@ -270,6 +317,7 @@ SECTION_RUNNERS: dict[str, Callable[[Harness], Row]] = {
     "differential": differential,
     "semantics": semantics,
     "cost": cost,
+    "empty_batch": empty_batch,
 }
 
 

@@ -22,7 +22,8 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 UPDATE_COMMAND = "python -m devtools.update_golden"
 RETIRED_ENV = "ZEROLINT_UPDATE_GOLDEN"
-_MARKER = "@golden.suite("  # how a test module that registers a suite is recognised
+# How a test module that registers a suite is recognised: it imports this module.
+_MARKERS = ("from tests import golden", "from tests.golden import")
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,8 @@ def assert_matches(path: Path, actual: str) -> None:
 def discover() -> dict[str, Callable[[], list[Golden]]]:
     """Every registered suite: imports each ``tests/test_*.py`` that registers one."""
     for path in sorted(TESTS.glob("test_*.py")):
-        if _MARKER in path.read_text(encoding="utf-8"):
+        text = path.read_text(encoding="utf-8")
+        if any(marker in text for marker in _MARKERS) and path.stem != "test_golden":
             importlib.import_module(f"tests.{path.stem}")
     return dict(sorted(SUITES.items()))
 

@@ -52,7 +52,7 @@ def test_the_command_finds_every_suite_and_the_goldens_are_current() -> None:
     listed = run("-m", "devtools.update_golden", "--list")
     assert listed.returncode == 0, listed.stderr
     names = {line.split(":")[0] for line in listed.stdout.splitlines()}
-    assert {"zl001", "formats", "wholeprogram", "fix"} <= names
+    assert {"rules", "formats", "wholeprogram", "fix"} <= names
 
     checked = run("-m", "devtools.update_golden", "--check", "formats", "fix")
     assert (checked.returncode, checked.stderr) == (0, ""), checked.stdout

@@ -29,6 +29,7 @@ print(json.dumps({
     "installed": runtime_guard.is_installed(),
     "hooks": [type(f).__name__ for f in sys.meta_path],
     "location": runtime_guard.__file__,
+    "torch_imported": "torch" in sys.modules,
 }))
 """
 
@@ -52,8 +53,10 @@ def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
-def load_plugins_in(python: Path, **env: str) -> dict:
+def load_plugins_in(python: Path, *, torch_stub: Path | None = None, **env: str) -> dict:
     clean_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ZEROLINT_GUARD")}
+    if torch_stub is not None:
+        clean_env["PYTHONPATH"] = str(torch_stub)
     done = subprocess.run(
         [str(python), "-c", LOAD_LIKE_VLLM],
         env={**clean_env, **env},
@@ -65,16 +68,35 @@ def load_plugins_in(python: Path, **env: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.fixture(scope="module")
+def torch_stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding a ``torch`` package that fails if imported: install() may look for
+    torch, never import it."""
+    root = tmp_path_factory.mktemp("torch_stub")
+    (root / "torch").mkdir()
+    (root / "torch" / "__init__.py").write_text("raise ImportError('torch was imported')\n")
+    return root
+
+
 @pytest.mark.slow
 def test_installed_wheel_registers_the_plugin_and_it_installs_the_guard(
-    venv_python: Path,
+    venv_python: Path, torch_stub: Path
 ) -> None:
-    state = load_plugins_in(venv_python)
+    state = load_plugins_in(venv_python, torch_stub=torch_stub)
     assert state["entry_points"] == {"zerolint_guard": "runtime_guard.plugin:register"}
     assert state["installed"] is True
     assert "_DeepGemmFinder" in state["hooks"]
-    # The wheel was installed without dependencies: registering needs no torch.
+    # The wheel was installed without dependencies: registering imports no torch.
+    assert state["torch_imported"] is False
     assert "site-packages" in state["location"]
+
+
+@pytest.mark.slow
+def test_installed_plugin_without_torch_leaves_deep_gemm_alone(venv_python: Path) -> None:
+    # Issue 18 item 13: it used to log "clamping" and fail on the first call instead.
+    state = load_plugins_in(venv_python)
+    assert state["installed"] is False
+    assert "_DeepGemmFinder" not in state["hooks"]
 
 
 @pytest.mark.slow

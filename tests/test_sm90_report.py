@@ -23,7 +23,15 @@ from runtime_guard._sm90 import cases, render, tally
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 REPORT = DOCS / "sm90-report.json"
 DOC = DOCS / "sm90-verification.md"
-SECTIONS = ("seed_table", "sanitizer", "capture", "differential", "semantics", "cost")
+SECTIONS = (
+    "seed_table",
+    "sanitizer",
+    "capture",
+    "differential",
+    "semantics",
+    "cost",
+    "empty_batch",
+)
 SHA256 = re.compile(r"[0-9a-f]{64}")
 REPO = DOCS.parent
 SOURCE_SUFFIXES = (".py", ".cu", ".cpp", ".h")  # what verify_sm90.source_hashes records
@@ -273,3 +281,55 @@ def test_the_guards_table_is_the_real_kernels_on_clamped_lengths(diff_rows: list
 def test_semantics_feeds_the_fused_schedule_to_the_logits_kernel(report: Row) -> None:
     for row in report["semantics"]["rows"]:
         assert row["fused_logits_identical"] is True, row["id"]
+
+
+# -- 7. empty batches ---------------------------------------------------------------------------
+
+
+def test_the_empty_batch_cases_are_the_declared_ones(report: Row) -> None:
+    from runtime_guard._sm90.empty import empty_cases
+
+    section = report["empty_batch"]
+    assert section["cases"] == empty_cases()
+    assert [r["id"] for r in section["rows"]] == [c["id"] for c in empty_cases()]
+
+
+def test_both_builds_fault_on_an_empty_batch_unguarded_only(report: Row) -> None:
+    rows = [r for r in report["empty_batch"]["rows"] if not r["logits"]]
+    for row in rows:
+        expect = "fault" if row["batch"] == 0 and not row["guarded"] else "ok"
+        assert row["status"] == expect, row["id"]
+    assert {r["build"] for r in rows if r["status"] == "fault"} == {"2.5.0", "2.6.1"}
+
+
+def test_the_guard_returns_2_8_1s_empty_schedule(report: Row) -> None:
+    num_sms = report["environment"]["num_sms"]
+    empty = reference.schedule([], num_sms, guarded=True).schedule
+    assert empty == [(0, 0)] * (num_sms + 1)
+    digest = cases.schedule_digest(empty)
+    guarded = [r for r in report["empty_batch"]["rows"] if r["batch"] == 0 and r["guarded"]]
+    assert len(guarded) == 6
+    for row in guarded:
+        assert (row["digest"], row["shape"], row["dtype"]) == (
+            digest,
+            [num_sms + 1, 2],
+            "torch.int32",
+        ), row["id"]
+        assert row["device"] == "cuda:0" and row["same_stream_device"] is True
+
+
+def test_memcheck_names_the_empty_buffer_read_and_the_guard_is_clean(report: Row) -> None:
+    for row in report["empty_batch"]["sanitizer"]:
+        if row["guarded"]:
+            assert tally.memory_errors(row) == 0 and row["worker_status"] == "ok", row["case"]
+        else:
+            assert set(row["printed_error_kinds"]) == {"Invalid __shared__ read of size 4 bytes"}
+            assert "Access to 0x400 is out of bounds" in row["out_of_bounds"]
+
+
+def test_the_logits_kernel_after_the_guard_refuses_without_losing_the_context(
+    report: Row,
+) -> None:
+    logits = [r for r in report["empty_batch"]["rows"] if r["logits"]]
+    assert logits and all("CUDA_ERROR_INVALID_VALUE" in r["logits_error"] for r in logits)
+    assert all(r["context_survives"] is True for r in logits)

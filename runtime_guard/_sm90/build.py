@@ -18,19 +18,28 @@ def module_name(num_sms: int) -> str:
     return f"rg_sm90_metadata_{num_sms}sms"
 
 
-def build(include_dir: Path, build_dir: Path, num_sms: int, *, verbose: bool = False) -> Path:
+def build(
+    include_dir: Path,
+    build_dir: Path,
+    num_sms: int,
+    *,
+    verbose: bool = False,
+    sources: tuple[Path, ...] = SOURCES,
+    name: str | None = None,
+) -> Path:
     """Compile the extension against ``include_dir`` for ``num_sms`` SMs; return the .so path.
 
     ``num_sms`` is a template argument of the kernel (DeepGEMM JIT-compiles one per device),
-    so the build is specific to the device's multiprocessor count.
+    so the build is specific to the device's multiprocessor count. ``sources`` and ``name``
+    build another launcher the same way (the zero-length probe's DeepGEMM 2.8.1 one).
     """
     from torch.utils.cpp_extension import load
 
     os.environ["TORCH_CUDA_ARCH_LIST"] = ARCH_LIST
     build_dir.mkdir(parents=True, exist_ok=True)
     module = load(
-        name=module_name(num_sms),
-        sources=[str(s) for s in SOURCES],
+        name=name or module_name(num_sms),
+        sources=[str(s) for s in sources],
         extra_include_paths=[str(include_dir)],
         extra_cuda_cflags=[*CUDA_FLAGS, f"-DRG_NUM_SMS={num_sms}"],
         build_directory=str(build_dir),

@@ -270,6 +270,53 @@ def cost(report: Row) -> str:
     return "\n".join(parts)
 
 
+def empty_batch(report: Row) -> str:
+    section = report["empty_batch"]
+
+    def outcome(row: Row | None) -> str:
+        if row is None:
+            return "–"
+        if row["status"] != "ok":
+            return f"{row['status']}: {(row.get('error') or '').split(': ', 1)[-1][:120]}"
+        what = "zero table" if row["batch"] == 0 else "schedule = model"
+        path = f" ({row['guard_path']})" if "guard_path" in row else ""
+        shape = "×".join(str(n) for n in row.get("shape", []))
+        return f"ok, {shape} {row.get('dtype')}, {what}: {yes(row.get('schedule_match'))}{path}"
+
+    by_case = {
+        (r["build"], r["next_n"], r["batch"], r["guarded"]): r
+        for r in section["rows"]
+        if not r["logits"]
+    }
+    keys = sorted({k[:3] for k in by_case})
+    rows = [
+        (f"DeepGEMM {b}", n, batch, outcome(by_case.get((b, n, batch, False))),
+         outcome(by_case.get((b, n, batch, True))))
+        for b, n, batch in keys
+    ]  # fmt: skip
+    parts = [table(("build", "next_n", "B", "unguarded", "runtime_guard in front"), rows)]
+
+    def logits_outcome(row: Row) -> str:
+        if "logits_shape" in row:
+            return "ran, logits " + "×".join(map(str, row["logits_shape"]))
+        if row.get("logits_error"):
+            alive = "the context survives" if row.get("context_survives") else "**context lost**"
+            return f"refused: {row['logits_error'][:140]} ({alive})"
+        return "–"
+
+    logits = [(r["id"], outcome(r), logits_outcome(r)) for r in section["rows"] if r["logits"]]
+    if logits:
+        parts.append(table(("logits kernel after the guard", "schedule", "logits"), logits))
+    memcheck = []
+    for row in section["sanitizer"]:
+        first = " / ".join(row["first_error"][:1] + row["out_of_bounds"][:1]) or "–"
+        memcheck.append((row["case"], row["errors"], first, row["worker_status"]))
+    if memcheck:
+        header = ("memcheck on", "ERROR SUMMARY", "first error", "process")
+        parts.append(table(header, memcheck))
+    return "\n\n".join(parts)
+
+
 def sources(report: Row) -> str:
     return table(
         ("runtime_guard source", "sha256"),
@@ -289,10 +336,17 @@ def render(report: Row) -> str:
         ("4. runtime_guard.reference and the guard against the kernel", differential),
         ("5. Semantics: DeepGEMM 2.5.0 logits with raw, clamped and fused schedules", semantics),
         ("6. Cost of the guard", cost),
+        ("7. Empty batches (B = 0) and a B = 1 control, both builds", empty_batch),
         ("runtime_guard at the time of the run", sources),
     ]
+    parts = [(title, section) for title, section in parts if _present(report, section)]
     body = "\n\n".join(f"### {title}\n\n{section(report)}" for title, section in parts)
     return f"{BEGIN}\n\n{body}\n\n{END}"
+
+
+def _present(report: Row, section: Any) -> bool:
+    """Sections the report has (a report made before section 7 existed renders as it did)."""
+    return section is not empty_batch or "empty_batch" in report
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,8 +21,9 @@ torch::Tensor get_paged_mqa_logits_metadata(const torch::Tensor& context_lens, i
     TORCH_CHECK(num_sms == rg_sm90::kNumSMs, "this build schedules for ", rg_sm90::kNumSMs,
                 " SMs, got ", num_sms);
     const int64_t batch_size = context_lens.size(0);
-    TORCH_CHECK(batch_size >= 1 && batch_size <= rg_sm90::kMaxBatch,
-                "batch size must be in [1, ", rg_sm90::kMaxBatch, "], got ", batch_size);
+    // DeepGEMM's host has no lower bound: B = 0 is launched like any other batch.
+    TORCH_CHECK(batch_size <= rg_sm90::kMaxBatch,
+                "batch size must be at most ", rg_sm90::kMaxBatch, ", got ", batch_size);
 
     auto schedule_metadata = torch::empty({num_sms + 1, 2}, context_lens.options());
     const c10::cuda::CUDAGuard device_guard(context_lens.device());

@@ -25,14 +25,16 @@ namespace {
 
 constexpr uint32_t kSplitKV = 256;  // DeepGEMM host: constexpr int split_kv = 256
 constexpr int kNumThreads = 32;     // DeepGEMM host: constexpr int num_threads = 32
-constexpr int kNumInstances = rg_sm90::kMaxBatch / 32;
+constexpr int kNumInstances = rg_sm90::kMaxBatch / 32 + 1;
 
 using Kernel = void (*)(uint32_t, uint32_t, bool, const uint32_t*, const uint32_t*, uint32_t*);
 
-// DeepGEMM JIT-compiles one kernel per aligned batch size; we instantiate 32, 64, ..., 1024.
+// DeepGEMM JIT-compiles one kernel per aligned batch size; we instantiate 0, 32, ..., 1024.
+// An empty batch is aligned to 0, and DeepGEMM's host compiles and launches that kernel too
+// (with 0 bytes of dynamic shared memory): it has no check for B = 0.
 template <int... I>
 std::array<Kernel, sizeof...(I)> instantiate(std::integer_sequence<int, I...>) {
-    return {&deep_gemm::sched::sm90_paged_mqa_logits_metadata<(I + 1) * 32, kSplitKV, RG_NUM_SMS, false>...};
+    return {&deep_gemm::sched::sm90_paged_mqa_logits_metadata<I * 32, kSplitKV, RG_NUM_SMS, false>...};
 }
 
 const std::array<Kernel, kNumInstances>& kernels() {
@@ -58,7 +60,7 @@ cudaError_t launch_metadata(const int* context_lens, int* schedule_metadata, int
     config.stream = stream;
     config.attrs = nullptr;  // DeepGEMM launches without PDL unless set_pdl(True)
     config.numAttrs = 0;
-    return cudaLaunchKernelEx(&config, kernels()[aligned_batch_size / 32 - 1],
+    return cudaLaunchKernelEx(&config, kernels()[aligned_batch_size / 32],
                               static_cast<uint32_t>(batch_size), static_cast<uint32_t>(next_n),
                               /*is_context_lens_2d=*/true,
                               reinterpret_cast<const uint32_t*>(context_lens),

@@ -12,7 +12,8 @@ extern const int kNumSMs;        // the kNumSMs template argument this build was
 extern const int kSplitKVValue;  // SPLIT_KV, as DeepGEMM's host passes it
 
 // Launch on `stream`; `context_lens` is (batch_size, next_n) int32, `schedule_metadata`
-// (kNumSMs + 1, 2) int32, both device pointers. 1 <= batch_size <= kMaxBatch.
+// (kNumSMs + 1, 2) int32, both device pointers. 0 <= batch_size <= kMaxBatch (0, as
+// DeepGEMM's host passes it: an empty tensor's data pointer and 0 bytes of shared memory).
 cudaError_t launch_metadata(const int* context_lens, int* schedule_metadata, int batch_size,
                             int next_n, cudaStream_t stream);
 

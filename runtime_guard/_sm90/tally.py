@@ -219,10 +219,84 @@ def cost_passed(counts: Row) -> bool:
     )
 
 
+def empty_table_ok(row: Row) -> bool:
+    """A B = 0 row that ran and returned 2.8.1's all-zero ``(num_sms + 1, 2)`` int32 table on
+    the input's device (``schedule_match`` compares against exactly that)."""
+    return (
+        row["status"] == "ok"
+        and row.get("schedule_match") is True
+        and row.get("dtype") == "torch.int32"
+        and row.get("same_stream_device") is True
+    )
+
+
+def empty_counts(rows: Sequence[Row], sanitizer: Sequence[Row]) -> Row:
+    empty = [r for r in rows if r["batch"] == 0 and not r["logits"]]
+    unguarded = [r for r in empty if not r["guarded"]]
+    guarded = [r for r in empty if r["guarded"]]
+    controls = [r for r in rows if r["batch"] == 1]
+    logits = [r for r in rows if r["logits"]]
+    checked_raw = [r for r in sanitizer if not r["guarded"]]
+    checked_guarded = [r for r in sanitizer if r["guarded"]]
+    return {
+        "cases": len(rows),
+        "unguarded_empty": len(unguarded),
+        "unguarded_empty_faults": sum(r["status"] == "fault" for r in unguarded),
+        "unguarded_empty_faults_by_build": {
+            build: sum(r["status"] == "fault" for r in unguarded if r["build"] == build)
+            for build in sorted({r["build"] for r in rows})
+        },
+        "guarded_empty": len(guarded),
+        "guarded_empty_zero_table": sum(empty_table_ok(r) for r in guarded),
+        "controls": len(controls),
+        "controls_match_model": sum(
+            r["status"] == "ok" and r.get("schedule_match") is True for r in controls
+        ),
+        "logits_after_guard": len(logits),
+        "logits_after_guard_ran": sum(
+            empty_table_ok(r) and r.get("logits_shape") is not None for r in logits
+        ),
+        "logits_after_guard_refused_cleanly": sum(
+            empty_table_ok(r) and bool(r.get("logits_error")) and r.get("context_survives") is True
+            for r in logits
+        ),
+        "memcheck_unguarded_runs": len(checked_raw),
+        "memcheck_unguarded_with_errors": sum((r["errors"] or 0) > 0 for r in checked_raw),
+        "memcheck_guarded_runs": len(checked_guarded),
+        "memcheck_guarded_clean": sum(
+            memory_errors(r) == 0 and r["errors"] is not None and r["worker_status"] == "ok"
+            for r in checked_guarded
+        ),
+    }
+
+
+def memory_errors(row: Row) -> int:
+    """Invalid accesses in a memcheck run (its ERROR SUMMARY also counts host API errors,
+    such as a refused launch)."""
+    kinds = row.get("printed_error_kinds", {})
+    return sum(n for kind, n in kinds.items() if kind.startswith("Invalid"))
+
+
+def empty_passed(counts: Row) -> bool:
+    """The guard is right on empty batches: every guarded B = 0 call returned the zero table
+    with no invalid access under memcheck, the logits kernel after it either ran or refused
+    without poisoning the context, and the B = 1 controls match the model."""
+    logits_settled = counts["logits_after_guard_ran"] + counts["logits_after_guard_refused_cleanly"]
+    return (
+        counts["guarded_empty"] > 0
+        and counts["guarded_empty_zero_table"] == counts["guarded_empty"]
+        and counts["controls_match_model"] == counts["controls"] > 0
+        and logits_settled == counts["logits_after_guard"]
+        and counts["memcheck_guarded_clean"] == counts["memcheck_guarded_runs"] > 0
+    )
+
+
 def counts_of(name: str, section: Row) -> Row:
     """The counts of report section ``name``, from its raw rows."""
     if name == "semantics":
         return semantics_counts(section["rows"], section["sanitizer"])
+    if name == "empty_batch":
+        return empty_counts(section["rows"], section["sanitizer"])
     return _COUNTS[name](section["rows"])
 
 
@@ -245,4 +319,5 @@ _PASSED = {
     "differential": diff_passed,
     "semantics": semantics_passed,
     "cost": cost_passed,
+    "empty_batch": empty_passed,
 }

@@ -3,7 +3,7 @@
 Started by :mod:`runtime_guard._sm90.runner` as ``python -m runtime_guard._sm90.worker``
 with a task on stdin::
 
-    {"kind": "seed" | "capture" | "diff" | "semantics" | "cost",
+    {"kind": "seed" | "capture" | "diff" | "semantics" | "cost" | "empty",
      "ext": "<path of the built extension>", "options": {...}, "cases": [{"id": ...}, ...]}
 
 Each finished case prints ``@@rg {"id": ..., "status": "ok" | "fault" | "error", ...}``.
@@ -172,6 +172,12 @@ def semantics_case(ctx: Context, case: Row, options: Row) -> Row:
     return semantics.run_batch(ctx, case, options)
 
 
+def empty_case(ctx: Context, case: Row, options: Row) -> Row:
+    from runtime_guard._sm90 import empty
+
+    return empty.run_case(ctx, case, options)
+
+
 def cost_case(ctx: Context, case: Row, options: Row) -> Row:
     from runtime_guard._sm90 import cost
 
@@ -184,6 +190,7 @@ KINDS: dict[str, Callable[[Any, Row, Row], Row]] = {
     "diff": diff_case,
     "semantics": semantics_case,
     "cost": cost_case,
+    "empty": empty_case,
 }
 
 
