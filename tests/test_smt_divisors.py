@@ -7,10 +7,23 @@ smallest batch, then the smallest length, then the smallest divisor that faults.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from zerolint import smt
-from zerolint.model import Flow, Op, Step
+from zerolint.model import Flow, Op, Step, Verdict
+from zerolint.rules import rule_by_code
+
+# ZL001's predicate and witness hints, as its rule file declares them: the judge holds none.
+_RULE = rule_by_code("ZL001")
+assert _RULE is not None
+FAULT = _RULE.predicate
+HINTS = _RULE.options["witness-hints"]
+
+
+def judge_flow(f: Flow, **kw: Any) -> Verdict:
+    return smt.judge_flow(f, FAULT, hints=HINTS, **kw)
 
 
 def flow(*ops: Op) -> Flow:
@@ -34,11 +47,11 @@ def flow(*ops: Op) -> Flow:
 def test_an_unconfigured_divisor_is_at_least_2(
     ops: list[Op], ratios: dict | None, witness: dict[str, int]
 ) -> None:
-    verdict = smt.judge_flow(flow(*ops), ratios=ratios)
+    verdict = judge_flow(flow(*ops), ratios=ratios)
     assert verdict.status == "unsafe"
     assert verdict.witness == {"B": 32, "seq_len": 1, **witness}
 
 
 def test_a_divisor_of_1_is_refused_where_configured() -> None:
     with pytest.raises(ValueError, match="must be >= 1"):
-        smt.judge_flow(flow(Op("floordiv", "block_size")), ratios={"block_size": (0,)})
+        judge_flow(flow(Op("floordiv", "block_size")), ratios={"block_size": (0,)})

@@ -12,14 +12,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import z3
 
-from zerolint import smt
+from zerolint import decode_model, smt
 from zerolint.capture import CaptureConfig, analyze
 from zerolint.cli import main
-from zerolint.model import Flow, Op, Step
+from zerolint.model import Flow, Op, Step, Verdict
+from zerolint.rules import rule_by_code
+
+# ZL001's predicate and witness hints, as its rule file declares them: the judge holds none.
+_RULE = rule_by_code("ZL001")
+assert _RULE is not None
+FAULT = _RULE.predicate
+HINTS = _RULE.options["witness-hints"]
+
+
+def judge_flow(f: Flow, **kw: Any) -> Verdict:
+    return smt.judge_flow(f, FAULT, hints=HINTS, **kw)
+
 
 DIV = Op("floordiv", "self.compress_ratio")
 CLAMP1 = Op("clamp_min", 1)
@@ -70,7 +83,7 @@ def test_the_limit_really_makes_z3_give_up(solver_gives_up: None) -> None:
     ids=["divided", "clamped then shifted down"],
 )
 def test_a_solver_that_gives_up_is_unknown_not_safe(solver_gives_up: None, ops: list[Op]) -> None:
-    verdict = smt.judge_flow(flow(*ops))
+    verdict = judge_flow(flow(*ops))
     assert verdict.status == "unknown"
     assert "solver gave up" in verdict.reason
 
@@ -78,7 +91,7 @@ def test_a_solver_that_gives_up_is_unknown_not_safe(solver_gives_up: None, ops: 
 def test_the_same_flows_are_decided_without_the_limit() -> None:
     """The cases above are not unknown by themselves: with Z3 unrestricted they are unsafe."""
     smt._judge_ops.cache_clear()
-    assert smt.judge_flow(flow(DIV)).status == "unsafe"
+    assert judge_flow(flow(DIV)).status == "unsafe"
 
 
 def test_a_given_up_finding_is_still_reported(
@@ -98,10 +111,15 @@ def test_a_given_up_finding_is_still_reported(
 
 
 def test_capture_sizes_search_that_gives_up_raises(solver_gives_up: None) -> None:
-    shape = smt.DecodeShape(next_n=1, native=True)
+    shape = decode_model.DecodeShape(next_n=1, native=True)
     with pytest.raises(smt.SolverGaveUp, match="solver gave up"):
-        smt.faulting_sizes(
-            shape, [DIV], [1, 2, 4, 8, 32, 64], seq_len=1, ratios={"compress_ratio": (4,)}
+        decode_model.faulting_sizes(
+            shape,
+            [DIV],
+            [1, 2, 4, 8, 32, 64],
+            seq_len=1,
+            predicate=FAULT,
+            ratios={"compress_ratio": (4,)},
         )
 
 
@@ -134,10 +152,10 @@ def test_capture_analysis_that_gives_up_raises_not_an_empty_hazard_list(
 def test_after_an_unmodelled_call_only_a_clamp_that_holds_proves_safe(
     ops: list[Op], status: str
 ) -> None:
-    assert smt.judge_flow(flow(*ops)).status == status
+    assert judge_flow(flow(*ops)).status == status
 
 
 def test_after_an_unmodelled_call_a_solver_that_gives_up_proves_nothing(
     solver_gives_up: None,
 ) -> None:
-    assert smt.judge_flow(flow(HELPER, CLAMP1)).status == "unknown"
+    assert judge_flow(flow(HELPER, CLAMP1)).status == "unknown"
