@@ -194,7 +194,9 @@ class Engine:
             new: list[Path] = []
             # Every file is read anyway unless the cache skips some: then the project's
             # remembered substring scans (warm in the language server) say which to look at.
-            maybe = None if skip else set().union(*map(project.files_containing, names))
+            # A module-level wrapper's callers name it too (reaches_wrapper), so its name is scanned.
+            scanned = names | homes.keys()
+            maybe = None if skip else set().union(*map(project.files_containing, scanned))
             for i, path in enumerate(project.files):
                 if first and on_file is not None:
                     on_file(i + 1, total)  # skipped files were checked by the cache or prescan
