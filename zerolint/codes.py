@@ -4,7 +4,8 @@ They can be looked up (``zerolint rule ZL901``), listed (``zerolint rules``), se
 ignored like rules. ZL901-ZL905 say a file could not be checked (so it may hold an
 unclamped call: the run fails, as Ruff's E902 does); ZL910 says a ``--fix`` could not be
 applied; ZL920 (opt-in, like Ruff's RUF100) reports a suppression comment that suppresses
-nothing.
+nothing; ZL930 says a limit of the analysis was reached at a sink call, so a finding may be
+missing (the run fails: a limit is reported, never a clean pass).
 """
 
 from __future__ import annotations
@@ -129,6 +130,24 @@ CODES: tuple[Code, ...] = (
             "Delete the comment, or narrow it to the code it is meant for.",
         ),
         opt_in=True,
+    ),
+    Code(
+        "ZL930",
+        "analysis-limit",
+        "paths into a sink call go deeper than the analysis follows: a finding may be missing",
+        _doc(
+            "ZL930",
+            "analysis-limit",
+            "Paths into the sink call pass through more nested calls than zerolint follows "
+            "(8, `MAX_DEPTH`); the deeper calls were not followed, and no unsafe path was "
+            "found among those that were.",
+            "A zero-able length may reach the call through the calls that were not followed, "
+            "so the call is not known to be safe; the run fails (exit 1) rather than pass "
+            "it silently, as for a file that could not be checked.",
+            "Clamp the lengths closer to the sink (`torch.clamp(lens, min=1)`), which ends "
+            "every path there; or, once the chain is checked by hand, ignore ZL930 for that "
+            "file (`per-file-ignores`) or the run (`--ignore ZL930`).",
+        ),
     ),
 )
 

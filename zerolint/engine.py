@@ -18,7 +18,7 @@ from pathlib import Path
 import libcst as cst
 
 from zerolint.config import Settings, load_settings
-from zerolint.dataflow import LIVE_KINDS, Analyzer, RawStep, SinkHit, Trace, Val
+from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit, Trace, Val
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
 from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
@@ -56,6 +56,44 @@ def mentions(text: str, names: Iterable[str], pattern: re.Pattern[str]) -> bool:
     return any(n in text for n in names) and pattern.search(text) is not None
 
 
+def reaches_wrapper(
+    modname: str, text: str, qualified: list[tuple[str, re.Pattern[str], frozenset[str]]]
+) -> bool:
+    """Whether a module may call one of the module-level wrappers in ``qualified``, each
+    (name, its mention pattern, the modules that define or re-export it): it mentions the
+    name and one of those modules, by its last component (every import of ``pkg.wrap``
+    spells ``wrap``), or it is in the same package (``from . import build``)."""
+    package = modname.rpartition(".")[0]
+    for name, pattern, homes in qualified:
+        if name not in text or pattern.search(text) is None:
+            continue
+        for home in homes:
+            if modname == home or package and package in (home, home.rpartition(".")[0]):
+                return True
+            last = home.rpartition(".")[2]
+            if last in text and re.search(rf"\b{re.escape(last)}\b", text):
+                return True
+    return False
+
+
+def reexported(
+    homes: dict[str, set[str]], modules: Iterable[ModuleInfo]
+) -> dict[str, frozenset[str]]:
+    """``homes`` plus the parsed modules that import a wrapper from one of its homes, under
+    the name they import it as (``pkg/__init__.py``: ``from .wrap import build as make``)."""
+    out = {n: set(h) for n, h in homes.items()}
+    changed = True
+    while changed:  # a chain of re-exports: pkg.wrap -> pkg -> app
+        changed = False
+        for mod in modules:
+            for local, qual in mod.imports.items():
+                home, _, name = qual.rpartition(".")
+                if home in out.get(name, ()) and mod.name not in out.setdefault(local, set()):
+                    out[local].add(mod.name)
+                    changed = True
+    return {n: frozenset(h) for n, h in out.items()}
+
+
 class Engine:
     """One run of zerolint over a tree; reusable for several trees with the same settings."""
 
@@ -63,6 +101,8 @@ class Engine:
         self.settings = settings or Settings()
         self.rules: tuple[Rule, ...] = self.settings.rules()
         self.stats: dict[str, float] = {}
+        # ZL930 diagnostics of the current run: sink calls whose paths were cut at MAX_DEPTH.
+        self.limits: list[Diagnostic] = []
 
     def check(
         self,
@@ -110,11 +150,12 @@ class Engine:
         self.stats["index"] = time.perf_counter() - clock
         report = outcome.report
         clock = time.perf_counter()
+        self.limits = []
         for mod in modules:
             for finding in self.findings_in(mod, analyzer):
                 safe = finding.verdict is not None and finding.verdict.status == "safe"
                 (report.proved if safe else report.findings).append(finding)
-        report.diagnostics += list(project.diagnostics.values())
+        report.diagnostics += list(project.diagnostics.values()) + self.limits
         self.stats["paths"] = time.perf_counter() - clock
         self.stats["parsed"] = float(len(project.parsed()))
         self.stats["candidates"] = float(len(candidates))
@@ -140,25 +181,34 @@ class Engine:
         sink are discovered (a wrapper's callers mention the wrapper, not the sink)."""
         base_names = self.settings.sink_names(self.rules)
         names = set(base_names)
+        # Module-level wrappers: name -> modules defining or re-exporting it (see
+        # reaches_wrapper; a bare name like `build` would make every file a candidate).
+        homes: dict[str, frozenset[str]] = {}
         modules: dict[Path, ModuleInfo] = {}
         candidates: set[Path] = set()
         total = len(project.files)
         first = True
         while True:
             pattern = mention_pattern(names)
+            qualified = [(n, mention_pattern([n]), h) for n, h in sorted(homes.items())]
             new: list[Path] = []
             # Every file is read anyway unless the cache skips some: then the project's
             # remembered substring scans (warm in the language server) say which to look at.
-            maybe = None if skip else set().union(*map(project.files_containing, names))
+            # A module-level wrapper's callers name it too (reaches_wrapper), so its name is scanned.
+            scanned = names | homes.keys()
+            maybe = None if skip else set().union(*map(project.files_containing, scanned))
             for i, path in enumerate(project.files):
                 if first and on_file is not None:
                     on_file(i + 1, total)  # skipped files were checked by the cache or prescan
-                if path in candidates or (path in skip and names == base_names):
+                if path in candidates or (path in skip and names == base_names and not homes):
                     continue
                 if maybe is not None and path not in maybe:
                     continue
                 text = project.text(path)
-                if text is not None and mentions(text, names, pattern):
+                if text is not None and (
+                    mentions(text, names, pattern)
+                    or reaches_wrapper(project.name_of.get(path, ""), text, qualified)
+                ):
                     new.append(path)
                     candidates.add(path)
             first = False
@@ -176,10 +226,11 @@ class Engine:
                     analyzer.summary(key)
             if not self.settings.whole_program:
                 break
-            grown = names | analyzer.wrapper_names
-            if grown == names:
+            grown = names | analyzer.open_wrapper_names
+            grown_homes = reexported(analyzer.wrapper_homes, modules.values())
+            if grown == names and grown_homes == homes:
                 break
-            names = grown
+            names, homes = grown, grown_homes
         return [modules[p] for p in sorted(modules)], candidates
 
     def findings_in(self, mod: ModuleInfo, analyzer: Analyzer) -> list[Finding]:
@@ -205,15 +256,16 @@ class Engine:
 
         def decide(traces: list[Trace], last_round: bool) -> Finding | None:
             live = [t for t in dict.fromkeys(traces) if t.concrete and scope.live(t)]
-            if not live:
+            finding = self.make_finding(hits[0], live, scope) if live else None
+            verdict = finding.verdict if finding is not None else None
+            if verdict is not None and verdict.status == "unsafe":
+                return finding  # nothing is worse: a path cut off cannot matter
+            if not last_round:
                 return None
-            finding = self.make_finding(hits[0], live, scope)
-            verdict = finding.verdict
-            return (
-                finding
-                if verdict is not None and (verdict.status == "unsafe" or last_round)
-                else None
-            )
+            limit = depth_limit_diagnostic(hits[0]) if analyzer.depth_cut else None
+            if limit is not None and limit not in self.limits:  # one per call, not per rule
+                self.limits.append(limit)
+            return finding if verdict is not None else None
 
         vals = [unresolved_worth_following(hit.val, scope) for hit in hits]
         return analyzer.resolve_in_rounds(vals, decide)
@@ -313,6 +365,24 @@ class Engine:
 
         texts = {m.display: m.text for m in project.parsed()}
         report.findings, report.suppressed = suppression.split(report.findings, texts)
+
+
+LIMIT = "ZL930"
+"""A limit of the analysis was reached: some paths were not followed."""
+
+
+def depth_limit_diagnostic(hit: SinkHit) -> Diagnostic:
+    """ZL930 at a sink call whose paths were cut at MAX_DEPTH nested calls."""
+    span = hit.mod.positions().call(hit.stmt, hit.call) or hit.mod.positions().statement(hit.stmt)
+    line, col = (span[0], span[1] + 1) if span else (0, 0)
+    return Diagnostic(
+        LIMIT,
+        hit.mod.display,
+        f"paths into `{hit.spec.function}` go through more than {MAX_DEPTH} nested calls;"
+        " the deeper calls were not followed, so a finding may be missing",
+        line,
+        col,
+    )
 
 
 SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}

@@ -36,7 +36,17 @@ Soundness choices (documented for users in the README):
 from __future__ import annotations
 
 from zerolint.dataflow.analyzer import Analyzer
-from zerolint.dataflow.frames import FuncKey, SinkHit, Summary
+from zerolint.dataflow.frames import MAX_DEPTH, FuncKey, SinkHit, Summary
 from zerolint.dataflow.values import LIVE_KINDS, RawStep, Trace, Val
 
-__all__ = ["LIVE_KINDS", "Analyzer", "FuncKey", "RawStep", "SinkHit", "Summary", "Trace", "Val"]
+__all__ = [
+    "LIVE_KINDS",
+    "MAX_DEPTH",
+    "Analyzer",
+    "FuncKey",
+    "RawStep",
+    "SinkHit",
+    "Summary",
+    "Trace",
+    "Val",
+]

@@ -96,12 +96,21 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
         self._field_cache: dict[tuple[int, str], list[Val]] = {}
         self._mro_cache: dict[int, list[ClassInfo]] = {}
         self._origin_cache: dict[int, list[Trace]] = {}
+        # Set when resolving stopped at MAX_DEPTH (not at a recursion): paths may be
+        # missing, and the engine says so. _cut_origins: cached resolutions that stopped.
+        self.depth_cut = False
+        self._cut_origins: set[int] = set()
         self._keys: dict[int, FuncKey] = {}
         self._in_progress: set[FuncKey] = set()
         self._resolving: set[int] = set()
         # Modules whose functions may forward to a sink: analysed eagerly when called.
         self.sink_capable: set[str] = set()
         self.wrapper_names: set[str] = set()
+        # The prefilter's view of wrapper_names. A module-level name (function or global)
+        # is reached only through an import of its module: name -> the modules that define
+        # or re-export it. A method or a field is reached through any object: bare names.
+        self.wrapper_homes: dict[str, set[str]] = {}
+        self.open_wrapper_names: set[str] = set()
 
     # ------------------------------------------------------------------ entry points
 
@@ -169,30 +178,29 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
         """Names through which other files can reach a sink without naming it: wrappers
         (forward a parameter to it), resolvers (return it), fields and globals (hold it)."""
         key = summary.key
-        found = []
+        found = []  # (name, whether it is a module-level name of key.mod)
         if key.node is not None and (any(summary.forwards.values()) or holds_sink(summary.returns)):
-            found.append(key.node.name.value)
-        for table in (summary.field_writes, summary.global_writes):
+            found.append((key.node.name.value, key.cls is None))
+        for table, module_level in ((summary.field_writes, False), (summary.global_writes, True)):
             for name, val in table.items():
                 if holds_sink(val):
-                    found.append(name)
-        # A private module global (`_impl`) is used where it is defined, not imported: no
-        # other file needs reading for it.
-        self.wrapper_names.update(
-            n
-            for n in found
-            if not (
-                n.startswith("_")
-                and key.node is None
-                or n.startswith("_")
-                and n in key.mod.declared_globals
-            )
-        )
+                    found.append((name, module_level))
+        for n, module_level in found:
+            # A private module global (`_impl`) is used where it is defined, not imported:
+            # no other file needs reading for it.
+            if n.startswith("_") and (key.node is None or n in key.mod.declared_globals):
+                continue
+            self.wrapper_names.add(n)
+            if module_level:
+                self.wrapper_homes.setdefault(n, set()).add(key.mod.name)
+            else:
+                self.open_wrapper_names.add(n)
 
     def forget_resolutions(self) -> None:
         """Drop what was resolved without parsing, before resolving again with parsing."""
         self._field_cache.clear()
         self._origin_cache.clear()
+        self._cut_origins.clear()
         self._mro_cache.clear()
 
     def reset_summaries(self) -> None:
@@ -201,6 +209,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
         self._field_cache.clear()
         self._mro_cache.clear()
         self._origin_cache.clear()
+        self._cut_origins.clear()
 
     # ------------------------------------------------------------------ interpretation
 

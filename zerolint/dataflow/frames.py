@@ -162,6 +162,10 @@ class Frame:
         self.summary = summary
         self.parent = parent
         self.state: dict[str, Val] = {}
+        # Slice cells in ``state`` by the key they slice (``buf`` -> {``buf[:n]``}), so that a
+        # write to ``buf`` forgets them without scanning every key of the state: that scan
+        # made each assignment cost as much as the function had names (issue 18).
+        self.cells: dict[str, frozenset[str]] = {}
         self.aliases: dict[str, frozenset[Alias]] = {}  # name -> buffers it is a view of
         self.globals_declared: set[str] = set()
         self.local_funcs: dict[str, cst.FunctionDef] = {}
@@ -180,6 +184,7 @@ class Frame:
         f = Frame.__new__(Frame)
         f.key, f.mod, f.summary, f.parent = self.key, self.mod, self.summary, self.parent
         f.state = dict(self.state)
+        f.cells = dict(self.cells)
         f.aliases = dict(self.aliases)
         f.globals_declared = self.globals_declared
         f.local_funcs = self.local_funcs
@@ -207,6 +212,11 @@ class Frame:
             vals = [b.state[k] for b in live if k in b.state]
             merged[k] = join_all(vals)
         self.state = merged
+        cells: dict[str, frozenset[str]] = {}
+        for b in live:  # a superset is harmless: forgetting pops only the cells still there
+            for k, v in b.cells.items():
+                cells[k] = cells.get(k, frozenset()) | v
+        self.cells = cells
         aliases: dict[str, frozenset[Alias]] = {}
         for b in live:
             for k, v in b.aliases.items():

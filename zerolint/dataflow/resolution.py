@@ -53,6 +53,7 @@ class Resolution:
                 self.allow_parse = allow_parse
                 if allow_parse:
                     self.forget_resolutions()
+                self.depth_cut = False  # read by ``decide`` after this round's resolution
                 traces = [t for v in vals for t in self.resolve(v)]
                 found = decide(traces, allow_parse)
                 if found is not None:
@@ -89,7 +90,10 @@ class Resolution:
         return refs
 
     def resolve_refs(self, ref: PendingRef, depth: int = 0) -> list[Ref]:
-        if depth > MAX_DEPTH or id(ref.origin) in self._resolving:
+        if depth > MAX_DEPTH:
+            self.depth_cut = True
+            return []
+        if id(ref.origin) in self._resolving:
             return []
         self._resolving.add(id(ref.origin))
         try:
@@ -266,7 +270,10 @@ class Resolution:
         """Concrete and parameter traces of ``val``: placeholders of calls, fields and
         globals replaced by what the code they stand for produces."""
         out: list[Trace] = []
-        for t in val.traces:
+        # In a stable order: a placeholder being resolved is cut off where it recurs, and
+        # what was resolved is cached, so the order of the walk decides which paths are
+        # found; the set's own order follows hashes, which change between runs (issue 18).
+        for t in sorted(val.traces, key=Trace.keep_order):
             out += self.resolve_trace(t, depth)
         unique = list(dict.fromkeys(out))
         if len(unique) > MAX_TRACES * 4:
@@ -279,14 +286,23 @@ class Resolution:
             return [t]
         heads = self._origin_cache.get(id(origin))
         if heads is None:
-            if depth > MAX_DEPTH or id(origin) in self._resolving:
+            if depth > MAX_DEPTH:
+                self.depth_cut = True  # a limit, not a recursion: the engine reports it
+                return []
+            if id(origin) in self._resolving:
                 return []
             self._resolving.add(id(origin))
+            outer_cut, self.depth_cut = self.depth_cut, False
             try:
                 heads = self.resolve_origin(origin, depth)
             finally:
                 self._resolving.discard(id(origin))
+            if self.depth_cut:
+                self._cut_origins.add(id(origin))
+            self.depth_cut = self.depth_cut or outer_cut
             self._origin_cache[id(origin)] = heads
+        elif id(origin) in self._cut_origins:
+            self.depth_cut = True  # reusing a resolution that stopped at the limit
         return [Trace(h.origin, h.steps + t.steps) for h in heads]
 
     def resolve_origin(self, origin: Origin, depth: int) -> list[Trace]:

@@ -347,10 +347,12 @@ class Statements:
             frame.state[key] = current.join(val)
         # What is in `buf[:n]` after writing exactly `buf[:n]`, for reads of the same slice;
         # any other write to the buffer may overlap it, so it forgets the slices it knew.
-        for known in [k for k in frame.state if k.startswith(key + "[") and k != cell]:
-            del frame.state[known]
+        for known in frame.cells.pop(key, ()):
+            if known != cell:
+                frame.state.pop(known, None)
         if cell is not None:
             frame.state[cell] = val
+            frame.cells[key] = frozenset((cell,))
         self.record_write(frame, key, frame.state[key] if strong and exact else val)
         if in_place or not exact:
             for base in frame.aliases.get(key, frozenset()):

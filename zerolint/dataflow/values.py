@@ -142,6 +142,29 @@ class AttrOrigin(Origin):
         self.base, self.attr = base, attr
 
 
+def origin_key(origin: Origin | None) -> tuple:
+    """Where a placeholder starts, as a key that is the same on every run (origins are
+    compared by identity, and their hashes differ between runs)."""
+    if origin is None:
+        return ()
+    if isinstance(origin, ParamOrigin):
+        return ("param", origin.func.mod.name, origin.func.name, origin.name)
+    if isinstance(origin, (CallOrigin, EffectOrigin)):
+        step = origin.site.step
+        node = step.mod.code(step.node) if step.node is not None else ""
+        extra = origin.index if isinstance(origin, CallOrigin) else origin.param
+        return ("call", type(origin).__name__, step.stable_key(), node, str(extra))
+    if isinstance(origin, FieldOrigin):
+        cls = origin.cls
+        where = (cls.module.name, cls.qualname) if isinstance(cls, ClassInfo) else ("", cls)
+        return ("field", *where, origin.attr)
+    if isinstance(origin, GlobalOrigin):
+        return ("global", origin.mod.name, origin.name)
+    if isinstance(origin, AttrOrigin):
+        return ("attr", origin_key(origin.base), origin.attr)
+    return (type(origin).__name__,)
+
+
 class Trace:
     __slots__ = ("_chain", "_hash", "live", "origin", "steps")
 
@@ -190,8 +213,14 @@ class Trace:
 
     def keep_order(self) -> tuple:
         """Which traces to keep when there are too many: live ones, short ones; ties broken
-        by where the steps are, never by hashes (which change from run to run)."""
-        return (not self.live, len(self.steps), tuple(s.stable_key() for s in self.steps))
+        by where the steps are and where the trace starts, never by hashes (which change
+        from run to run). Also the order in which resolve() walks a set of traces."""
+        return (
+            not self.live,
+            len(self.steps),
+            tuple(s.stable_key() for s in self.steps),
+            origin_key(self.origin),
+        )
 
     def key_source(self) -> RawStep | None:
         for step in self.steps:

@@ -1,0 +1,67 @@
+"""A limit of the analysis that is reached is reported, never a clean exit (issue 18, item 8).
+
+Paths are followed through at most MAX_DEPTH nested calls. A chain of helpers within the
+limit is reported as a finding; a deeper one gives ZL930 at the sink call, exit status 1,
+and no "All checks passed!".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from zerolint.cli import main
+from zerolint.dataflow import MAX_DEPTH
+
+
+def helper_chain(helpers: int) -> str:
+    """``plan`` calls helper_{n-1}, which calls ... helper_0, which divides the lengths."""
+    out = ["from deep_gemm import get_paged_mqa_logits_metadata", "", ""]
+    out += ["def helper_0(seq_lens, ratio):", "    return seq_lens // ratio", "", ""]
+    for i in range(1, helpers):
+        out += [f"def helper_{i}(seq_lens, ratio):", f"    return helper_{i - 1}(seq_lens, ratio)"]
+        out += ["", ""]
+    out += [
+        "def plan(seq_lens, ratio):",
+        f"    lens = helper_{helpers - 1}(seq_lens, ratio)",
+        "    return get_paged_mqa_logits_metadata(lens, 64, 132)",
+    ]
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    monkeypatch.chdir(tmp_path)
+
+    def check(helpers: int, *args: str) -> tuple[int, str]:
+        Path("chain.py").write_text(helper_chain(helpers))
+        status = main(["check", "--no-cache", "--color", "never", *args, "chain.py"])
+        return status, capsys.readouterr().out
+
+    return check
+
+
+def test_a_chain_within_the_limit_is_a_finding(run) -> None:
+    status, out = run(MAX_DEPTH)
+    assert status == 1
+    assert "chain.py:" in out and " ZL001 " in out
+    assert "ZL930" not in out
+
+
+@pytest.mark.parametrize("helpers", [MAX_DEPTH + 2, 3 * MAX_DEPTH])
+def test_a_chain_past_the_limit_is_reported_not_passed(run, helpers: int) -> None:
+    status, out = run(helpers)
+    assert status == 1, out
+    assert "All checks passed!" not in out
+    last = helper_chain(helpers).count("\n")
+    assert f"chain.py:{last}:12: ZL930 " in out, out
+    assert f"more than {MAX_DEPTH} nested calls" in out
+
+
+def test_the_limit_is_a_diagnostic_in_json(run) -> None:
+    status, out = run(MAX_DEPTH + 2, "--format", "json")
+    report = json.loads(out)
+    assert status == 1
+    assert [d["code"] for d in report["diagnostics"]] == ["ZL930"]

@@ -1,0 +1,84 @@
+"""The same input gives the same bytes out: across runs, hash seeds and ``--jobs`` (issue 18).
+
+Checked on the real vLLM 0.27.1 tree plus one small file, in every output format. Two small
+files are used, because they lead the analysis through different amounts of the tree:
+
+* a module-level function ``build`` that forwards to the sink: only the files that import
+  it are worth reading, so the run stays small (the prefilter, see test_prefilter.py);
+* a method ``build`` that forwards to the sink: any ``x.build(...)`` may call it, so about a
+  hundred files are parsed and the indexer finding is reached through many paths; this
+  is where the order in which sets of paths were walked leaked into the output.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from devtools.wheels import vllm_tree
+
+pytestmark = [pytest.mark.network, pytest.mark.slow]
+
+FUNCTION_WRAPPER = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def build(lens, block_size, num_sms):
+    return get_paged_mqa_logits_metadata(lens, block_size, num_sms)
+"""
+
+METHOD_WRAPPER = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+class Scheduler:
+    def build(self, lens, block_size, num_sms):
+        return get_paged_mqa_logits_metadata(lens, block_size, num_sms)
+"""
+
+# (format, PYTHONHASHSEED, --jobs): every format at two seeds and two job counts.
+RUNS = [
+    (fmt, seed, jobs)
+    for fmt in ("text", "json", "sarif", "github")
+    for seed, jobs in (("0", "1"), ("1", "2"))
+] + [("json", "7", "0"), ("text", "random", "0")]
+
+
+@pytest.fixture(scope="module", params=["function", "method"])
+def tree(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp(f"vllm-plus-{request.param}")
+    shutil.copytree(vllm_tree("0.27.1") / "vllm", root / "vllm")
+    (root / "extra").mkdir()
+    text = FUNCTION_WRAPPER if request.param == "function" else METHOD_WRAPPER
+    (root / "extra" / "scheduler.py").write_text(text)
+    return root
+
+
+def zerolint(cwd: Path, fmt: str, seed: str, jobs: str) -> tuple[int, str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--color", "never"]
+        + ["--format", fmt, "--jobs", jobs, "vllm", "extra"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=dict(os.environ, PYTHONHASHSEED=seed),
+    )
+    assert run.returncode in (0, 1), run.stderr
+    return run.returncode, run.stdout
+
+
+def test_every_format_is_byte_identical_across_runs_seeds_and_jobs(tree: Path) -> None:
+    outputs: dict[str, set[tuple[int, str]]] = {}
+    for fmt, seed, jobs in RUNS:
+        outputs.setdefault(fmt, set()).add(zerolint(tree, fmt, seed, jobs))
+    for fmt, seen in outputs.items():
+        assert len(seen) == 1, f"{fmt}: {len(seen)} different outputs"
+    ((status, text),) = outputs["text"]
+    assert status == 1 and "indexer.py:951:" in text

@@ -1,0 +1,106 @@
+"""The prefilter: which files are parsed (issue 18, item 12).
+
+A file is parsed when its text may call a sink or a wrapper of one. A wrapper defined at
+module level is reached through an import of its module, so a file that only mentions the
+wrapper's name (``build`` is in a hundred files of vLLM) and never its module is not
+parsed for it; a file that imports it, directly or through a package that re-exports
+it, still is, and its findings are reported.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from devtools.wheels import vllm_tree
+
+WRAPPER = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def build(lens, block_size, num_sms):
+    return get_paged_mqa_logits_metadata(lens, block_size, num_sms)
+"""
+
+CALLER = """\
+{imp}
+
+
+def plan(seq_lens, ratio):
+    return {call}(seq_lens // ratio, 64, 132)
+"""
+
+# Files that name `build` but reach another one: nothing here can reach the sink.
+UNRELATED = {
+    "tools/__init__.py": "",
+    "tools/make.py": "def build(x, y, z):\n    return x\n",
+    "tools/use.py": "from tools.make import build\n\n\ndef f(n):\n    return build(n // 2, 1, 1)\n",
+    "tools/other.py": "import setuptools\n\nsetuptools.build = 1\nbuild = print\n",
+}
+
+
+def zerolint(cwd: Path, *paths: str) -> tuple[int, str, int]:
+    """Exit status, stdout and the number of parsed files (from --timings)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--color", "never"]
+        + ["--timings", *paths],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode in (0, 1), run.stderr
+    parsed = re.search(r"\bparsed=(\d+)", run.stderr)
+    assert parsed is not None, run.stderr
+    return run.returncode, run.stdout, int(parsed.group(1))
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+@pytest.mark.parametrize(
+    ("rel", "imp", "call"),
+    [
+        ("app/direct.py", "from pkg.wrap import build", "build"),
+        ("app/aliased.py", "from pkg.wrap import build as make", "make"),
+        ("app/module.py", "from pkg import wrap", "wrap.build"),
+        ("app/dotted.py", "import pkg.wrap", "pkg.wrap.build"),
+        ("app/reexported.py", "from pkg import build", "build"),
+        ("pkg/relative.py", "from .wrap import build", "build"),
+        ("pkg/sibling.py", "from . import build", "build"),
+    ],
+)
+def test_a_caller_of_a_module_level_wrapper_is_parsed_and_reported(
+    tmp_path: Path, rel: str, imp: str, call: str
+) -> None:
+    write(tmp_path, {"pkg/__init__.py": "from .wrap import build\n", "pkg/wrap.py": WRAPPER})
+    write(tmp_path, {"app/__init__.py": "", rel: CALLER.format(imp=imp, call=call)})
+    write(tmp_path, UNRELATED)
+    status, out, parsed = zerolint(tmp_path, ".")
+    assert status == 1, out
+    assert [line.split(":")[0] for line in out.splitlines() if ": ZL001 " in line] == [rel]
+    # The wrapper, the caller and the package that re-exports: not the `tools` files.
+    assert parsed == 3, out
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_a_wrapper_named_build_does_not_widen_what_is_parsed_in_vllm(
+    tmp_path: Path,
+) -> None:
+    shutil.copytree(vllm_tree("0.27.1") / "vllm", tmp_path / "vllm")
+    alone = zerolint(tmp_path, "vllm")
+    write(tmp_path, {"extra/build_wrapper.py": WRAPPER})
+    status, out, parsed = zerolint(tmp_path, "vllm", "extra")
+    assert (status, out) == alone[:2]
+    assert parsed == alone[2] + 1  # the wrapper's own file, nothing more
