@@ -77,6 +77,11 @@ class _GuardedAttention:
     def graph(self, inputs: Row) -> tuple[Any, Any]:
         raise NotImplementedError
 
+    def unguarded_on_nan_buffer(self, inputs: Row, zero: list[int]) -> str | None:
+        """What the unguarded kernel leaves in the zero rows of an output buffer that held
+        NaN (``zero``/``nan``/``other``), where the kernel takes one; informational."""
+        return None
+
     def run(self, case: Case) -> Row:
         torch = self.torch
         inputs = self.make(case.lens)  # type: ignore[attr-defined]
@@ -112,6 +117,9 @@ class _GuardedAttention:
                 and lse.shape[1:] == one_lse.shape[1:]
                 and out.device == one_out.device
             )
+        extra = self.unguarded_on_nan_buffer(inputs, zero)
+        if extra is not None:
+            row["unguarded_zero_rows_out_on_nan_buffer"] = extra
         g_out, g_lse = self.graph(inputs)
         checks["graph_identical"] = torch.equal(g_out, out) and torch.equal(g_lse, lse)
         return _finish(row, checks)
@@ -193,6 +201,22 @@ class GuardedFlashMla(_GuardedAttention, FlashMlaDense):
 
     def meta(self) -> Any:
         return self.module.get_mla_metadata()[0]
+
+    def unguarded_on_nan_buffer(self, inputs: Row, zero: list[int]) -> str | None:
+        if not zero:
+            return None
+        torch = self.torch
+        q = inputs["q"].unsqueeze(1)
+        buffer = torch.full(
+            (q.shape[0], 1, HEADS, D_V), float("nan"), dtype=q.dtype, device=q.device
+        )
+        out, _ = self.module.flash_mla_with_kvcache(
+            q, inputs["cache"].unsqueeze(2), inputs["table"], inputs["lens"], D_V, self.meta(),
+            causal=True, out=buffer,
+        )  # fmt: skip
+        _sync()
+        rows = out[zero].float()
+        return "nan" if bool(rows.isnan().any()) else "zero" if bool((rows == 0).all()) else "other"
 
     def graph(self, inputs: Row) -> tuple[Any, Any]:
         meta = self.meta()

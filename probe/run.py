@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     kernels = [BY_NAME[name] for name in args.kernels.split(",")]
     build_started = time.time()
     needs_build = any(k.impl in ("Scheduler261", "Scheduler281") for k in kernels)
-    built = build_extensions(args, num_sms) if needs_build else {}
+    built = build_extensions(args, num_sms) if needs_build else {"ext_261": None, "ext_281": None}
     build_seconds = round(time.time() - build_started, 1)
     env.update({k: v for k, v in built.items() if k.startswith("ext_")})
     probe = Probe(args, env, sanitizer)
@@ -323,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     report["wall_seconds"] = round(time.time() - started, 1)
+    wall_seconds = report["wall_seconds"]
     if args.merge is not None:
         report = merge(json.loads(args.merge.read_text()), report)
     text = json.dumps(report, indent=1) + "\n"
@@ -334,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         text = text.replace(str(path), name)
     args.out.write_text(text)
-    print(f"[probe] wrote {args.out} in {report['wall_seconds']} s", flush=True)
+    print(f"[probe] wrote {args.out} in {wall_seconds} s", flush=True)
     for kernel in report["kernels"]:
         print(f"[probe] {kernel['name']}: {kernel['predicates']['summary']}", flush=True)
     return 0

@@ -38,21 +38,25 @@ if TYPE_CHECKING:
 _MISSING = object()
 
 
-def fill_empty_rows_(tensor: torch.Tensor, lens: torch.Tensor, value: float) -> torch.Tensor:
+def fill_empty_rows_(
+    tensor: torch.Tensor, lens: torch.Tensor, value: float, *, empty: torch.Tensor | None = None
+) -> torch.Tensor:
     """Write ``value`` into every row ``i`` (first dimension) of ``tensor`` where
     ``lens[i] == 0``, in place; return ``tensor``.
 
-    ``lens`` is 1-D with one length per row (``tensor.shape[0]`` of them), on the same device.
-    Rows with a non-zero length are not written. One comparison and one ``masked_fill_`` on
-    the device: no host synchronisation, safe inside CUDA-graph capture.
+    ``lens`` is 1-D with one length per row (``tensor.shape[0]`` of them), on the same device;
+    ``empty``, when given, is ``lens == 0`` already computed (one comparison for several
+    tensors). Rows with a non-zero length are not written. One comparison and one
+    ``masked_fill_`` on the device: no host synchronisation, safe inside CUDA-graph capture.
     """
     if lens.dim() != 1 or lens.shape[0] != tensor.shape[0]:
         raise ValueError(
             f"lens must be 1-D with one length per row: got shape {tuple(lens.shape)} for "
             f"a tensor of shape {tuple(tensor.shape)}"
         )
-    empty = (lens == 0).view(lens.shape[0], *([1] * (tensor.dim() - 1)))
-    return tensor.masked_fill_(empty, value)
+    if empty is None:
+        empty = lens == 0
+    return tensor.masked_fill_(empty.view(lens.shape[0], *([1] * (tensor.dim() - 1))), value)
 
 
 def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str) -> Any:
@@ -114,8 +118,8 @@ def guard_flash_mla_with_kvcache(fn: F) -> F:
     """Wrap FlashMLA's ``flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens,
     head_dim_v, tile_scheduler_metadata, ...)`` for its dense bf16 path.
 
-    After the kernel, the LSE of rows whose ``cache_seqlens`` is 0 holds -inf (the kernel
-    wrote +inf; their output is already 0). An empty batch returns
+    After the kernel, rows whose ``cache_seqlens`` is 0 hold the empty row's identity: LSE
+    -inf (the kernel wrote +inf) and output 0 (what the kernel wrote on fresh memory). An empty batch returns
     ``flash_mla_empty_outputs`` without calling the kernel (which refuses it). The sparse path
     (``indices`` given) and the FP8 KV cache (``is_fp8_kvcache=True``) were not measured safe
     to guard and go to the kernel unchanged.
@@ -145,7 +149,12 @@ def guard_flash_mla_with_kvcache(fn: F) -> F:
                 return flash_mla_empty_outputs(q, head_dim_v)
             return fn(*args, **kwargs)
         out, lse = fn(*args, **kwargs)
-        fill_empty_rows_(lse, lens.reshape(-1), float("-inf"))
+        lens = lens.reshape(-1)
+        empty = lens == 0
+        # The probe saw output 0 in these rows on fresh memory; writing it costs one fill and
+        # does not depend on what the buffer held before (the caller's ``out=``, a replay).
+        fill_empty_rows_(out, lens, 0.0, empty=empty)
+        fill_empty_rows_(lse, lens, float("-inf"), empty=empty)
         return out, lse
 
     return _wrap(fn, guarded)
