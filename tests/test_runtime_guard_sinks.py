@@ -43,7 +43,7 @@ class Calls:
         self.count = 0
 
 
-def triton_like(calls: Calls):  # noqa: ANN201
+def triton_like(calls: Calls):
     def decode_attention_fwd(q, k_buffer, v_buffer, o, lse, req_to_token, b_seq_len,
                              attn_logits, num_kv_splits, sm_scale, page_size=1, logit_cap=0.0,
                              k_scale=None, v_scale=None, is_mla=False):  # fmt: skip
@@ -57,7 +57,7 @@ def triton_like(calls: Calls):  # noqa: ANN201
     return decode_attention_fwd
 
 
-def flashmla_like(calls: Calls):  # noqa: ANN201
+def flashmla_like(calls: Calls):
     def flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, head_dim_v, meta,
                                num_splits=None, softmax_scale=None, causal=False,
                                is_fp8_kvcache=False, indices=None, attn_sink=None,
@@ -77,7 +77,7 @@ def flashmla_like(calls: Calls):  # noqa: ANN201
     return flash_mla_with_kvcache
 
 
-def logits_like(calls: Calls):  # noqa: ANN201
+def logits_like(calls: Calls):
     def fp8_paged_mqa_logits(q, kv, weights, lens, table, schedule, max_context_len, clean):
         calls.count += 1
         values = q[0] if isinstance(q, tuple) else q
@@ -112,7 +112,7 @@ def test_fill_empty_rows_rejects_lengths_of_another_batch() -> None:
 # --- Triton MLA decode: output 0 in the zero rows, in the caller's buffer ----------------------
 
 
-def triton_call(fn, batch: int = 5):  # noqa: ANN001, ANN201
+def triton_call(fn, batch: int = 5):
     o = torch.empty(batch, 16, 512, dtype=torch.bfloat16)
     lse = torch.empty(batch, 16, dtype=torch.bfloat16)
     lens = LENS[:batch]
@@ -209,7 +209,7 @@ def test_logits_guard_forwards_a_batch_with_rows() -> None:
 @pytest.mark.parametrize(
     "factory", [guard_triton_mla_decode, guard_flash_mla_with_kvcache, guard_paged_mqa_logits]
 )
-def test_guards_are_idempotent_and_reversible(factory) -> None:  # noqa: ANN001
+def test_guards_are_idempotent_and_reversible(factory) -> None:
     kernel = logits_like(Calls())
     guarded = factory(kernel)
     assert is_guarded(guarded) and factory(guarded) is guarded
@@ -283,7 +283,9 @@ def guarded_holders() -> dict[str, list[bool]]:
 
 
 @pytest.mark.parametrize("order", ["install first", "import first"])
-def test_install_guards_every_holder_and_uninstall_restores_them(fake_vllm: Path, order: str) -> None:
+def test_install_guards_every_holder_and_uninstall_restores_them(
+    fake_vllm: Path, order: str
+) -> None:
     if order == "import first":
         import_all()
         originals = {s: [getattr(sys.modules[m], a) for m, a in h] for s, h in HOLDERS.items()}
@@ -344,3 +346,21 @@ def test_every_sink_factory_exists_and_is_documented() -> None:
         module, _, name = sink.factory.partition(":")
         assert callable(getattr(importlib.import_module(module), name))
         assert f"`{sink.name}`" in page
+
+
+def test_audit_reads_the_guards_own_off_values() -> None:
+    from runtime_guard.patch import OFF_VALUES
+    from zerolint.audit import GUARD_OFF_VALUES
+
+    assert GUARD_OFF_VALUES is OFF_VALUES
+
+
+def test_the_switch_modules_import_no_torch() -> None:
+    import subprocess
+
+    code = (
+        "import sys, runtime_guard.patch, runtime_guard.sinks, runtime_guard.sglang_hook; "
+        "print('torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

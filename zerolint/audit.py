@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+# Imports no torch (runtime_guard.patch promises it; tests/test_runtime_guard_import.py).
+from runtime_guard.patch import OFF_VALUES
 from zerolint.headers import (
     HeaderCheck,
     HeaderError,
@@ -64,8 +66,8 @@ ZL001 = "ZL001"
 GPU_CHOICES = ("auto", "sm90", "sm100")
 GUARD_PACKAGE = "runtime_guard"
 GUARD_ENV = "ZEROLINT_GUARD"
-# The values runtime_guard.patch.guard_enabled() reads as "off".
-GUARD_OFF_VALUES = frozenset({"0", "false", "no", "off"})
+# The values runtime_guard.patch.guard_enabled() reads as "off": its own set, one source.
+GUARD_OFF_VALUES = OFF_VALUES
 _SEVERITY: dict[str, int] = {"not affected": 0, "protected": 1, "exposed": 2}
 NO_CAPTURE_MODEL = (
     "capture sizes not modelled for this engine; live decode batches whose lengths are all "
