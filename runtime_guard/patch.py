@@ -24,7 +24,7 @@ from runtime_guard.sinks import BY_NAME, SINKS, Sink, module_names, sinks_of
 
 TYPE_CHECKING = False  # not typing's: see clamp.py
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any
 
 ENV_VAR = "ZEROLINT_GUARD"
@@ -56,11 +56,12 @@ def _switch() -> str:
     return os.environ.get(ENV_VAR, "").strip().lower()
 
 
-def disabled_sinks() -> frozenset[str]:
+def disabled_sinks(environ: Mapping[str, str] | None = None) -> frozenset[str]:
     """The sinks ``ZEROLINT_GUARD_OFF`` turns off (names of ``runtime_guard.sinks``, any
-    case, comma- or space-separated; ``all`` is every sink). Unknown names are logged as a
-    warning by install() and ignored."""
-    raw = os.environ.get(OFF_VAR, "").replace(",", " ").lower().split()
+    case, comma- or space-separated; ``all`` is every sink), read from ``environ`` (default:
+    this process's). Unknown names are logged as a warning by install() and ignored."""
+    raw = (os.environ if environ is None else environ).get(OFF_VAR, "")
+    raw = raw.replace(",", " ").lower().split()
     if "all" in raw:
         return frozenset(BY_NAME)
     return frozenset(name for name in raw if name in BY_NAME)
