@@ -113,9 +113,19 @@ def main(argv: list[str] | None = None) -> int:
     from probe import standins
     from probe.impl import Env
 
+    manifests = []
+    for folder, script in (
+        (args.sm90_pieces, "prepare_sm90"),
+        (args.probe_pieces, "prepare_probe"),
+    ):
+        path = folder / "manifest.json"
+        if not path.is_file():
+            raise SystemExit(f"error: {path} not found: run `python devtools/{script}.py` first")
+        manifests.append(json.loads(path.read_text()))
+    sm90, probe = manifests
+    if not torch.cuda.is_available():
+        raise SystemExit("error: no CUDA device visible to torch")
     work = args.work or Path(tempfile.mkdtemp(prefix="sink-guard-cost-"))
-    sm90 = json.loads((args.sm90_pieces / "manifest.json").read_text())
-    probe = json.loads((args.probe_pieces / "manifest.json").read_text())
     env = Env(
         standins=standins.build(args.probe_pieces / probe["vllm"]["path"], work / "standins"),
         deep_gemm_root=args.sm90_pieces / sm90["semantics"]["path"],
