@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,23 @@ sys.path.insert(0, str(ROOT))
 from devtools.bruteforce import rows_after
 from zerolint import smt
 from zerolint.capture import CaptureConfig, analyze, capture_sizes, full_decode_sizes
-from zerolint.model import Flow, Op, Step
+from zerolint.model import Finding, Flow, Op, Step, Verdict
+from zerolint.rules import rule_by_code
+
+# ZL001's predicate and witness hints, as its rule file declares them: the judge holds none.
+_RULE = rule_by_code("ZL001")
+assert _RULE is not None
+FAULT = _RULE.predicate
+HINTS = _RULE.options["witness-hints"]
+
+
+def judge_flow(f: Flow, **kw: Any) -> Verdict:
+    return smt.judge_flow(f, FAULT, hints=HINTS, **kw)
+
+
+def judge(f: Finding, **kw: Any) -> Verdict:
+    return smt.judge(f, FAULT, hints=HINTS, **kw)
+
 
 VERDICT_TARGET_S = 0.020
 CAPTURE_TARGET_S = 0.5
@@ -82,7 +99,7 @@ def as_flow(ops: list[Op]) -> Flow:
 
 def z3_verdict(ops: list[Op], ratios: dict | None) -> str:
     smt._judge_ops.cache_clear()  # time the solver, not the cache
-    return smt.judge_flow(as_flow(ops), ratios=ratios).status
+    return judge_flow(as_flow(ops), ratios=ratios).status
 
 
 def brute_verdict(ops: list[Op], ratios: dict | None) -> str:
@@ -144,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ok = True
 
-    smt.judge_flow(as_flow([Op("floordiv", 4)]))  # pay for `import z3` outside the timings
+    judge_flow(as_flow([Op("floordiv", 4)]))  # pay for `import z3` outside the timings
     chains = {**flows_from_fixtures(), **HAND_BUILT}
     print(f"per verdict ({len(chains)} op chains; brute force: B <= 256, seq_len <= 600)")
     print(f"  {'op chain':<52} {'verdict':>8} {'z3 ms':>8} {'brute ms':>9} {'brute/z3':>8}")

@@ -560,12 +560,12 @@ def test_audit_never_imports_the_serving_packages(tmp_path):
 # build", has the same table.
 BUILD_HAZARDS = [
     ("vllm==0.26.0", {"ZL001": ("protected", None), "empty-batch": ("exposed", "fault")}),
-    ("vllm==0.27.1", {"ZL001": ("exposed", "fault"), "empty-batch": ("exposed", None)}),
+    ("vllm==0.27.1", {"ZL001": ("exposed", "fault"), "empty-batch": ("exposed", "fault")}),
     ("vllm==0.28.0", {"ZL001": ("protected", None), "empty-batch": ("protected", None)}),
-    ("vllm==0.33.0", {"ZL001": ("protected", "ok"), "empty-batch": ("protected", None)}),
+    ("vllm==0.33.0", {"ZL001": ("protected", "ok"), "empty-batch": ("protected", "ok")}),
     (
         "sgl-deep-gemm==0.2.3.post2",
-        {"ZL001": ("exposed", "fault"), "empty-batch": ("exposed", None)},
+        {"ZL001": ("exposed", "fault"), "empty-batch": ("exposed", "fault")},
     ),
 ]
 
@@ -612,7 +612,7 @@ def test_json_lists_the_hazards_of_each_build(capsys):
     assert build["hazards"] == {"ZL001": "exposed", "empty-batch": "exposed"}
     hazards = {h["hazard"]: h for h in document["engines"][0]["deep_gemm"]["hazards"]}
     assert hazards["ZL001"]["measured"]["source"] == "docs/sm90-verification.md"
-    assert hazards["empty-batch"]["measured"] is None
+    assert hazards["empty-batch"]["measured"]["source"] == "docs/hazards/empty-batch-ZL001.md"
     assert hazards["empty-batch"]["header"]["hazards"][0]["line"] == 113
 
 

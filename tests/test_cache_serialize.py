@@ -96,7 +96,12 @@ def test_an_int_operand_stays_an_int_and_a_symbol_a_str() -> None:
         "get_paged_mqa_logits_metadata",
         "0",
         [Flow((step, Step("b.py", 9, 8, "f(x)", "sink", Op("pad_zero", 1))))],
-        Verdict("unsafe", {"B": 32, "seq_len": 1, "compress_ratio": 4}, flow_index=0),
+        Verdict(
+            "unsafe",
+            {"B": 32, "seq_len": 1, "compress_ratio": 4},
+            flow_index=0,
+            outcome="every context length 0",
+        ),
     )
     back = finding_from_dict(through_json(finding_to_dict(finding)))
     assert back.flows[0].steps[1].op.arg == 1

@@ -1,18 +1,35 @@
 """The SMT judge on the paths the analyzer reports: examples that read as its specification.
 
 Each example is an op chain (source to sink), the configured ratios, and the verdict with
-its exact witness. The vLLM 0.27.1 paths come from DOMAIN.md section 3.
+its exact witness. The vLLM 0.27.1 paths come from docs/hazards/ZL001.md.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
 from zerolint import smt
 from zerolint.model import Finding, Flow, Op, Step, Verdict
+from zerolint.rules import rule_by_code
+
+# ZL001's predicate and witness hints, as its rule file declares them: the judge holds none.
+_RULE = rule_by_code("ZL001")
+assert _RULE is not None
+FAULT = _RULE.predicate
+HINTS = _RULE.options["witness-hints"]
+
+
+def judge_flow(f: Flow, **kw: Any) -> Verdict:
+    return smt.judge_flow(f, FAULT, hints=HINTS, **kw)
+
+
+def judge(f: Finding, **kw: Any) -> Verdict:
+    return smt.judge(f, FAULT, hints=HINTS, **kw)
+
 
 V4 = {"compress_ratio": (4,)}
 DIV = Op("floordiv", "self.compress_ratio")
@@ -182,7 +199,7 @@ EXAMPLES = [
     ],
 )
 def test_judge_flow(ops, ratios, status, expected):
-    verdict = smt.judge_flow(flow(*ops), ratios=ratios)
+    verdict = judge_flow(flow(*ops), ratios=ratios)
     assert verdict.status == status, verdict
     if status == "unsafe":
         assert verdict.witness_text() == expected
@@ -195,47 +212,47 @@ def test_judge_flow(ops, ratios, status, expected):
 
 def test_judge_takes_the_worst_flow_and_names_it():
     finding = _finding([flow(DIV, CLAMP1), flow(Op("opaque", "f()")), flow(DIV, PAD)])
-    verdict = smt.judge(finding, ratios=V4)
+    verdict = judge(finding, ratios=V4)
     assert (verdict.status, verdict.flow_index) == ("unsafe", 2)
     assert verdict.witness == {"B": 32, "seq_len": 1, "compress_ratio": 4}
 
 
 def test_judge_is_unknown_when_no_flow_is_unsafe_but_one_is_unproved():
-    verdict = smt.judge(_finding([flow(DIV, CLAMP1), flow(Op("opaque", "f()"))]), ratios=V4)
+    verdict = judge(_finding([flow(DIV, CLAMP1), flow(Op("opaque", "f()"))]), ratios=V4)
     assert (verdict.status, verdict.flow_index) == ("unknown", 1)
 
 
 def test_judge_is_safe_only_when_every_flow_is_proved():
-    verdict = smt.judge(_finding([flow(DIV, CLAMP1), flow(Op("ceildiv", 4))]), ratios=V4)
+    verdict = judge(_finding([flow(DIV, CLAMP1), flow(Op("ceildiv", 4))]), ratios=V4)
     assert (verdict.status, verdict.flow_index) == ("safe", None)
 
 
 def test_a_finding_without_flows_is_unknown():
-    assert smt.judge(_finding([])).status == "unknown"
+    assert judge(_finding([])).status == "unknown"
 
 
 def test_cached_verdicts_do_not_share_witness_dicts():
-    first = smt.judge_flow(flow(DIV), ratios=V4)
+    first = judge_flow(flow(DIV), ratios=V4)
     first.witness["B"] = 0
-    assert smt.judge_flow(flow(DIV), ratios=V4).witness["B"] == 32
+    assert judge_flow(flow(DIV), ratios=V4).witness["B"] == 32
 
 
 def test_configured_ratios_must_be_positive():
     with pytest.raises(ValueError, match="compress_ratio"):
-        smt.judge_flow(flow(DIV), ratios={"compress_ratio": (0, 4)})
+        judge_flow(flow(DIV), ratios={"compress_ratio": (0, 4)})
 
 
 def test_a_witness_that_does_not_replay_is_not_printed(monkeypatch):
     # Fault injection: break the plain-Python semantics of //, which the replay uses.
     # The solver still finds its model; the replay must refuse it.
-    real = smt._apply_int
+    real = smt.apply_int
 
     def wrong_floordiv(op, value, env):
         return value if op.kind == "floordiv" else real(op, value, env)
 
-    monkeypatch.setattr(smt, "_apply_int", wrong_floordiv)
+    monkeypatch.setattr(smt, "apply_int", wrong_floordiv)
     smt._judge_ops.cache_clear()
-    verdict = smt.judge_flow(flow(Op("floordiv", 7)), ratios=None)
+    verdict = judge_flow(flow(Op("floordiv", 7)), ratios=None)
     smt._judge_ops.cache_clear()
     assert verdict.status == "unknown"
     assert "did not replay" in verdict.reason
@@ -246,11 +263,13 @@ def test_z3_is_imported_only_when_a_question_reaches_the_solver():
         "import sys\n"
         "from zerolint import smt\n"
         "from zerolint.model import Flow, Op, Step\n"
+        "from zerolint.hazards import EveryRowZero\n"
+        "p = EveryRowZero(batch_multiple=32)\n"
         "f = Flow((Step('a.py', 1, 0, 'x', 'flow', Op('opaque', 'g()')),))\n"
-        "assert smt.judge_flow(f).status == 'unknown'\n"
+        "assert smt.judge_flow(f, p).status == 'unknown'\n"
         "assert 'z3' not in sys.modules, 'opaque paths must not load z3'\n"
         "f = Flow((Step('a.py', 1, 0, 'x', 'flow', Op('floordiv', 4)),))\n"
-        "assert smt.judge_flow(f).status == 'unsafe'\n"
+        "assert smt.judge_flow(f, p).status == 'unsafe'\n"
         "assert 'z3' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -270,6 +289,6 @@ def _finding(flows: list[Flow]) -> Finding:
 
 
 def test_verdict_round_trip_through_the_model():
-    verdict = smt.judge(_finding([flow(DIV)]), ratios=V4)
+    verdict = judge(_finding([flow(DIV)]), ratios=V4)
     assert isinstance(verdict, Verdict)
     assert verdict.witness_text() == "B=32, seq_len=1, compress_ratio=4 -> every context length 0"

@@ -14,6 +14,7 @@ For each random op chain:
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +22,23 @@ from hypothesis import strategies as st
 
 from devtools.bruteforce import rows_after as concrete_rows
 from zerolint import smt
-from zerolint.model import Flow, Op, Step
+from zerolint.model import Finding, Flow, Op, Step, Verdict
+from zerolint.rules import rule_by_code
+
+# ZL001's predicate and witness hints, as its rule file declares them: the judge holds none.
+_RULE = rule_by_code("ZL001")
+assert _RULE is not None
+FAULT = _RULE.predicate
+HINTS = _RULE.options["witness-hints"]
+
+
+def judge_flow(f: Flow, **kw: Any) -> Verdict:
+    return smt.judge_flow(f, FAULT, hints=HINTS, **kw)
+
+
+def judge(f: Finding, **kw: Any) -> Verdict:
+    return smt.judge(f, FAULT, hints=HINTS, **kw)
+
 
 LENGTHS = np.arange(1, 601, dtype=np.int64)
 BATCHES = tuple(range(32, 301, 32))
@@ -106,7 +123,7 @@ def replays(chain: list[Op], witness: dict[str, int]) -> bool:
 
 def judged(chain: list[Op]):
     steps = tuple(Step("f.py", i + 1, 0, op.describe(), "flow", op) for i, op in enumerate(chain))
-    return smt.judge_flow(Flow(steps), ratios=RATIOS)
+    return judge_flow(Flow(steps), ratios=RATIOS)
 
 
 def check_against_brute_force(chain: list[Op], batches: tuple[int, ...]) -> None:
@@ -143,8 +160,8 @@ def test_an_unconfigured_divisor_is_any_integer_from_2(chain, ratio):
     and a proof of safety holds for every c in 2..8."""
     chain = chain + [Op("floordiv", "self.compress_ratio")]
     steps = tuple(Step("f.py", i + 1, 0, "", "flow", op) for i, op in enumerate(chain))
-    free = smt.judge_flow(Flow(steps), ratios={"shift": DOMAINS["shift"], "lo": DOMAINS["lo"]})
-    fixed = smt.judge_flow(Flow(steps), ratios={**RATIOS, "compress_ratio": (ratio,)})
+    free = judge_flow(Flow(steps), ratios={"shift": DOMAINS["shift"], "lo": DOMAINS["lo"]})
+    fixed = judge_flow(Flow(steps), ratios={**RATIOS, "compress_ratio": (ratio,)})
     if fixed.status == "unsafe":
         assert free.status == "unsafe"
     if free.status == "safe":

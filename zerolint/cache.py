@@ -377,6 +377,7 @@ def verdict_to_dict(verdict: Verdict) -> dict[str, Any]:
         "witness": dict(verdict.witness),
         "reason": verdict.reason,
         "flow_index": verdict.flow_index,
+        "outcome": verdict.outcome,
     }
 
 
@@ -392,6 +393,7 @@ def verdict_from_dict(data: Mapping[str, Any]) -> Verdict:
         witness=dict(witness),
         reason=_str(data, "reason"),
         flow_index=flow_index,
+        outcome=str(data.get("outcome", "")),
     )
 
 

@@ -2,7 +2,7 @@
 
 vLLM 0.27.1 captures a FULL decode CUDA graph for each capture size; the warm-up before
 each capture builds the DeepSeek-V4 indexer metadata from a dummy decode batch whose
-lengths, floor-divided by the compress ratio, are all 0 (DOMAIN.md section 3). When the
+lengths, floor-divided by the compress ratio, are all 0 (docs/hazards/ZL001.md). When the
 kernel batch is also a multiple of 32, DeepGEMM's SM90 metadata scheduler faults.
 
 This module computes the capture sizes with vLLM 0.27.1's formula (``_set_cudagraph_sizes``
@@ -24,8 +24,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from zerolint import smt
+from zerolint import decode_model, smt
+from zerolint.hazards import Predicate
 from zerolint.model import Op, Verdict
+from zerolint.rules import rule_by_code
 
 # `vllm serve` defaults (engine/arg_utils.py, get_batch_defaults): 1024 sequences on GPUs
 # with >= 70 GiB; 8192 batched tokens on an H100/H200, 16384 from 160 GiB (B200, vLLM 0.33).
@@ -137,11 +139,11 @@ class CaptureConfig:
         return not self.enforce_eager and self.cudagraph_mode in full_decode
 
     @property
-    def shape(self) -> smt.DecodeShape:
+    def shape(self) -> decode_model.DecodeShape:
         """SM90 reads 2-D lens natively only for next_n 1 and 2 and flattens the rest;
         SM100 reads any next_n natively (indexer.py, use_flattening)."""
         native = self.gpu == "sm100" or self.next_n in (1, 2)
-        return smt.DecodeShape(next_n=self.next_n, native=native)
+        return decode_model.DecodeShape(next_n=self.next_n, native=native)
 
     def builder_ops(self) -> tuple[Op, ...]:
         """What the indexer's metadata builder does to each length before the kernel."""
@@ -286,7 +288,11 @@ def analyze(config: CaptureConfig) -> CaptureResult:
     sizes = capture_sizes(config)
     decode = full_decode_sizes(config, sizes)
     shape, ops, ratios = config.shape, config.builder_ops(), config.ratio_domain()
-    faulting = set(smt.faulting_sizes(shape, ops, decode, seq_len=config.next_n, ratios=ratios))
+    faulting = set(
+        decode_model.faulting_sizes(
+            shape, ops, decode, seq_len=config.next_n, predicate=_fault(), ratios=ratios
+        )
+    )
     lens = _dummy_lens(config)
     decode_set = set(decode)
     rows = [
@@ -303,6 +309,13 @@ def analyze(config: CaptureConfig) -> CaptureResult:
     return CaptureResult(config, rows, _runtime_cases(config, decode))
 
 
+def _fault() -> Predicate:
+    """The kernel's fault, as rules/ZL001.toml declares it."""
+    rule = rule_by_code("ZL001")
+    assert rule is not None, "rules/ZL001.toml is shipped with zerolint"
+    return rule.predicate
+
+
 def _dummy_lens(config: CaptureConfig) -> dict[int, tuple[int, ...]]:
     read = config.shape.read_lengths(config.next_n)
     ops = config.builder_ops()
@@ -314,11 +327,19 @@ def _dummy_lens(config: CaptureConfig) -> dict[int, tuple[int, ...]]:
 
 def _runtime_cases(config: CaptureConfig, decode: Sequence[int]) -> list[RuntimeCase]:
     shape, ops, ratios = config.shape, config.builder_ops(), config.ratio_domain()
-    live = smt.live_decode_verdict(
-        shape, ops, min_seq_len=config.next_n, max_requests=config.seqs, ratios=ratios
+    fault = _fault()
+    live = decode_model.live_decode_verdict(
+        shape,
+        ops,
+        min_seq_len=config.next_n,
+        max_requests=config.seqs,
+        predicate=fault,
+        ratios=ratios,
     )
     if decode:
-        idle = smt.idle_rank_verdict(shape, ops, decode, seq_len=config.next_n, ratios=ratios)
+        idle = decode_model.idle_rank_verdict(
+            shape, ops, decode, seq_len=config.next_n, predicate=fault, ratios=ratios
+        )
     else:
         idle = Verdict("safe", reason="no FULL decode graph to pad to")
     dp = config.data_parallel_size

@@ -162,20 +162,24 @@ def _globs(values: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(g.strip() for v in values or () for g in v.split(",") if g.strip())
 
 
-def known_codes() -> set[str]:
-    """Every code a selector may name: the rules' and the ZL9xx diagnostics'."""
+def known_codes(settings: Settings | None = None) -> set[str]:
+    """Every code a selector may name: the rules' (with those of the configuration's
+    ``rule-files`` and extra sinks) and the ZL9xx diagnostics'."""
     from zerolint.codes import CODES
     from zerolint.rules import load_rules
 
-    return {r.code for r in load_rules()} | {c.code for c in CODES}
+    rules = load_rules() if settings is None else settings.all_rules()
+    return {r.code for r in rules} | {c.code for c in CODES}
 
 
-def check_selectors(selectors: Iterable[str], where: str = "") -> None:
+def check_selectors(
+    selectors: Iterable[str], where: str = "", settings: Settings | None = None
+) -> None:
     """A UsageError for a selector that matches no rule (``ALL`` matches all)."""
     from zerolint.cli import UsageError
     from zerolint.config import SELECT_ALL
 
-    known = known_codes()
+    known = known_codes(settings)
     for code in sorted(selectors):
         if code != SELECT_ALL and not any(k.startswith(code) for k in known):
             raise UsageError(f"{where}unknown rule selector: {code}")
@@ -197,7 +201,14 @@ class SettingsFor:
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
         self._made: dict[int, Settings] = {}
-        check_selectors(codes(args.select) | codes(args.ignore))
+        check_selectors(codes(args.select) | codes(args.ignore), settings=self._here())
+
+    def _here(self) -> Settings | None:
+        """The settings of the current folder, whose rule files a selector may name."""
+        try:
+            return self.resolver.for_dir(Path.cwd())
+        except ConfigError:
+            return None  # reported, with its file, when a checked folder needs it
 
     def __call__(self, folder: Path) -> Settings:
         from zerolint.cli import UsageError
@@ -215,9 +226,9 @@ class SettingsFor:
         args = self.args
         settings = dataclasses.replace(base)
         if base.source is not None:
-            check_selectors(base.select | base.ignore, f"{base.source}: ")
+            check_selectors(base.select | base.ignore, f"{base.source}: ", base)
             for _, per_file in base.per_file_ignores:
-                check_selectors(per_file, f"{base.source}: per-file-ignores: ")
+                check_selectors(per_file, f"{base.source}: per-file-ignores: ", base)
         if args.select is not None:
             settings.select = codes(args.select)
         if args.ignore is not None:
@@ -741,7 +752,9 @@ def apply_fixes(
     from zerolint.engine import Engine
     from zerolint.fix import FixError, fix_file, targets_from_findings
 
-    by_path = targets_from_findings([f for f in report.findings if f.sink], settings.sinks())
+    by_path = targets_from_findings(
+        [f for f in report.findings if f.sink], settings.sinks(), settings.rules()
+    )
     changed = False
     failed: list[Diagnostic] = []
     for shown, targets in sorted(by_path.items()):

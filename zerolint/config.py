@@ -11,10 +11,14 @@ files. Keys (all optional)::
     extend-exclude = []           # more globs, added to exclude
     per-file-ignores = { "tests/*" = ["ZL001"] }   # globs -> codes not reported there
     respect-gitignore = true      # skip files git ignores
-    compress-ratios = [4]         # values a divisor symbol may take (default: any >= 2)
+    compress-ratios = [4]         # alias of [options.ZL001] compress-ratios
     whole-program = true          # follow lengths across modules of the checked tree
+    # A sink of the rule it names (default: "ZL001"); a new code with `based-on` makes a
+    # user rule with that rule's sources and sanitizers (and its own `predicate`).
     extra-sinks = [{ function = "mylib.plan_kernel", position = 0, keyword = "lens" }]
-    extra-sanitizers = ["mylib.ensure_positive"]   # calls whose result is >= 1
+    extra-sanitizers = ["mylib.ensure_positive"]   # calls whose result is >= 1, every rule
+    rule-files = ["lint/ACME001.toml"]             # whole rules of this project
+    options = { ZL001 = { compress-ratios = [4] } } # a rule's options (its file lists them)
 
 Every key is declared once in :data:`SCHEMA` (its validator turns the TOML value into what
 :class:`Settings` holds, or raises :class:`Invalid` with the problem); a value of the wrong
@@ -23,6 +27,7 @@ shape is a one-line :class:`ConfigError` naming the file and the key.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -34,7 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zerolint.rules import Rule, SinkSpec, load_rules, sink_from_table
+from zerolint.rules import (
+    OPTION_KEYS,
+    OPTION_TYPES,
+    Rule,
+    RuleError,
+    SinkSpec,
+    load_rule_file,
+    load_rules,
+    sink_from_table,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -176,7 +190,18 @@ SINK_FIELDS: dict[str, Callable[[Any], Any]] = {
     "position": _position,
     "keyword": _name,
     "guarded": _optional_names,
+    # The rule the sink belongs to (default: DEFAULT_SINK_RULE); for a new code, the rule
+    # whose sources, sanitizers and wording it takes, and its message and predicate.
+    "rule": _name,
+    "based-on": _name,
+    "message": _name,
+    "predicate": lambda v: v,  # checked by zerolint.rules (a kind, or a table)
+    "sanitizers": lambda v: v,  # checked by zerolint.rules (sanitizer keys)
 }
+# What `extra-sinks` names a rule by when it does not say: configurations written before
+# sinks named their rule keep working.
+DEFAULT_SINK_RULE = "ZL001"
+_RULE_FIELDS = frozenset({"rule", "based-on", "message"})
 
 
 def sink_entry(entry: Any) -> SinkSpec:
@@ -195,10 +220,13 @@ def sink_entry(entry: Any) -> SinkSpec:
             raise Invalid(f"{key} {exc}") from None
     if "function" not in entry and "name" not in entry:
         raise Invalid('an entry needs a `function` (like "mylib.plan_kernel")')
+    code = entry.get("rule", DEFAULT_SINK_RULE)
+    if not _CODE.match(code.upper()):
+        raise Invalid(f"rule {code!r} is not a rule code (like ZL001)")
     try:
-        return sink_from_table(entry)
-    except (ValueError, TypeError) as exc:
-        raise Invalid(str(exc)) from None
+        return sink_from_table(entry, rule=code.upper(), where="", extra=_RULE_FIELDS)
+    except RuleError as exc:
+        raise Invalid(str(exc).removeprefix(": ")) from None
 
 
 def _sinks(value: Any) -> tuple[SinkSpec, ...]:
@@ -231,7 +259,15 @@ SCHEMA: dict[str, Key] = {
     "whole-program": Key("whole_program", _boolean),
     "extra-sinks": Key("extra_sinks", _sinks),
     "extra-sanitizers": Key("extra_sanitizers", _strings("function names")),
+    "rule-files": Key("rule_files", _strings("rule files")),
+    "options": Key("options", lambda v: _table_of_tables(v, "rule codes to option tables")),
 }
+
+
+def _table_of_tables(value: Any, what: str) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise Invalid(f"must be a table of {what}, like {{ ZL001 = {{ compress-ratios = [4] }} }}")
+    return value
 
 
 def _did_you_mean(word: str, known: Mapping[str, Any] | Sequence[str]) -> str:
@@ -254,9 +290,15 @@ class Settings:
     whole_program: bool = True
     extra_sinks: tuple[SinkSpec, ...] = ()
     extra_sanitizers: tuple[str, ...] = ()
+    rule_files: tuple[str, ...] = ()
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
     root: Path | None = None
     source: Path | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    loaded: tuple[Rule, ...] | None = None
+    """Every rule known to this configuration (shipped, rule files, user rules of
+    extra-sinks), each with its extra sinks and sanitizers; None: the shipped rules and the
+    fields above."""
 
     def __post_init__(self) -> None:
         # extend-exclude simply adds to exclude: one list for discovery to apply.
@@ -264,9 +306,24 @@ class Settings:
             self.exclude = tuple(self.exclude) + tuple(self.extend_exclude)
             self.extend_exclude = ()
 
+    def all_rules(self) -> tuple[Rule, ...]:
+        if self.loaded is not None:
+            return self.loaded
+        return extend_rules(load_rules(), self.extra_sinks, self.extra_sanitizers)
+
+    def option(self, rule: Rule, key: str) -> Any:
+        """A rule option: from ``options.CODE``, the top-level alias (``compress-ratios``),
+        or the rule file's default."""
+        configured = self.options.get(rule.code, {})
+        if key in configured:
+            return configured[key]
+        if key == "compress-ratios" and key in rule.options and self.compress_ratios:
+            return self.compress_ratios
+        return rule.options.get(key)
+
     def rules(self) -> tuple[Rule, ...]:
         """The rules this run applies, after select/ignore."""
-        return tuple(rule for rule in load_rules() if self.enabled(rule.code))
+        return tuple(rule for rule in self.all_rules() if self.enabled(rule.code))
 
     def enabled(self, code: str, *, opt_in: bool = False) -> bool:
         """Whether findings or diagnostics of ``code`` are reported.
@@ -297,10 +354,10 @@ class Settings:
         return frozenset(out)
 
     def sinks(self, rules: Sequence[Rule] | None = None) -> tuple[SinkSpec, ...]:
-        """The sink declarations a run looks for: its rules' (default: the selected ones)
-        and ``extra-sinks``."""
+        """The sink declarations a run looks for: its rules' (default: the selected ones),
+        ``extra-sinks`` among them (each extends the rule it names)."""
         chosen = self.rules() if rules is None else rules
-        return tuple(s for r in chosen for s in r.sinks) + self.extra_sinks
+        return tuple(s for r in chosen for s in r.sinks)
 
     def sink_names(self, rules: Sequence[Rule] | None = None) -> set[str]:
         return {s.function for s in self.sinks(rules)}
@@ -318,6 +375,8 @@ class Settings:
                 "exclude": list(self.exclude),
                 "per_file": [(g, sorted(c)) for g, c in self.per_file_ignores],
                 "gitignore": self.respect_gitignore,
+                "options": self.options,
+                "rules": [repr(r) for r in self.loaded or ()],
             },
             sort_keys=True,
         )
@@ -397,7 +456,98 @@ def settings_from_table(table: dict[str, Any], source: Path, prefix: str | None 
             values[spec.attribute] = spec.validate(value)
         except Invalid as exc:
             raise ConfigError(f"{source}: {prefix}{key}: {exc}") from None
-    return Settings(**values, root=source.parent, source=source, raw=table)
+    settings = Settings(**values, root=source.parent, source=source, raw=table)
+    known = list(load_rules())
+    for entry in settings.rule_files:
+        try:
+            rule = load_rule_file(source.parent / entry)
+        except RuleError as exc:
+            raise ConfigError(str(exc)) from None
+        if any(r.code == rule.code for r in known):
+            raise ConfigError(f"{source}: {prefix}rule-files: {entry} redefines {rule.code}")
+        known.append(rule)
+    where = f"{source}: {prefix}extra-sinks"
+    made = _user_rules(table.get("extra-sinks", []), settings.extra_sinks, known, where)
+    settings.options = _rule_options(
+        settings.options, [*known, *made], f"{source}: {prefix}options"
+    )
+    settings.loaded = extend_rules((*known, *made), settings.extra_sinks, settings.extra_sanitizers)
+    return settings
+
+
+def extend_rules(
+    rules: Sequence[Rule], sinks: Sequence[SinkSpec], sanitizers: Sequence[str]
+) -> tuple[Rule, ...]:
+    """``rules`` with each extra sink added to the rule it names, and the extra sanitizers
+    (calls whose result is >= 1) added to every rule."""
+    out = []
+    for rule in rules:
+        mine = tuple(s for s in sinks if s.rule == rule.code)
+        if mine or sanitizers:
+            at_least_one = rule.sanitizers.get("at_least_one", ()) + tuple(sanitizers)
+            rule = dataclasses.replace(
+                rule,
+                sinks=rule.sinks + mine,
+                sanitizers={**rule.sanitizers, "at_least_one": at_least_one}
+                if sanitizers
+                else rule.sanitizers,
+            )
+        out.append(rule)
+    return tuple(sorted(out, key=lambda r: r.code))
+
+
+def _user_rules(
+    entries: list[dict[str, Any]], specs: Sequence[SinkSpec], known: list[Rule], where: str
+) -> list[Rule]:
+    """The rules extra sinks make: a code that no rule has, from the rule named by
+    ``based-on`` (its sources, sanitizers and wording)."""
+    made: list[Rule] = []
+    for number, (entry, spec) in enumerate(zip(entries, specs), 1):
+        rule = next((r for r in [*known, *made] if r.code == spec.rule), None)
+        if rule is not None:
+            if "based-on" in entry or "message" in entry:
+                raise ConfigError(
+                    f"{where}: entry {number}: {spec.rule} is a rule already; "
+                    "based-on and message make new ones"
+                )
+            continue
+        base = next((r for r in known if r.code == str(entry.get("based-on", "")).upper()), None)
+        if base is None:
+            raise ConfigError(
+                f"{where}: entry {number}: rule {spec.rule} is not a known rule; give "
+                "`based-on` (a rule whose sources and sanitizers it takes) or add a rule file"
+            )
+        made.append(
+            dataclasses.replace(
+                base,
+                code=spec.rule,
+                name=f"{spec.rule.lower()}-user-rule",
+                summary=f"Lengths reach `{spec.function}` (a rule of this project, "
+                f"based on {base.code})",
+                message=entry.get("message", base.message),
+                sinks=(),
+                predicate=spec.predicate or base.predicate,
+                examples=(),
+                doc="",
+                path=None,
+            )
+        )
+    return made
+
+
+def _rule_options(
+    table: dict[str, dict[str, Any]], rules: Sequence[Rule], where: str
+) -> dict[str, dict[str, Any]]:
+    for code, values in table.items():
+        rule = next((r for r in rules if r.code == code), None)
+        if rule is None:
+            raise ConfigError(f"{where}: unknown rule {code}")
+        for key, value in values.items():
+            if key not in rule.options:
+                raise ConfigError(f"{where}: {code} has no option {key}")
+            if not OPTION_KEYS[key](value):
+                raise ConfigError(f"{where}: {code}.{key} must be {OPTION_TYPES[key]}")
+    return dict(table)
 
 
 def load_file(path: Path) -> Settings:

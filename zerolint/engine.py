@@ -18,11 +18,16 @@ from pathlib import Path
 import libcst as cst
 
 from zerolint.config import Settings, load_settings
-from zerolint.dataflow import Analyzer, SinkHit, Trace, Val
+from zerolint.dataflow import LIVE_KINDS, Analyzer, RawStep, SinkHit, Trace, Val
 from zerolint.discovery import discover
-from zerolint.model import Diagnostic, Finding, Flow, Report, Step, Verdict
+from zerolint.hazards import Predicate
+from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
 from zerolint.project import ModuleInfo, Project
-from zerolint.rules import Rule
+from zerolint.rules import Rule, SinkSpec
+
+# Ops that can start zero-able rows: divisions and fills, and padding writes for the rules
+# whose [sources] name them ("[n:]=").
+SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO}
 
 
 @dataclass(slots=True)
@@ -90,13 +95,7 @@ class Engine:
         outcome = Outcome(report=Report(files_checked=len(files)), display={})
         if not self.rules:
             return outcome
-        analyzer = Analyzer(
-            project,
-            self.rules,
-            extra_sinks=self.settings.extra_sinks,
-            extra_sanitizers=self.settings.extra_sanitizers,
-            whole_program=self.settings.whole_program,
-        )
+        analyzer = Analyzer(project, self.rules, whole_program=self.settings.whole_program)
         clock = time.perf_counter()
         modules, candidates = self.analyse(project, analyzer, on_file, skip or set())
         self.stats["index"] = time.perf_counter() - clock
@@ -170,12 +169,13 @@ class Engine:
         return [modules[p] for p in sorted(modules)], candidates
 
     def findings_in(self, mod: ModuleInfo, analyzer: Analyzer) -> list[Finding]:
-        """One finding per sink call of ``mod`` that zero-able lengths reach, judged."""
-        by_call: dict[int, list[SinkHit]] = {}
+        """One finding per sink call of ``mod`` and sink declaration (a rule and its
+        argument) that zero-able lengths reach, judged."""
+        by_call: dict[tuple[int, SinkSpec], list[SinkHit]] = {}
         for key in analyzer.module_functions(mod):
             for hit in analyzer.summary(key).hits:
                 if hit.mod is mod:
-                    by_call.setdefault(id(hit.call), []).append(hit)
+                    by_call.setdefault((id(hit.call), hit.spec), []).append(hit)
         out = []
         for hits in by_call.values():
             finding = self.finding_for(hits, analyzer)
@@ -187,36 +187,39 @@ class Engine:
         """Resolve the paths into a sink call in two rounds: first through the modules
         already parsed; only when those paths do not already show the call unsafe, through
         every module they lead into (parsing costs more than everything else)."""
-        for allow_parse in (False, True):
-            analyzer.allow_parse = allow_parse
-            if allow_parse:
-                analyzer.forget_resolutions()
-            traces: list[Trace] = []
-            for hit in hits:
-                traces += analyzer.resolve(unresolved_worth_following(hit.val))
-            live = [t for t in dict.fromkeys(traces) if t.concrete and t.live]
-            if not live:
-                continue
-            finding = self.make_finding(hits[0], live)
-            if finding.verdict is not None and (finding.verdict.status == "unsafe" or allow_parse):
-                return finding
-        return None
+        scope = RuleScope(self.rule_of(hits[0].spec), hits[0].spec)
 
-    def make_finding(self, hit: SinkHit, traces: list[Trace]) -> Finding:
+        def decide(traces: list[Trace], last_round: bool) -> Finding | None:
+            live = [t for t in dict.fromkeys(traces) if t.concrete and scope.live(t)]
+            if not live:
+                return None
+            finding = self.make_finding(hits[0], live, scope)
+            verdict = finding.verdict
+            return (
+                finding
+                if verdict is not None and (verdict.status == "unsafe" or last_round)
+                else None
+            )
+
+        vals = [unresolved_worth_following(hit.val, scope) for hit in hits]
+        return analyzer.resolve_in_rounds(vals, decide)
+
+    def make_finding(self, hit: SinkHit, traces: list[Trace], scope: RuleScope) -> Finding:
         """A finding whose paths are judged one by one: the verdict is the worst, and each
         place where lengths became zero-able is shown by its worst path."""
 
-        rule = self.rule_for(hit)
+        rule = scope.rule
         span = (
             hit.mod.positions().call(hit.stmt, hit.call)
             or hit.mod.positions().statement(hit.stmt)
             or (0, 0, 0, 0)
         )
         expr = hit.mod.code(hit.arg_node) if hit.arg_node is not None else "the lengths"
-        argument = f"`{hit.spec.keyword}`" if hit.spec.keyword else f"argument {hit.spec.position}"
-        message = rule.message.format(expr=expr, sink=hit.spec.function, argument=argument)
+        message = rule.message.format(
+            expr=expr, sink=hit.spec.function, argument=hit.spec.argument_text()
+        )
         clock = time.perf_counter()
-        shown = self.worst_paths(traces)
+        shown = self.worst_paths(traces, scope)
         self.stats["judge"] = self.stats.get("judge", 0.0) + time.perf_counter() - clock
         finding = Finding(
             code=rule.code,
@@ -236,7 +239,9 @@ class Engine:
             finding.verdict = dataclasses.replace(finding.verdict, flow_index=None)
         return finding
 
-    def worst_paths(self, traces: list[Trace]) -> list[tuple[Flow, Trace, Verdict]]:
+    def worst_paths(
+        self, traces: list[Trace], scope: RuleScope
+    ) -> list[tuple[Flow, Trace, Verdict]]:
         """One judged path per place where the lengths became zero-able: its worst one.
 
         Within a place, paths are judged in display order (the one that starts there,
@@ -245,18 +250,24 @@ class Engine:
         from zerolint import smt  # z3 is imported only when there is something to prove
 
         groups: dict[tuple, list[Trace]] = {}
+        predicate = scope.predicate
+        ratios_of = self.ratios_of(scope.rule)
+        hints = scope.rule.options.get("witness-hints")
         for t in traces:
-            src = t.key_source()
+            src = scope.key_source(t)
             key = (src.mod.display, src.mod.statement_order(src.stmt)) if src else ("", id(t))
             groups.setdefault(key, []).append(t)
         chosen = []
         for members in groups.values():
             candidates = sorted(
-                ((to_flow(t), t) for t in set(members)), key=lambda ft: display_rank(*ft)
+                ((to_flow(t, scope), t) for t in set(members)),
+                key=lambda ft: display_rank(*ft, scope),
             )
             best: tuple[Flow, Trace, Verdict] | None = None
             for flow, trace in candidates:
-                verdict = smt.judge_flow(flow, ratios=self.ratios_for(flow))
+                verdict = smt.judge_flow(
+                    flow, predicate, ratios=ratios_for(flow, ratios_of), hints=hints
+                )
                 if best is None or SEVERITY[verdict.status] > SEVERITY[best[2].status]:
                     best = (flow, trace, verdict)
                 if verdict.status == "unsafe":
@@ -265,24 +276,18 @@ class Engine:
             chosen.append(best)
         return sorted(chosen, key=lambda item: flow_key(item[0]))
 
-    def rule_for(self, hit: SinkHit) -> Rule:
+    def rule_of(self, spec: SinkSpec) -> Rule:
+        """The rule a sink declaration belongs to (every sink names its rule)."""
         for rule in self.rules:
-            if any(s.function == hit.spec.function for s in rule.sinks):
+            if rule.code == spec.rule:
                 return rule
-        return self.rules[0]
+        raise LookupError(f"sink {spec.function} names rule {spec.rule!r}, which is not running")
 
     # ------------------------------------------------------------------ verdicts
 
-    def ratios_for(self, flow: Flow) -> dict[str, tuple[int, ...]] | None:
-        """``compress-ratios`` from the configuration, applied to every divisor symbol."""
-        if not self.settings.compress_ratios:
-            return None
-        symbols = {
-            op.arg
-            for op in flow.ops
-            if op.kind in ("floordiv", "ceildiv", "rshift") and isinstance(op.arg, str)
-        }
-        return {s: self.settings.compress_ratios for s in symbols} or None
+    def ratios_of(self, rule: Rule) -> tuple[int, ...]:
+        """The rule's ``compress-ratios``: configured for it, or its rule file's default."""
+        return tuple(self.settings.option(rule, "compress-ratios") or ())
 
     def suppress(self, report: Report, project: Project) -> None:
         """Drop findings that a suppression comment covers (see ``zerolint.suppression``;
@@ -299,28 +304,75 @@ class Engine:
 SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
 
 
-def clamped_at_end(trace: Trace) -> bool:
-    """The trace's last value-changing step clamps to a constant >= 1: whatever its origin
-    turns out to hold, no row reaching the sink can be 0."""
+@dataclass(frozen=True, slots=True)
+class RuleScope:
+    """What one sink declaration counts: its rule's sources and sanitizers, its hazard.
+
+    A source of another rule does not make a path worth reporting here, and a sanitizer of
+    another rule (or one this sink does not accept) changes nothing on the path."""
+
+    rule: Rule
+    spec: SinkSpec
+
+    @property
+    def predicate(self) -> Predicate:
+        return self.rule.predicate_for(self.spec)
+
+    def is_source(self, step: RawStep) -> bool:
+        return step.op.kind in SOURCE_KINDS and self.rule.is_source(step.effect)
+
+    def live(self, trace: Trace) -> bool:
+        return any(self.is_source(s) for s in trace.steps)
+
+    def key_source(self, trace: Trace) -> RawStep | None:
+        for step in trace.steps:
+            if self.is_source(step):
+                return step
+        return None
+
+    def sanitizes(self, step: RawStep) -> bool:
+        return self.rule.counts_sanitizer(step.effect, self.spec)
+
+    def effective_op(self, step: RawStep) -> Op:
+        if step.role == "sanitizer" and not self.sanitizes(step):
+            return IDENTITY
+        return step.op
+
+
+def ratios_for(flow: Flow, ratios: tuple[int, ...]) -> dict[str, tuple[int, ...]] | None:
+    """The rule's ``compress-ratios``, applied to every divisor symbol of the path."""
+    if not ratios:
+        return None
+    symbols = {
+        op.arg
+        for op in flow.ops
+        if op.kind in (OpKind.FLOORDIV, OpKind.CEILDIV, OpKind.RSHIFT) and isinstance(op.arg, str)
+    }
+    return {s: ratios for s in symbols} or None
+
+
+def clamped_at_end(trace: Trace, scope: RuleScope) -> bool:
+    """The trace's last value-changing step leaves no row the hazard faults on (a clamp to
+    a constant >= 1 that this sink accepts): whatever its origin turns out to hold, the
+    path is safe."""
     for step in reversed(trace.steps):
-        op = step.op
-        if op.kind == "identity":
+        op = scope.effective_op(step)
+        if op.kind == OpKind.IDENTITY:
             continue
-        raises = op.kind in ("clamp_min", "zero_to", "below1_to")
-        return raises and isinstance(op.arg, int) and op.arg >= 1
+        return scope.predicate.clears(op)
     return False
 
 
-def unresolved_worth_following(val: Val) -> Val:
+def unresolved_worth_following(val: Val, scope: RuleScope) -> Val:
     """Placeholders clamped before the sink need no resolution (it may parse half a tree)."""
-    kept = [t for t in val.traces if t.concrete or not clamped_at_end(t)]
+    kept = [t for t in val.traces if t.concrete or not clamped_at_end(t, scope)]
     return val if len(kept) == len(val.traces) else Val(kept, val.refs)
 
 
-def display_rank(flow: Flow, trace: Trace) -> tuple:
+def display_rank(flow: Flow, trace: Trace, scope: RuleScope) -> tuple:
     """Smaller is shown first: starts where the lengths became zero-able, repeats no
     statement, shows the most code; then a stable order."""
-    src = trace.key_source()
+    src = scope.key_source(trace)
     starts_there = src is not None and trace.steps[0].stmt is src.stmt
     lines = [(s.path, s.line) for s in flow.steps]
     distinct = len(set(lines))
@@ -332,9 +384,15 @@ def flow_key(flow: Flow) -> tuple:
     return tuple((s.path, s.line, s.col, s.role, s.op.kind, str(s.op.arg)) for s in flow.steps)
 
 
-def to_flow(trace: Trace) -> Flow:
+def to_flow(trace: Trace, scope: RuleScope) -> Flow:
+    """The path a user sees, with the ops this sink's rule counts (a sanitizer of another
+    rule is shown as a plain step)."""
     steps: list[Step] = []
     for raw in trace.steps:
+        op, role, note = raw.op, raw.role, raw.note
+        if role == "sanitizer" and not scope.sanitizes(raw):
+            op, role = IDENTITY, "flow"
+            note = f"{note} (no sanitizer for {scope.rule.code})" if note else note
         pos = raw.mod.positions()
         if raw.node is not None and isinstance(raw.node, cst.Call):
             span = pos.call(raw.stmt, raw.node) or pos.statement(raw.stmt)
@@ -347,9 +405,9 @@ def to_flow(trace: Trace) -> Flow:
                 line=line,
                 col=col,
                 code=raw.mod.code(raw.stmt),
-                role=raw.role,
-                op=raw.op,
-                note=raw.note,
+                role=role,
+                op=op,
+                note=note,
             )
         )  # type: ignore[arg-type]
     return Flow(tuple(steps))

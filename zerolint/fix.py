@@ -1,9 +1,12 @@
 """The ``--fix`` codemod: clamp the lengths a sink receives, at the sink.
 
-``get_paged_mqa_logits_metadata(seq_lens, ...)`` becomes
-``get_paged_mqa_logits_metadata(torch.clamp(seq_lens, min=1), ...)``: the fix the seed
-report suggests (DOMAIN.md section 4). Only the scheduler input is clamped; the schedule
-is a work-distribution hint and the logits kernel keeps reading the true lengths.
+Each finding's argument is wrapped in its rule's ``fix`` template (``{arg}`` stands for the
+argument): for ZL001, ``get_paged_mqa_logits_metadata(seq_lens, ...)`` becomes
+``get_paged_mqa_logits_metadata(torch.clamp(seq_lens, min=1), ...)``, the fix the seed
+report suggests (docs/hazards/ZL001.md). Only the scheduler input is clamped; the schedule
+is a work-distribution hint and the logits kernel keeps reading the true lengths. A
+template's module (``torch``, or any other) is resolved at the call: an alias or a
+``from torch import clamp`` is used, and an ``import`` is added when nothing binds it.
 
 The rewrite is a LibCST transform, so comments and formatting survive; it changes the one
 argument, plus one ``import torch`` line when the module has no usable torch name. An
@@ -38,13 +41,16 @@ from libcst.metadata import (
 
 from zerolint.atomic import atomic_write_bytes
 from zerolint.model import Finding
-from zerolint.rules import SinkSpec, load_rules
+from zerolint.rules import Rule, SinkSpec, load_rules
 
 # Calls that already keep every length >= their bound: torch.clamp(x, min=1), x.clamp(1) ...
 _CLAMP_NAMES = frozenset({"clamp", "clamp_", "clamp_min", "clamp_min_", "clip", "clip_"})
 # Of those, the out-of-place functions that ``from torch import ...`` may give us to call.
 _CLAMP_FUNCTIONS = frozenset({"clamp", "clip"})
 _TORCH = "torch"
+CLAMP_TEMPLATE = "torch.clamp({arg}, min=1)"
+"""The codemod's own clamp, which it also recognizes as already applied in any spelling."""
+_ARG = "__zerolint_fix_argument__"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +71,8 @@ class FixTarget:
     end_line: int = 0
     end_col: int = 0
     position: int | None = None
+    template: str = CLAMP_TEMPLATE
+    """The rule's ``fix``: an expression in which ``{arg}`` is the argument."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +112,9 @@ class FixError(Exception):
 
 
 def targets_from_findings(
-    findings: Iterable[Finding], sinks: Iterable[SinkSpec] | None = None
+    findings: Iterable[Finding],
+    sinks: Iterable[SinkSpec] | None = None,
+    rules: Iterable[Rule] | None = None,
 ) -> dict[str, list[FixTarget]]:
     """Group the findings' sink calls by file, as fix targets.
 
@@ -114,8 +124,12 @@ def targets_from_findings(
     the shipped rules' sinks; pass the run's, with any ``extra-sinks``).
     """
     specs = list(sinks) if sinks is not None else [s for r in load_rules() for s in r.sinks]
+    templates = {r.code: r.fix for r in (load_rules() if rules is None else rules) if r.fix}
     by_path: dict[str, list[FixTarget]] = defaultdict(list)
     for finding in findings:
+        template = templates.get(finding.code)
+        if template is None:
+            continue  # a rule without a fix template: nothing to write
         name = finding.argument
         argument: int | str = int(name) if name.isdigit() else name
         position = next(
@@ -124,7 +138,15 @@ def targets_from_findings(
         )
         end_col = max(finding.end_col - 1, 0) if finding.end_line else 0
         by_path[finding.path].append(
-            FixTarget(finding.line, finding.col - 1, argument, finding.end_line, end_col, position)
+            FixTarget(
+                finding.line,
+                finding.col - 1,
+                argument,
+                finding.end_line,
+                end_col,
+                position,
+                template,
+            )
         )
     return dict(by_path)
 
@@ -150,8 +172,8 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
     if not plan.edits:
         return SourceFix(source, source, (), tuple(plan.skipped))
     fixed_module = wrapper.module.visit(_ClampArguments(plan.edits))
-    if plan.needs_import:
-        fixed_module = insert_import_torch(fixed_module)
+    for name in sorted(plan.imports):
+        fixed_module = insert_import(fixed_module, name)
     return SourceFix(source, fixed_module.code, tuple(plan.applied), tuple(plan.skipped))
 
 
@@ -204,7 +226,12 @@ def unified_diff(before: str, after: str, name: str) -> str:
 
 
 def insert_import_torch(module: cst.Module) -> cst.Module:
-    """Add ``import torch`` where an isort-style layout would put it.
+    """Add ``import torch`` where an isort-style layout would put it (``insert_import``)."""
+    return insert_import(module, _TORCH)
+
+
+def insert_import(module: cst.Module, name: str) -> cst.Module:
+    """Add ``import name`` where an isort-style layout would put it.
 
     Among the module's leading imports (after the docstring and ``__future__`` imports),
     in sorted position among the imports outside the standard library (plain imports
@@ -217,9 +244,10 @@ def insert_import_torch(module: cst.Module) -> cst.Module:
     start = 1 if body and _is_docstring(body[0]) else 0
     block = _leading_import_indexes(body, start)
     others = [i for i in block if _import_section(body[i]) == "other"]
-    new_line = cst.SimpleStatementLine([cst.Import([cst.ImportAlias(cst.Name(_TORCH))])])
+    alias = cst.ImportAlias(cst.parse_expression(name))  # type: ignore[arg-type]
+    new_line = cst.SimpleStatementLine([cst.Import([alias])])
     if others:
-        index, new_line = _place_among_others(body, others, new_line)
+        index, new_line = _place_among_others(body, others, new_line, name)
     elif block:
         index = block[-1] + 1
         new_line = new_line.with_changes(leading_lines=[cst.EmptyLine()])
@@ -273,6 +301,7 @@ class _Survey(cst.CSTVisitor):
 class _Edit:
     index: int  # into the call's ``args``
     callee: str  # "torch.clamp", "t.clamp" or a name bound by ``from torch import clamp``
+    template: cst.Call  # the rule's fix, its argument a placeholder name
 
 
 @dataclass(slots=True)
@@ -280,7 +309,7 @@ class _Plan:
     edits: dict[cst.Call, list[_Edit]] = field(default_factory=lambda: defaultdict(list))
     applied: list[FixTarget] = field(default_factory=list)
     skipped: list[tuple[FixTarget, str]] = field(default_factory=list)
-    needs_import: bool = False
+    imports: set[str] = field(default_factory=set)
 
 
 class _Unfixable(Exception):
@@ -297,21 +326,30 @@ class _Planner:
         plan = _Plan()
         for target in targets:
             try:
+                template, head = _parse_template(target.template)
                 call = self._call_for(target)
                 index = _argument_index(call, target)
-                if self._is_clamped(call.args[index].value):
-                    raise _Unfixable("already clamped")
-                callee, needs_import = self._clamp_callee(call)
+                if head == f"{_TORCH}.clamp":
+                    if self._is_clamped(call.args[index].value):
+                        raise _Unfixable("already clamped")
+                    callee, needs_import = self._clamp_callee(call)
+                    module = _TORCH
+                else:
+                    if _calls(call.args[index].value, head):
+                        raise _Unfixable(f"already wrapped in {head}()")
+                    callee, needs_import = head, self._needs_import(call, head)
+                    module = head.split(".")[0]
             except _Unfixable as why:
                 plan.skipped.append((target, str(why)))
                 continue
             if any(edit.index == index for edit in plan.edits[call]):
                 plan.skipped.append((target, "same argument listed twice"))
                 continue
-            edit = _Edit(index, callee)
+            edit = _Edit(index, callee, template)
             plan.edits[call].append(edit)
             plan.applied.append(target)
-            plan.needs_import |= needs_import
+            if needs_import:
+                plan.imports.add(module)
         plan.edits = {call: edits for call, edits in plan.edits.items() if edits}
         return plan
 
@@ -339,6 +377,18 @@ class _Planner:
         if isinstance(owner, cst.Name) and owner.value in self._survey.torch_modules | {_TORCH}:
             return _min_at_least_one(value.args, 1)  # torch.clamp(x, min=1)
         return _min_at_least_one(value.args, 0)  # x.clamp(min=1)
+
+    def _needs_import(self, call: cst.Call, head: str) -> bool:
+        """Whether the template's module must be imported for the call to see it."""
+        scope = self._scopes[call]
+        if scope is None:
+            raise _Unfixable("no scope information for the call")
+        module = head.split(".")[0]
+        if "." not in head:
+            if not scope[module]:
+                raise _Unfixable(f"`{module}` is not defined at the call")
+            return False
+        return not scope[module]
 
     def _clamp_callee(self, call: cst.Call) -> tuple[str, bool]:
         """The text to call for the clamp at this call site, and whether to import torch."""
@@ -443,14 +493,38 @@ class _ClampArguments(cst.CSTTransformer):
         args = list(updated_node.args)
         for edit in edits:
             arg = args[edit.index]
-            args[edit.index] = arg.with_changes(value=_clamped(arg.value, edit.callee))
+            args[edit.index] = arg.with_changes(value=_rendered(edit, arg.value))
         return updated_node.with_changes(args=args)
 
 
-def _clamped(value: cst.BaseExpression, callee: str) -> cst.Call:
-    template = cst.ensure_type(cst.parse_expression(f"{callee}(_, min=1)"), cst.Call)
-    first, bound = template.args
-    return template.with_changes(args=[first.with_changes(value=value), bound])
+def _parse_template(text: str) -> tuple[cst.Call, str]:
+    """The rule's fix as a call whose argument is a placeholder, and the callee's name."""
+    try:
+        parsed = cst.parse_expression(text.replace("{arg}", _ARG))
+    except cst.ParserSyntaxError as exc:
+        raise _Unfixable(f"the rule's fix template does not parse: {text!r}") from exc
+    head = get_full_name_for_node(parsed.func) if isinstance(parsed, cst.Call) else None
+    if not isinstance(parsed, cst.Call) or head is None or _ARG not in text.replace("{arg}", _ARG):
+        raise _Unfixable(f"the rule's fix template is not a call of {{arg}}: {text!r}")
+    return parsed, head
+
+
+def _calls(value: cst.BaseExpression, head: str) -> bool:
+    return isinstance(value, cst.Call) and get_full_name_for_node(value.func) == head
+
+
+class _Fill(cst.CSTTransformer):
+    def __init__(self, value: cst.BaseExpression) -> None:
+        self._value = value
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self._value if original_node.value == _ARG else updated_node
+
+
+def _rendered(edit: _Edit, value: cst.BaseExpression) -> cst.BaseExpression:
+    callee = cst.parse_expression(edit.callee)
+    call = edit.template.with_changes(func=callee)
+    return cst.ensure_type(call.visit(_Fill(value)), cst.Call)
 
 
 # --- imports ---------------------------------------------------------------------------
@@ -516,9 +590,12 @@ def _sort_key(statement: cst.BaseStatement) -> tuple[int, str]:
 
 
 def _place_among_others(
-    body: list[cst.BaseStatement], others: list[int], new_line: cst.SimpleStatementLine
+    body: list[cst.BaseStatement],
+    others: list[int],
+    new_line: cst.SimpleStatementLine,
+    name: str = _TORCH,
 ) -> tuple[int, cst.SimpleStatementLine]:
-    key = (0, _TORCH)
+    key = (0, name.lower())
     after = [i for i in others if _sort_key(body[i]) > key]
     if not after:
         return others[-1] + 1, new_line

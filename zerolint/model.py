@@ -7,11 +7,45 @@ the same objects, so what a user reads in text, JSON or SARIF is one path.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Literal
 
 # An operand that the SMT model understands: an integer literal, or a symbol such as
 # ``self.compress_ratio`` whose range comes from configuration.
 Operand = int | str
+
+
+class OpKind(str, Enum):
+    """What a step does to the lengths: the closed set the analysis emits, the judge
+    encodes and the formats print (each is its own string value, so JSON, the cache and
+    comparisons with plain strings see ``"floordiv"``)."""
+
+    FLOORDIV = "floordiv"
+    CEILDIV = "ceildiv"
+    RSHIFT = "rshift"
+    ADD = "add"
+    MUL = "mul"
+    NEG = "neg"
+    CLAMP_MIN = "clamp_min"
+    CLAMP_MAX = "clamp_max"
+    ZERO_TO = "zero_to"
+    BELOW1_TO = "below1_to"
+    FILL_ZERO = "fill_zero"
+    PAD_ZERO = "pad_zero"
+    IDENTITY = "identity"
+    OPAQUE = "opaque"
+
+    # Hash and print as the string value, so that sets and dicts of either spelling agree.
+    __hash__ = str.__hash__
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_KINDS = {kind.value: kind for kind in OpKind}
+
+ANY_ROWS = "<mask>"
+"""The start of a ``pad_zero`` that a mask decides: any row, row 0 included."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +70,13 @@ class Op:
     arg is an Operand; for clamp_min/clamp_max a non-literal bound is a str symbol.
     """
 
-    kind: str
+    kind: OpKind | str
     arg: Operand | None = None
+
+    def __post_init__(self) -> None:
+        # A kind read back from JSON is a plain string: make it the enum member. A kind
+        # outside the set stays a string, and the judge calls it outside its model.
+        object.__setattr__(self, "kind", _KINDS.get(self.kind, self.kind))
 
     def describe(self) -> str:
         if self.arg is None:
@@ -45,7 +84,7 @@ class Op:
         return f"{self.kind}({self.arg})"
 
 
-IDENTITY = Op("identity")
+IDENTITY = Op(OpKind.IDENTITY)
 
 StepRole = Literal["source", "flow", "call", "return", "sanitizer", "sink"]
 
@@ -96,12 +135,15 @@ class Verdict:
     witness: dict[str, int] = field(default_factory=dict)
     reason: str = ""
     flow_index: int | None = None
+    outcome: str = ""
+    """What the witness makes the kernel see, in the rule's words (its predicate's
+    ``outcome``): ``every context length 0``."""
 
     def witness_text(self) -> str:
         if not self.witness:
             return ""
         parts = ", ".join(f"{k}={v}" for k, v in self.witness.items())
-        return f"{parts} -> every context length 0"
+        return f"{parts} -> {self.outcome}" if self.outcome else parts
 
 
 @dataclass(slots=True)

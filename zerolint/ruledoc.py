@@ -1,13 +1,15 @@
-"""``zerolint rule CODE`` and ``zerolint rules``: the rules' documentation from ``rules/``,
-and the ZL9xx codes' from ``zerolint.codes``."""
+"""``zerolint rule CODE`` and ``zerolint rules``: the rules' documentation, from ``rules/``
+and from the rule files of the project in the current folder (``rule-files``), and the
+ZL9xx codes' from ``zerolint.codes``."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
-from zerolint.rules import load_rules, rule_by_code
+from zerolint.rules import Rule, rule_by_code
 
 
 def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
@@ -20,8 +22,8 @@ def run(args: argparse.Namespace) -> int:
     from zerolint.cli import UsageError
     from zerolint.codes import CODES, code_by_name
 
+    rules = _known_rules()
     if args._command == "rules":
-        rules = load_rules()
         if args.format == "json":
             data = [
                 {"code": r.code, "name": r.name, "summary": r.summary, "fixable": bool(r.fix)}
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             for c in CODES:
                 print(f"{c.code}  {c.name}  {c.summary}")
         return 0
-    rule = rule_by_code(args.code)
+    rule = rule_by_code(args.code, rules)
     if rule is None:
         code = code_by_name(args.code)
         if code is None:
@@ -77,5 +79,17 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        sys.stdout.write(rule.doc if rule.doc.endswith("\n") else rule.doc + "\n")
+        doc = rule.doc or f"# {rule.code}: {rule.name}\n\n{rule.summary}\n"
+        sys.stdout.write(doc if doc.endswith("\n") else doc + "\n")
     return 0
+
+
+def _known_rules() -> tuple[Rule, ...]:
+    """The shipped rules and those the project here adds."""
+    from zerolint.cli import UsageError
+    from zerolint.config import ConfigError, load_settings
+
+    try:
+        return load_settings([Path.cwd()]).all_rules()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None

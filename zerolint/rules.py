@@ -1,15 +1,26 @@
-"""Load the rules shipped in ``rules/``: each rule is a TOML declaration plus Markdown docs.
+"""Rules as data: each rule is a TOML declaration (plus Markdown docs) validated on load.
 
-Sinks, sources and sanitizers are data so that users can point the same engine at
-another kernel from ``[tool.zerolint]`` without writing Python.
+A rule pairs sinks (functions and the argument that carries the lengths) with the
+sources that make lengths zero-able, the sanitizers that make them safe again, a hazard
+predicate (``zerolint/hazards.py``) and its wording: the analysis and the judge know no
+rule. Sources and sanitizers are scoped to their rule: a source of one rule never reaches
+another rule's sink. Shipped rules live in ``rules/``; a project adds its own with
+``rule-files`` in ``[tool.zerolint]`` (docs/architecture.md, "How to add a rule").
+
+Every key is checked: an unknown key or a value of the wrong type is a ``RuleError`` whose
+message is one line naming the file and the key.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
+
+from zerolint.hazards import Predicate, PredicateError, predicate_from_table
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -17,9 +28,54 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 
+class RuleError(ValueError):
+    """A rule declaration that cannot be used: one line naming the file and the key."""
+
+
+# The vocabulary a rule's [sources] and [sanitizers] may use: each key is a kind of effect
+# the analysis recognizes (docs/architecture.md). Names are qualified functions, method
+# names (the *_methods keys), or the built-in forms the analysis gives a name of its own:
+# "//" and ">>" (operators and their augmented forms), "int" / "math.floor" / "math.trunc"
+# around a true division, "[]=" (a subscript assignment of 0), "zero_" and "fill_"
+# (in-place fills with 0), "where" / "masked_fill" / "masked_fill_" / "torch.where" / "[]="
+# (masks that set zero rows to a constant >= 1).
+SOURCE_KEYS = frozenset(
+    {
+        "floor_division",
+        "floor_division_methods",
+        "zero_alloc",
+        "zero_alloc_methods",
+        "full",
+        "full_methods",
+        "zero_fill",
+        "zero_fill_methods",
+    }
+)
+SANITIZER_KEYS = frozenset({"clamp", "clamp_methods", "ceil_division", "at_least_one", "mask"})
+OPTION_KEYS: dict[str, Callable[[Any], bool]] = {
+    # Values a divisor symbol may take (default: any >= 2).
+    "compress-ratios": lambda v: (
+        isinstance(v, list)
+        and all(isinstance(r, int) and not isinstance(r, bool) and r >= 1 for r in v)
+    ),
+    # Values a witness shows for a symbol of this short name when the fault allows them.
+    "witness-hints": lambda v: (
+        isinstance(v, dict)
+        and all(
+            isinstance(k, str) and isinstance(x, int) and not isinstance(x, bool)
+            for k, x in v.items()
+        )
+    ),
+}
+OPTION_TYPES = {
+    "compress-ratios": "a list of integers >= 1",
+    "witness-hints": "a table of integers",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class SinkSpec:
-    """A kernel-metadata function and the argument that carries the lengths."""
+    """A kernel function and the argument that carries the lengths, for one rule."""
 
     function: str
     modules: tuple[str, ...] = ()
@@ -27,12 +83,23 @@ class SinkSpec:
     keyword: str | None = None
     guarded: tuple[str, ...] = ()
     """Modules whose function of this name clamps its own input: calling it is no sink."""
+    rule: str = ""
+    """The code of the rule this sink belongs to."""
+    sanitizers: tuple[str, ...] | None = None
+    """The sanitizer keys that count at this sink (None: every one of its rule's)."""
+    predicate: Predicate | None = None
+    """This sink's hazard, when it differs from its rule's."""
+    fixed_in: tuple[str, ...] = ()
+    """Kernel versions that no longer fault (documentation)."""
 
     def qualnames(self) -> tuple[str, ...]:
         return tuple(f"{m}.{self.function}" for m in self.modules)
 
     def guarded_qualnames(self) -> tuple[str, ...]:
         return tuple(f"{m}.{self.function}" for m in self.guarded)
+
+    def argument_text(self) -> str:
+        return f"`{self.keyword}`" if self.keyword else f"argument {self.position}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,17 +115,36 @@ class Rule:
     summary: str
     message: str
     fix: str
-    batch_multiple: int
     kernel: str
     sinks: tuple[SinkSpec, ...]
+    predicate: Predicate
     sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
     sanitizers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
     examples: tuple[Example, ...] = ()
     doc: str = ""
+    fixed_in: tuple[str, ...] = ()
+    path: Path | None = None
 
     def names(self, table: str, key: str) -> frozenset[str]:
         group = self.sources if table == "sources" else self.sanitizers
         return frozenset(group.get(key, ()))
+
+    def is_source(self, effect: tuple[str, str] | None) -> bool:
+        """Whether a step with this effect (key, name) starts zero-able lengths here."""
+        return effect is not None and effect[1] in self.sources.get(effect[0], ())
+
+    def counts_sanitizer(self, effect: tuple[str, str] | None, spec: SinkSpec) -> bool:
+        """Whether a sanitizer step with this effect makes lengths safe at ``spec``."""
+        if effect is None:
+            return False
+        key, name = effect
+        if spec.sanitizers is not None and key not in spec.sanitizers:
+            return False
+        return name in self.sanitizers.get(key, ())
+
+    def predicate_for(self, spec: SinkSpec) -> Predicate:
+        return spec.predicate or self.predicate
 
 
 def rules_dir() -> Path:
@@ -69,59 +155,240 @@ def rules_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "rules"
 
 
-def _parse_rule(path: Path) -> Rule:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    doc_path = path.with_suffix(".md")
-    kernel = data.get("kernel", {})
-    return Rule(
-        code=data["code"],
-        name=data["name"],
-        summary=data["summary"],
-        message=data["message"],
-        fix=data.get("fix", ""),
-        batch_multiple=int(kernel.get("batch_multiple", 32)),
-        kernel=kernel.get("name", ""),
-        sinks=tuple(sink_from_table(s) for s in data.get("sinks", ())),
-        sources={k: tuple(v) for k, v in data.get("sources", {}).items()},
-        sanitizers={k: tuple(v) for k, v in data.get("sanitizers", {}).items()},
-        examples=tuple(
-            Example(code=e["code"].lstrip("\n"), valid=bool(e["valid"]))
-            for e in data.get("examples", ())
-        ),
-        doc=doc_path.read_text(encoding="utf-8") if doc_path.exists() else "",
-    )
+# ---------------------------------------------------------------- validation
 
 
-def sink_from_table(table: dict) -> SinkSpec:
-    """Build a SinkSpec from a TOML table (rule file or ``[tool.zerolint] extra-sinks``)."""
-    function = table.get("function") or table.get("name")
-    if not function or not isinstance(function, str):
-        raise ValueError("a sink needs a `function` name")
-    modules = table.get("modules", table.get("module", ()))
-    if isinstance(modules, str):
-        modules = (modules,)
-    guarded = table.get("guarded", ())
-    if isinstance(guarded, str):
-        guarded = (guarded,)
-    position = table.get("position", 0 if "keyword" not in table else None)
+class _Table:
+    """One TOML table being read: every key taken is checked, the rest are unknown."""
+
+    def __init__(self, data: Mapping[str, Any], where: str, origin: str) -> None:
+        self.data, self.where, self.origin = data, where, origin
+        self.taken: set[str] = set()
+
+    def fail(self, key: str, problem: str) -> RuleError:
+        name = f"{self.where}.{key}" if self.where else key
+        return RuleError(f"{self.origin}: {name}: {problem}")
+
+    def get(self, key: str, check: Callable[[Any], bool], what: str, default: Any = None) -> Any:
+        self.taken.add(key)
+        if key not in self.data:
+            return default
+        value = self.data[key]
+        if not check(value):
+            raise self.fail(key, f"must be {what}")
+        return value
+
+    def required(self, key: str, check: Callable[[Any], bool], what: str) -> Any:
+        if key not in self.data:
+            raise self.fail(key, "is required")
+        return self.get(key, check, what)
+
+    def done(self) -> None:
+        unknown = sorted(set(self.data) - self.taken)
+        if unknown:
+            raise self.fail(unknown[0], "unknown key")
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_strs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _is_str_or_strs(v: Any) -> bool:
+    return isinstance(v, str) or _is_strs(v)
+
+
+def _is_table(v: Any) -> bool:
+    return isinstance(v, dict)
+
+
+def _is_index(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _predicate(table: _Table, key: str, value: Any) -> Predicate:
+    if isinstance(value, str):
+        value = {"kind": value}
+    try:
+        return predicate_from_table(value)
+    except PredicateError as exc:
+        sub, _, problem = str(exc).partition(": ")
+        raise table.fail(f"{key}.{sub}", problem) from None
+
+
+def sink_from_table(
+    data: Mapping[str, Any],
+    *,
+    rule: str = "",
+    origin: str = "",
+    where: str = "sinks",
+    extra: frozenset[str] = frozenset(),
+    sanitizer_keys: frozenset[str] | None = None,
+) -> SinkSpec:
+    """A SinkSpec from a TOML table (a rule file's ``[[sinks]]`` or ``extra-sinks``).
+
+    ``extra`` names keys the caller reads itself; anything else unknown is a RuleError.
+    """
+    t = _Table(data, where, origin)
+    t.taken |= extra
+    function = t.get("function", _is_str, "a string") or t.get("name", _is_str, "a string")
+    if not function:
+        raise t.fail("function", "is required (the sink function's name)")
+    modules = _strs(t.get("modules", _is_str_or_strs, "a list of module names"))
+    modules += _strs(t.get("module", _is_str_or_strs, "a module name"))
+    guarded = _strs(t.get("guarded", _is_str_or_strs, "a list of module names"))
+    keyword = t.get("keyword", _is_str, "a string")
+    position = t.get("position", _is_index, "an integer >= 0", 0 if keyword is None else None)
+    sanitizers = t.get("sanitizers", _is_strs, "a list of sanitizer keys")
+    if sanitizers is not None and sanitizer_keys is not None:
+        for key in sanitizers:
+            if key not in sanitizer_keys:
+                raise t.fail("sanitizers", f"{key!r} is not a sanitizer key of the rule")
+    raw_predicate = t.get("predicate", lambda v: _is_str(v) or _is_table(v), "a predicate")
+    predicate = None if raw_predicate is None else _predicate(t, "predicate", raw_predicate)
+    fixed_in = _strs(t.get("fixed-in", _is_strs, "a list of versions"))
+    t.done()
     return SinkSpec(
         function=function.rsplit(".", 1)[-1],
-        modules=tuple(modules) + ((function.rsplit(".", 1)[0],) if "." in function else ()),
-        position=None if position is None else int(position),
-        keyword=table.get("keyword"),
-        guarded=tuple(guarded),
+        modules=modules + ((function.rsplit(".", 1)[0],) if "." in function else ()),
+        position=position,
+        keyword=keyword,
+        guarded=guarded,
+        rule=rule,
+        sanitizers=None if sanitizers is None else tuple(sanitizers),
+        predicate=predicate,
+        fixed_in=fixed_in,
     )
+
+
+def _names_table(t: _Table, key: str, allowed: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    raw = t.get(key, _is_table, "a table", {})
+    out: dict[str, tuple[str, ...]] = {}
+    sub = _Table(raw, key, t.origin)
+    for name in sorted(raw):
+        if name not in allowed:
+            raise sub.fail(name, f"unknown key (known: {', '.join(sorted(allowed))})")
+        out[name] = tuple(sub.get(name, _is_strs, "a list of strings"))
+    return out
+
+
+def _options(t: _Table) -> dict[str, Any]:
+    raw = t.get("options", _is_table, "a table", {})
+    sub = _Table(raw, "options", t.origin)
+    out = {}
+    for key in sorted(raw):
+        check = OPTION_KEYS.get(key)
+        if check is None:
+            raise sub.fail(key, f"unknown option (known: {', '.join(sorted(OPTION_KEYS))})")
+        out[key] = sub.get(key, check, OPTION_TYPES[key])
+    return out
+
+
+def rule_from_data(data: Mapping[str, Any], origin: str, doc: str = "") -> Rule:
+    """A Rule from a parsed rule file; RuleError names ``origin`` and the key."""
+    t = _Table(data, "", origin)
+    code = t.required(
+        "code",
+        lambda v: _is_str(v) and v[:1].isalpha() and v.isalnum(),
+        "a rule code such as ZL001",
+    )
+    kernel_raw = t.get("kernel", _is_table, "a table", {})
+    kt = _Table(kernel_raw, "kernel", origin)
+    kernel = kt.get("name", _is_str, "a string", "")
+    fixed_in = _strs(kt.get("fixed-in", _is_strs, "a list of versions"))
+    kt.done()
+    predicate_raw = t.required(
+        "predicate", lambda v: _is_str(v) or _is_table(v), "a predicate table"
+    )
+    predicate = _predicate(t, "predicate", predicate_raw)
+    sources = _names_table(t, "sources", SOURCE_KEYS)
+    sanitizers = _names_table(t, "sanitizers", SANITIZER_KEYS)
+    sinks_raw = t.get(
+        "sinks", lambda v: isinstance(v, list) and all(map(_is_table, v)), "an array of tables", []
+    )
+    sinks = tuple(
+        sink_from_table(
+            s, rule=code, origin=origin, where=f"sinks[{i}]", sanitizer_keys=frozenset(sanitizers)
+        )
+        for i, s in enumerate(sinks_raw)
+    )
+    examples = []
+    for i, e in enumerate(
+        t.get(
+            "examples",
+            lambda v: isinstance(v, list) and all(map(_is_table, v)),
+            "an array of tables",
+            [],
+        )
+    ):
+        et = _Table(e, f"examples[{i}]", origin)
+        examples.append(
+            Example(
+                code=et.required("code", _is_str, "a string").lstrip("\n"),
+                valid=et.required("valid", lambda v: isinstance(v, bool), "true or false"),
+            )
+        )
+        et.done()
+    rule = Rule(
+        code=code,
+        name=t.required("name", _is_str, "a string"),
+        summary=t.required("summary", _is_str, "a string"),
+        message=t.required("message", _is_str, "a string"),
+        fix=t.get("fix", _is_str, "a string", ""),
+        kernel=kernel,
+        sinks=sinks,
+        predicate=predicate,
+        sources=sources,
+        sanitizers=sanitizers,
+        options=_options(t),
+        examples=tuple(examples),
+        doc=doc,
+        fixed_in=fixed_in,
+    )
+    t.done()
+    _check_message(rule, origin)
+    return rule
+
+
+def _check_message(rule: Rule, origin: str) -> None:
+    for key, text in (("message", rule.message), ("fix", rule.fix)):
+        try:
+            text.format(expr="x", sink="f", argument="argument 0", arg="x")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise RuleError(f"{origin}: {key}: bad placeholder {exc}") from None
+
+
+def load_rule_file(path: Path) -> Rule:
+    """Parse and validate one rule file (its ``.md`` beside it is the documentation)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleError(f"{path}: cannot read rule file: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleError(f"{path}: not valid TOML: {exc}") from None
+    doc_path = path.with_suffix(".md")
+    doc = doc_path.read_text(encoding="utf-8") if doc_path.exists() else ""
+    return replace(rule_from_data(data, str(path), doc), path=path)
 
 
 @cache
 def load_rules() -> tuple[Rule, ...]:
     """Every rule shipped with zerolint, sorted by code."""
-    found = sorted(rules_dir().glob("ZL*.toml"))
-    return tuple(_parse_rule(p) for p in found)
+    found = sorted(rules_dir().glob("*.toml"))
+    return tuple(sorted((load_rule_file(p) for p in found), key=lambda r: r.code))
 
 
-def rule_by_code(code: str) -> Rule | None:
-    for rule in load_rules():
+def rule_by_code(code: str, rules: tuple[Rule, ...] | None = None) -> Rule | None:
+    for rule in load_rules() if rules is None else rules:
         if rule.code == code.upper():
             return rule
     return None

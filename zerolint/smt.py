@@ -1,9 +1,10 @@
-"""The SMT judge: can a path hand the kernel a batch whose every length is 0?
+"""The SMT judge: can a path hand the kernel a batch its hazard predicate faults on?
 
-DeepGEMM's SM90 paged-MQA metadata scheduler reads one int past its shared memory when
-the batch ``B`` is a multiple of 32 and every context length is 0 (DOMAIN.md section 1).
 This module turns the operations on a path (``model.Op``) into a Z3 formula over the
-batch and asks for exactly that: ``B % 32 == 0 and every row == 0``.
+batch and its rows, and asks the rule's predicate (``zerolint/hazards.py``) whether the
+kernel can fault: for ZL001, ``B % 32 == 0 and every row == 0`` (docs/hazards/ZL001.md).
+The judge holds no constant of any rule: the predicate gives the formula, the concrete
+replay, the wording, and which symbol values a witness prefers (the rule's options).
 
 The row model. Rows that reach the first operation are real requests with a length
 ``seq_len >= 1``. A ``fill_zero`` or ``pad_zero`` resets rows to 0 from a start row on
@@ -24,38 +25,38 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zerolint.model import Finding, Flow, Op, Verdict
+from zerolint.hazards import Predicate
+from zerolint.model import ANY_ROWS, Finding, Flow, Op, OpKind, Verdict
 
-FAULT_MULTIPLE = 32  # align(B, 32) ints of shared memory: prefix_sum[B] is out of bounds
 DEFAULT_TIMEOUT_MS = 2000
 SHIFT_DOMAIN = tuple(range(32))  # an unconfigured shift amount on int32 lengths
-WITNESS_HINTS = {"compress_ratio": 4}
-"""Values a witness shows for an unconfigured symbol of this (short) name when the fault
-allows them: DeepSeek-V4's indexer layers have compress ratio 4. Only the witness changes;
-the verdict still covers every value the symbol may take."""
 
 Ratios = Mapping[str, Sequence[int]]
+Hints = Mapping[str, int]
+"""Values a witness shows for an unconfigured symbol of this (short) name when the fault
+allows them (a rule's ``witness-hints`` option). Only the witness changes; the verdict
+still covers every value the symbol may take."""
 _FrozenRatios = tuple[tuple[str, tuple[int, ...]], ...]
+_FrozenHints = tuple[tuple[str, int], ...]
 
 _ROW_OPS = frozenset(
     {
-        "floordiv",
-        "ceildiv",
-        "rshift",
-        "add",
-        "mul",
-        "neg",
-        "clamp_min",
-        "clamp_max",
-        "zero_to",
-        "below1_to",
+        OpKind.FLOORDIV,
+        OpKind.CEILDIV,
+        OpKind.RSHIFT,
+        OpKind.ADD,
+        OpKind.MUL,
+        OpKind.NEG,
+        OpKind.CLAMP_MIN,
+        OpKind.CLAMP_MAX,
+        OpKind.ZERO_TO,
+        OpKind.BELOW1_TO,
     }
 )
-_RESET_OPS = frozenset({"fill_zero", "pad_zero"})
+RESET_OPS = frozenset({OpKind.FILL_ZERO, OpKind.PAD_ZERO})
 _SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
 _LEAST = {"divisor": 1, "shift": 0}  # the smallest configured value each role accepts
 
@@ -72,7 +73,12 @@ class OutsideModel(ValueError):
 
 
 def judge(
-    finding: Finding, *, ratios: Ratios | None = None, timeout_ms: int = DEFAULT_TIMEOUT_MS
+    finding: Finding,
+    predicate: Predicate,
+    *,
+    ratios: Ratios | None = None,
+    hints: Hints | None = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> Verdict:
     """The worst verdict over the finding's flows (unsafe > unknown > safe).
 
@@ -83,7 +89,7 @@ def judge(
         return Verdict("unknown", reason="no flow to judge")
     worst: Verdict | None = None
     for index, flow in enumerate(finding.flows):
-        verdict = judge_flow(flow, ratios=ratios, timeout_ms=timeout_ms)
+        verdict = judge_flow(flow, predicate, ratios=ratios, hints=hints, timeout_ms=timeout_ms)
         if worst is None or _SEVERITY[verdict.status] > _SEVERITY[worst.status]:
             worst = dataclasses.replace(verdict, flow_index=index)
         if verdict.status == "unsafe":
@@ -95,138 +101,23 @@ def judge(
 
 
 def judge_flow(
-    flow: Flow, *, ratios: Ratios | None = None, timeout_ms: int = DEFAULT_TIMEOUT_MS
+    flow: Flow,
+    predicate: Predicate,
+    *,
+    ratios: Ratios | None = None,
+    hints: Hints | None = None,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> Verdict:
-    """Is there a batch on which this flow's lengths reach the kernel all 0?
+    """Is there a batch on which this flow's lengths make ``predicate`` fault?
 
     ``unsafe`` carries the smallest readable witness (smallest B, then seq_len, then
-    each symbol), checked by concrete evaluation; ``safe`` means Z3 proved no batch of
-    ``B % 32 == 0`` rows is all 0; ``unknown`` means an operation outside the model or a
-    solver time-out. A symbol is constrained by ``ratios[name]`` (full dotted name or its
-    last component) when configured, else a divisor is ``>= 2``.
+    each symbol), checked by concrete evaluation; ``safe`` means Z3 proved no batch
+    faults; ``unknown`` means an operation outside the model or a solver time-out. A
+    symbol is constrained by ``ratios[name]`` (full dotted name or its last component)
+    when configured, else a divisor is ``>= 2``.
     """
-    return _copy(_judge_ops(flow.ops, _freeze(ratios), timeout_ms))
-
-
-# ---------------------------------------------------------------- public: capture
-
-
-@dataclass(frozen=True, slots=True)
-class DecodeShape:
-    """How a uniform decode batch reaches the kernel (DOMAIN.md section 3).
-
-    Each request has ``next_n`` query tokens; token ``j`` of a request with ``seq_len L``
-    has context length ``L - next_n + j + 1``. ``native``: 2-D ``(requests, next_n)``
-    lens of which the kernel reads the last column (``L``), kernel batch = requests.
-    Otherwise flattened: one row per token, kernel batch = requests * next_n.
-    """
-
-    next_n: int
-    native: bool
-
-    def kernel_batch(self, requests: int) -> int:
-        return requests if self.native else requests * self.next_n
-
-    def read_lengths(self, seq_len: int) -> tuple[int, ...]:
-        """The lengths the kernel reads for one request, before the builder's ops."""
-        if self.native:
-            return (seq_len,)
-        return tuple(seq_len - self.next_n + j + 1 for j in range(self.next_n))
-
-
-def faulting_sizes(
-    shape: DecodeShape,
-    ops: Sequence[Op],
-    sizes: Iterable[int],
-    *,
-    seq_len: int,
-    ratios: Ratios | None = None,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
-) -> list[int]:
-    """The capture sizes (tokens) whose dummy decode batch faults, ascending.
-
-    A size N is a batch of ``N // next_n`` requests, each of length ``seq_len``, whose
-    lengths go through ``ops``. Each returned size is a model Z3 found (enumerated with
-    blocking clauses); sizes not returned are proved not to fault. Raises SolverGaveUp on
-    a time-out and OutsideModel for ops the model cannot express.
-    """
-    z3 = _z3()
-    enc = _Encoder(z3, _freeze(ratios))
-    size = z3.Int("size")
-    requests = size / shape.next_n
-    _, fault = _decode_fault(enc, shape, ops, seq_len=z3.IntVal(seq_len), requests=requests)
-    solver = enc.solver(timeout_ms)
-    solver.add(_member(z3, size, sizes), size % shape.next_n == 0, fault)
-    found = []
-    while (answer := solver.check()) == z3.sat:
-        value = solver.model().eval(size).as_long()
-        found.append(value)
-        solver.add(size != value)
-    if answer != z3.unsat:
-        raise SolverGaveUp(f"capture sizes: solver gave up ({solver.reason_unknown()})")
-    return sorted(found)
-
-
-def live_decode_verdict(
-    shape: DecodeShape,
-    ops: Sequence[Op],
-    *,
-    min_seq_len: int,
-    max_requests: int,
-    ratios: Ratios | None = None,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
-) -> Verdict:
-    """Can live decode traffic fault: 1..max_requests requests, each ``>= min_seq_len``?
-
-    The witness has the kernel batch ``B``, ``requests``, ``seq_len`` and each symbol.
-    """
-    z3 = _z3()
-    enc = _Encoder(z3, _freeze(ratios))
-    requests, seq_len = z3.Int("requests"), z3.Int("seq_len")
-    batch, fault = _decode_fault(enc, shape, ops, seq_len=seq_len, requests=requests)
-    solver = enc.solver(timeout_ms)
-    solver.add(requests >= 1, requests <= max_requests, seq_len >= min_seq_len, fault)
-
-    def replay(w: dict[str, int]) -> bool:
-        batch = shape.kernel_batch(w["requests"])
-        rows = [shape.read_lengths(w["seq_len"])] * w["requests"]
-        return batch == w["B"] and _faults(batch, rows, ops, w)
-
-    order = [("B", batch, None), ("requests", requests, None), ("seq_len", seq_len, None)]
-    return _decide(enc, solver, order, replay, "no decode batch of this shape is all 0")
-
-
-def idle_rank_verdict(
-    shape: DecodeShape,
-    ops: Sequence[Op],
-    sizes: Iterable[int],
-    *,
-    seq_len: int,
-    ratios: Ratios | None = None,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
-) -> Verdict:
-    """Can one request of ``seq_len``, padded with empty requests to a size, fault?
-
-    This is the data-parallel dummy batch: padding requests have length 0. The witness
-    has ``B``, the padded ``size`` in tokens, ``seq_len`` and each symbol.
-    """
-    z3 = _z3()
-    enc = _Encoder(z3, _freeze(ratios))
-    size = z3.Int("size")
-    padded = size / shape.next_n
-    batch, fault = _decode_fault(
-        enc, shape, ops, seq_len=z3.IntVal(seq_len), requests=z3.IntVal(1), padded=padded
-    )
-    solver = enc.solver(timeout_ms)
-    solver.add(_member(z3, size, sizes), size % shape.next_n == 0, padded >= 1, fault)
-
-    def replay(w: dict[str, int]) -> bool:
-        batch = shape.kernel_batch(w["size"] // shape.next_n)
-        rows = [shape.read_lengths(seq_len)] + [(0,)] * (batch - shape.kernel_batch(1))
-        return batch == w["B"] and _faults(batch, rows, ops, w)
-
-    order = [("B", batch, None), ("size", size, None), ("seq_len", z3.IntVal(seq_len), None)]
-    return _decide(enc, solver, order, replay, "no padded dummy batch is all 0")
+    frozen = tuple(sorted((hints or {}).items()))
+    return copy_verdict(_judge_ops(flow.ops, predicate, freeze_ratios(ratios), frozen, timeout_ms))
 
 
 def evaluate(ops: Sequence[Op], value: int, symbols: Mapping[str, int] | None = None) -> int:
@@ -237,8 +128,8 @@ def evaluate(ops: Sequence[Op], value: int, symbols: Mapping[str, int] | None = 
     """
     env = dict(symbols or {})
     for op in ops:
-        if op.kind != "identity":
-            value = _apply_int(op, value, env)
+        if op.kind != OpKind.IDENTITY:
+            value = apply_int(op, value, env)
     return value
 
 
@@ -246,66 +137,73 @@ def evaluate(ops: Sequence[Op], value: int, symbols: Mapping[str, int] | None = 
 
 
 @functools.lru_cache(maxsize=4096)
-def _judge_ops(ops: tuple[Op, ...], ratios: _FrozenRatios, timeout_ms: int) -> Verdict:
-    problem = _outside_model(ops)
+def _judge_ops(
+    ops: tuple[Op, ...],
+    predicate: Predicate,
+    ratios: _FrozenRatios,
+    hints: _FrozenHints,
+    timeout_ms: int,
+) -> Verdict:
+    problem = outside_model(ops)
     if problem:
-        return _judge_after_unknown(ops, ratios, timeout_ms, problem)
-    z3 = _z3()
-    enc = _Encoder(z3, ratios)
+        return _judge_after_unknown(ops, predicate, ratios, timeout_ms, problem)
+    z3 = z3_module()
+    enc = Encoder(z3, ratios)
     try:
-        flow = _FlowEncoding(enc, ops)
+        flow = _FlowEncoding(enc, ops, predicate)
     except OutsideModel as exc:
         return Verdict("unknown", reason=str(exc))
     solver = enc.solver(timeout_ms)
     solver.add(flow.fault)
-    return _decide(
+    return decide(
         enc,
         solver,
         flow.minimize_order(),
         flow.replay,
-        "no batch of B % 32 == 0 rows has every length 0",
-        prefer=flow.preferences(),
+        predicate.safe_reason,
+        prefer=flow.preferences(dict(hints)),
+        outcome=predicate.text(),
     )
 
 
 def _judge_after_unknown(
-    ops: tuple[Op, ...], ratios: _FrozenRatios, timeout_ms: int, problem: str
+    ops: tuple[Op, ...], predicate: Predicate, ratios: _FrozenRatios, timeout_ms: int, problem: str
 ) -> Verdict:
     """A path with an operation outside the model is still safe when what follows the last
     such operation leaves no row 0 whatever value it started from (a clamp to >= 1 at the
     sink proves the path whatever happened before); otherwise it is unknown."""
-    last = max(i for i, op in enumerate(ops) if _outside_model((op,)))
+    last = max(i for i, op in enumerate(ops) if outside_model((op,)))
     suffix = ops[last + 1 :]
-    if not suffix or _outside_model(suffix):
+    if not suffix or outside_model(suffix):
         return Verdict("unknown", reason=problem)
-    z3 = _z3()
-    enc = _Encoder(z3, ratios)
+    z3 = z3_module()
+    enc = Encoder(z3, ratios)
     value = z3.Int("unmodelled_value")
     try:
         for i, op in enumerate(suffix):
-            if op.kind == "fill_zero":
+            if op.kind == OpKind.FILL_ZERO:
                 value = z3.IntVal(0)
-            elif op.kind == "pad_zero":  # this row may be a padding row
+            elif op.kind == OpKind.PAD_ZERO:  # this row may be a padding row
                 value = z3.If(z3.Bool(f"padding_{i}"), 0, value)
-            elif op.kind != "identity":
+            elif op.kind != OpKind.IDENTITY:
                 value = enc.apply(op, value)
     except OutsideModel:
         return Verdict("unknown", reason=problem)
     solver = enc.solver(timeout_ms)
-    solver.add(value == 0)
+    solver.add(predicate.suffix_fault(z3, value))
     if solver.check() == z3.unsat:
-        return Verdict("safe", reason="no row can be 0 after the clamp, whatever came before it")
+        return Verdict("safe", reason=predicate.suffix_safe_reason)
     return Verdict("unknown", reason=problem)
 
 
-def _outside_model(ops: Sequence[Op]) -> str:
+def outside_model(ops: Sequence[Op]) -> str:
     """Why these ops cannot be judged, or "" when they can (checked before importing z3)."""
     for op in ops:
-        if op.kind == "opaque":
+        if op.kind == OpKind.OPAQUE:
             return f"operation outside the model: {op.arg or 'opaque'}"
-        if op.kind not in _ROW_OPS | _RESET_OPS | {"identity"}:
+        if op.kind not in _ROW_OPS | RESET_OPS | {OpKind.IDENTITY}:
             return f"operation outside the model: {op.describe()}"
-        if op.arg is None and op.kind in _ROW_OPS - {"neg"}:
+        if op.arg is None and op.kind in _ROW_OPS - {OpKind.NEG}:
             return f"operation outside the model: {op.kind} without an operand"
         if isinstance(op.arg, int) and not _literal_ok(op):
             return f"operation outside the model: {op.describe()}"
@@ -314,9 +212,9 @@ def _outside_model(ops: Sequence[Op]) -> str:
 
 def _literal_ok(op: Op) -> bool:
     assert isinstance(op.arg, int)
-    if op.kind in ("floordiv", "ceildiv"):
+    if op.kind in (OpKind.FLOORDIV, OpKind.CEILDIV):
         return op.arg > 0
-    if op.kind in ("rshift", "pad_zero"):
+    if op.kind in (OpKind.RSHIFT, OpKind.PAD_ZERO):
         return op.arg >= 0
     return True
 
@@ -324,22 +222,22 @@ def _literal_ok(op: Op) -> bool:
 class _FlowEncoding:
     """The row groups of one flow and the fault formula over them."""
 
-    def __init__(self, enc: _Encoder, ops: tuple[Op, ...]) -> None:
+    def __init__(self, enc: Encoder, ops: tuple[Op, ...], predicate: Predicate) -> None:
         z3 = enc.z3
-        self.enc, self.ops = enc, ops
+        self.enc, self.ops, self.predicate = enc, ops, predicate
         self.batch = z3.Int("B")
         self.seq_len = z3.Int("seq_len")
-        self.resets = [i for i, op in enumerate(ops) if op.kind in _RESET_OPS]
+        self.resets = [i for i, op in enumerate(ops) if op.kind in RESET_OPS]
         self.starts = {i: self._start(i) for i in self.resets}
         enc.constraints.append(self.seq_len >= 1)
         groups = [(self._apply_from(0, self.seq_len), self.real_present)]
         for i in self.resets:
             groups.append((self._apply_from(i + 1, z3.IntVal(0)), self._reset_present(i)))
-        self.fault = _fault_formula(z3, self.batch, groups)
+        self.fault = predicate.fault(z3, self.batch, groups)
 
     def _start(self, i: int) -> Any:
         op = self.ops[i]
-        if op.kind == "fill_zero":
+        if op.kind == OpKind.FILL_ZERO:
             return self.enc.z3.IntVal(0)
         if isinstance(op.arg, int):
             return self.enc.z3.IntVal(op.arg)
@@ -359,23 +257,24 @@ class _FlowEncoding:
         later = [self.starts[i] < self.starts[j] for j in self.resets if j > i]
         return self.enc.z3.And(self.starts[i] < self.batch, *later)
 
-    def preferences(self) -> list[Any]:
+    def preferences(self, hints: Hints) -> list[Any]:
         """Soft wishes for a readable witness: no padding rows, else some real rows; the
-        usual value of a well-known symbol (WITNESS_HINTS)."""
+        usual value of a well-known symbol (the rule's ``witness-hints``)."""
         z3 = self.enc.z3
         wishes = []
         if self.resets:
             no_padding = [self.starts[i] >= self.batch for i in self.resets]
             wishes += [z3.And(no_padding), self.real_present]
         for name, var in self.enc.symbols.items():
-            hint = WITNESS_HINTS.get(_short_name(name))
+            hint = hints.get(_short_name(name))
             if hint is not None and name not in self.enc.pads and not self.enc.configured(name):
                 wishes.append(var == hint)
         return wishes
 
     def minimize_order(self) -> list[tuple[str, Any, Any]]:
-        order: list[tuple[str, Any, Any]] = [("B", self.batch, None)]
-        order.append(("seq_len", self.seq_len, self.real_present))
+        shown = None if self.predicate.shows_batch else self.enc.z3.BoolVal(False)
+        order: list[tuple[str, Any, Any]] = [("B", self.batch, shown)]
+        order.append((self.predicate.start_name, self.seq_len, self.real_present))
         order += [(name, var, None) for name, var in self.enc.row_symbols()]
         return order
 
@@ -385,18 +284,18 @@ class _FlowEncoding:
         starts = {i: self._start_value(i, batch, env) for i in self.resets}
         rows = []
         for row in range(batch):
-            value = env.get("seq_len", 1)
+            value = env.get(self.predicate.start_name, 1)
             for i, op in enumerate(self.ops):
                 if i in starts and row >= starts[i]:
                     value = 0
                 elif op.kind in _ROW_OPS:
-                    value = _apply_int(op, value, env)
+                    value = apply_int(op, value, env)
             rows.append(value)
-        return batch % FAULT_MULTIPLE == 0 and batch >= FAULT_MULTIPLE and not any(rows)
+        return self.predicate.replay(batch, rows)
 
     def _start_value(self, i: int, batch: int, env: dict[str, int]) -> int:
         op = self.ops[i]
-        if op.kind == "fill_zero":
+        if op.kind == OpKind.FILL_ZERO:
             return 0
         if isinstance(op.arg, int):
             return op.arg
@@ -404,83 +303,23 @@ class _FlowEncoding:
         return env.get(_short_name(name), env.get(name, batch))
 
 
-# ---------------------------------------------------------------- decode batches
-
-
-def _decode_fault(
-    enc: _Encoder,
-    shape: DecodeShape,
-    ops: Sequence[Op],
-    *,
-    seq_len: Any,
-    requests: Any,
-    padded: Any = None,
-) -> tuple[Any, Any]:
-    """(kernel batch, fault) for ``requests`` equal requests, padded to ``padded`` ones."""
-    z3 = enc.z3
-    if _outside_model(ops) or any(op.kind in _RESET_OPS for op in ops):
-        raise OutsideModel(f"decode batches take row operations only: {ops}")
-    token_lens = [seq_len - shape.next_n + j + 1 for j in range(shape.next_n)]
-    read = token_lens[-1:] if shape.native else token_lens
-    groups = [(_apply_all(enc, ops, length), z3.BoolVal(True)) for length in read]
-    total = requests if padded is None else padded
-    if padded is not None:  # padding requests: length 0 on every row the kernel reads
-        groups.append((_apply_all(enc, ops, z3.IntVal(0)), padded > requests))
-    batch = total if shape.native else total * shape.next_n
-    return batch, _fault_formula(z3, batch, groups)
-
-
-def _apply_all(enc: _Encoder, ops: Sequence[Op], value: Any) -> Any:
+def apply_all(enc: Encoder, ops: Sequence[Op], value: Any) -> Any:
     for op in ops:
-        if op.kind != "identity":
+        if op.kind != OpKind.IDENTITY:
             value = enc.apply(op, value)
     return value
-
-
-def _member(z3: Any, var: Any, values: Iterable[int]) -> Any:
-    """``var`` in ``values``, as a few arithmetic runs (lo, hi, step) instead of one
-    equality per value: vLLM's size lists are a handful of strided ranges."""
-    clauses = []
-    for lo, hi, step in _runs(sorted(set(values))):
-        if lo == hi:
-            clauses.append(var == lo)
-        else:
-            clauses.append(z3.And(var >= lo, var <= hi, (var - lo) % step == 0))
-    return z3.Or(clauses) if clauses else z3.BoolVal(False)
-
-
-def _runs(values: list[int]) -> list[tuple[int, int, int]]:
-    runs: list[tuple[int, int, int]] = []
-    i = 0
-    while i < len(values):
-        lo = values[i]
-        if i + 1 == len(values):
-            runs.append((lo, lo, 1))
-            break
-        step, j = values[i + 1] - lo, i + 1
-        while j + 1 < len(values) and values[j + 1] - values[j] == step:
-            j += 1
-        runs.append((lo, values[j], step))
-        i = j + 1
-    return runs
 
 
 # ---------------------------------------------------------------- shared encoding
 
 
-def _z3() -> Any:
+def z3_module() -> Any:
     import z3  # lazy: zerolint check on a tree without candidate paths never loads it
 
     return z3
 
 
-def _fault_formula(z3: Any, batch: Any, groups: list[tuple[Any, Any]]) -> Any:
-    """DOMAIN.md section 1: B % 32 == 0 and every row present in the batch is 0."""
-    every_row_zero = [z3.Implies(present, value == 0) for value, present in groups]
-    return z3.And(batch >= FAULT_MULTIPLE, batch % FAULT_MULTIPLE == 0, *every_row_zero)
-
-
-class _Encoder:
+class Encoder:
     """Z3 variables for the symbols of one question, with their domains."""
 
     def __init__(self, z3: Any, ratios: _FrozenRatios) -> None:
@@ -503,7 +342,7 @@ class _Encoder:
     def row_symbols(self) -> list[tuple[str, Any]]:
         """Non-padding symbols by their witness name (short unless taken), in order of use."""
         named: list[tuple[str, Any]] = []
-        taken: set[str] = {"B", "seq_len", "requests", "size"}
+        taken: set[str] = {"B", "seq_len", "count", "requests", "size"}
         for name, var in self.symbols.items():
             if name in self.pads:
                 continue
@@ -517,33 +356,33 @@ class _Encoder:
         # turns a literal 0 start into fill_zero); a mask may zero any rows.
         var = self._variable(name)
         self.pads.add(name)
-        least = 0 if name.startswith("<") else 1
+        least = 0 if name == ANY_ROWS else 1
         self.constraints += [var >= least, var <= batch]
         return var
 
     def apply(self, op: Op, value: Any) -> Any:
         """One row operation on a Z3 integer expression."""
         z3, kind, arg = self.z3, op.kind, op.arg
-        if kind == "neg":
+        if kind == OpKind.NEG:
             return -value
-        if kind == "floordiv":
+        if kind == OpKind.FLOORDIV:
             return self._divide(value, arg)
-        if kind == "ceildiv":
+        if kind == OpKind.CEILDIV:
             return -self._divide(-value, arg)
-        if kind == "rshift":
+        if kind == OpKind.RSHIFT:
             return self._shift(value, arg)
         operand = arg if isinstance(arg, int) else self._symbol(arg, "operand")[0]
-        if kind == "add":
+        if kind == OpKind.ADD:
             return value + operand
-        if kind == "mul":
+        if kind == OpKind.MUL:
             return value * operand
-        if kind == "clamp_min":
+        if kind == OpKind.CLAMP_MIN:
             return z3.If(value >= operand, value, operand)
-        if kind == "clamp_max":
+        if kind == OpKind.CLAMP_MAX:
             return z3.If(value <= operand, value, operand)
-        if kind == "zero_to":
+        if kind == OpKind.ZERO_TO:
             return z3.If(value == 0, operand, value)
-        if kind == "below1_to":
+        if kind == OpKind.BELOW1_TO:
             return z3.If(value >= 1, value, operand)
         raise OutsideModel(f"operation outside the model: {op.describe()}")
 
@@ -603,14 +442,15 @@ class _Encoder:
 # ---------------------------------------------------------------- witness search
 
 
-def _decide(
-    enc: _Encoder,
+def decide(
+    enc: Encoder,
     solver: Any,
     order: list[tuple[str, Any, Any]],
     replay: Any,
     safe_reason: str,
     *,
     prefer: Sequence[Any] = (),
+    outcome: str = "",
 ) -> Verdict:
     """Check, then shrink the model to a readable witness and replay it concretely.
 
@@ -642,10 +482,8 @@ def _decide(
         if value < full["B"]:  # a padding start at B: no padding rows
             witness[_short_name(name)] = value
     if not _replays(replay, full):
-        return Verdict(
-            "unknown", reason=f"witness {witness} did not replay to all-zero lengths (model bug)"
-        )
-    return Verdict("unsafe", witness=witness)
+        return Verdict("unknown", reason=f"witness {witness} did not replay to a fault (model bug)")
+    return Verdict("unsafe", witness=witness, outcome=outcome)
 
 
 def _replays(replay: Any, assignment: dict[str, int]) -> bool:
@@ -699,28 +537,28 @@ def _int(model: Any, expr: Any) -> int:
 # ---------------------------------------------------------------- plain Python side
 
 
-def _apply_int(op: Op, value: int, env: Mapping[str, int]) -> int:
+def apply_int(op: Op, value: int, env: Mapping[str, int]) -> int:
     arg = _value(op.arg, env)
     kind = op.kind
-    if kind == "floordiv":
+    if kind == OpKind.FLOORDIV:
         return value // arg
-    if kind == "ceildiv":
+    if kind == OpKind.CEILDIV:
         return -(-value // arg)
-    if kind == "rshift":
+    if kind == OpKind.RSHIFT:
         return value >> arg
-    if kind == "add":
+    if kind == OpKind.ADD:
         return value + arg
-    if kind == "mul":
+    if kind == OpKind.MUL:
         return value * arg
-    if kind == "neg":
+    if kind == OpKind.NEG:
         return -value
-    if kind == "clamp_min":
+    if kind == OpKind.CLAMP_MIN:
         return max(value, arg)
-    if kind == "clamp_max":
+    if kind == OpKind.CLAMP_MAX:
         return min(value, arg)
-    if kind == "zero_to":
+    if kind == OpKind.ZERO_TO:
         return arg if value == 0 else value
-    if kind == "below1_to":
+    if kind == OpKind.BELOW1_TO:
         return value if value >= 1 else arg
     raise OutsideModel(f"operation outside the model: {op.describe()}")
 
@@ -731,15 +569,6 @@ def _value(arg: Any, env: Mapping[str, int]) -> int:
     if arg in env:
         return env[arg]
     return env[_short_name(arg)]
-
-
-def _faults(
-    batch: int, rows: Sequence[Sequence[int]], ops: Sequence[Op], env: Mapping[str, int]
-) -> bool:
-    """The fault predicate on concrete rows (each a group of lengths, all read)."""
-    if batch < FAULT_MULTIPLE or batch % FAULT_MULTIPLE:
-        return False
-    return all(evaluate(ops, length, env) == 0 for row in rows for length in row)
 
 
 # ---------------------------------------------------------------- helpers
@@ -762,7 +591,7 @@ def _configured(name: str, ratios: Mapping[str, tuple[int, ...]]) -> tuple[int, 
     return None
 
 
-def _freeze(ratios: Ratios | None) -> _FrozenRatios:
+def freeze_ratios(ratios: Ratios | None) -> _FrozenRatios:
     if not ratios:
         return ()
     frozen = []
@@ -774,6 +603,6 @@ def _freeze(ratios: Ratios | None) -> _FrozenRatios:
     return tuple(frozen)
 
 
-def _copy(verdict: Verdict) -> Verdict:
+def copy_verdict(verdict: Verdict) -> Verdict:
     # Verdicts are cached: hand out a fresh witness dict so a caller cannot change the cache.
     return dataclasses.replace(verdict, witness=dict(verdict.witness))

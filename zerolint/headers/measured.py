@@ -57,7 +57,24 @@ MEASURED: tuple[Measurement, ...] = (
         "DeepGEMM 2.5.0 package of vLLM 0.26.0",
         "fault",
         "context_lens of shape (0, next_n), next_n 1 and 2: illegal memory access",
-        "docs/hazards/README.md",
+        "docs/hazards/empty-batch-ZL001.md",
+    ),
+    Measurement(
+        "empty-batch",
+        _SHA_2_6_1_UNGUARDED,
+        "DeepGEMM 2.6.1 scheduler header of vLLM 0.27.1",
+        "fault",
+        "context_lens of shape (0, next_n), next_n 1 and 2, launched as DeepGEMM's host code"
+        " launches it: illegal memory access; B = 1 ok",
+        "docs/hazards/empty-batch-ZL001.md",
+    ),
+    Measurement(
+        "empty-batch",
+        _SHA_2_8_1,
+        "DeepGEMM 2.8.1 scheduler header of vLLM 0.33.0",
+        "ok",
+        "context_lens of shape (0, next_n), next_n 1 and 2: ok, every schedule row (0, 0)",
+        "docs/hazards/empty-batch-ZL001.md",
     ),
 )
 

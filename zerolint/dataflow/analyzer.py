@@ -1,0 +1,259 @@
+"""The analyzer: interprets functions into summaries and collects the values reaching sinks.
+
+Its concerns live in one module each (statements, expressions, calls, torch_model,
+resolution); this module holds the entry points, the summaries and their recursion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from zerolint.dataflow.calls import Calls
+from zerolint.dataflow.expressions import Expressions
+from zerolint.dataflow.frames import (
+    MAX_DEPTH,
+    Frame,
+    FuncKey,
+    ParamObject,
+    Summary,
+)
+from zerolint.dataflow.resolution import Resolution
+from zerolint.dataflow.signatures import library_for
+from zerolint.dataflow.statements import Statements
+from zerolint.dataflow.syntax import (
+    dotted,
+    string_value,
+)
+from zerolint.dataflow.torch_model import TorchModel
+from zerolint.dataflow.values import (
+    EMPTY,
+    ClassRef,
+    InstRef,
+    LazyRef,
+    ParamOrigin,
+    Ref,
+    SinkRef,
+    Trace,
+    Val,
+    holds_sink,
+    join_all,
+)
+from zerolint.project import ClassInfo, ModuleInfo, Project
+from zerolint.rules import Rule, SinkSpec
+
+RECURSION_ROUNDS = 3
+
+
+class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
+    """Interprets functions into summaries and collects the values reaching sinks."""
+
+    def __init__(
+        self,
+        project: Project,
+        rules: Sequence[Rule],
+        *,
+        whole_program: bool = True,
+    ) -> None:
+        self.project = project
+        self.rules = tuple(rules)
+        specs = [s for r in self.rules for s in r.sinks]
+        # One function may be a sink of several rules, or for several arguments.
+        by_name: dict[str, list[SinkSpec]] = {}
+        by_qual: dict[str, list[SinkSpec]] = {}
+        for s in specs:
+            by_name.setdefault(s.function, []).append(s)
+            for q in s.qualnames():
+                by_qual.setdefault(q, []).append(s)
+        self.sinks_by_name = {k: tuple(v) for k, v in by_name.items()}
+        self.sinks_by_qual = {k: tuple(v) for k, v in by_qual.items()}
+        # A qualified name that clamps its own input for every rule sinking that function.
+        self.guarded_quals = frozenset(
+            q
+            for s in specs
+            for q in s.guarded_qualnames()
+            if all(q in o.guarded_qualnames() for o in by_name[s.function])
+        )
+        # The analysis recognizes every rule's names; which rule a source or a sanitizer
+        # counts for is decided at each sink (RawStep.effect).
+        merged: dict[str, set[str]] = {}
+        for r in self.rules:
+            for table in (r.sources, r.sanitizers):
+                for k, v in table.items():
+                    merged.setdefault(k, set()).update(v)
+        self.names = {k: frozenset(v) for k, v in merged.items()}
+        # The torch / numpy signature table, with the names the rules declare.
+        self.library = library_for(self.names)
+        self.tensor_methods = frozenset(self.library.methods)
+        self.whole_program = whole_program
+        self.summaries: dict[FuncKey, Summary] = {}
+        self._provisional: dict[FuncKey, Summary] = {}
+        self._mention_cache: dict[tuple[str, bool], list[ModuleInfo]] = {}
+        self._recursion_seen = False
+        self._rerun: list[FuncKey] = []
+        self.allow_parse = False
+        self._field_cache: dict[tuple[int, str], list[Val]] = {}
+        self._mro_cache: dict[int, list[ClassInfo]] = {}
+        self._origin_cache: dict[int, list[Trace]] = {}
+        self._keys: dict[int, FuncKey] = {}
+        self._in_progress: set[FuncKey] = set()
+        self._resolving: set[int] = set()
+        # Modules whose functions may forward to a sink: analysed eagerly when called.
+        self.sink_capable: set[str] = set()
+        self.wrapper_names: set[str] = set()
+
+    # ------------------------------------------------------------------ entry points
+
+    def func_key(
+        self, mod: ModuleInfo, node: cst.FunctionDef | None, cls: ClassInfo | None = None
+    ) -> FuncKey:
+        ident = id(node) if node is not None else id(mod)
+        key = self._keys.get(ident)
+        if key is None:
+            key = FuncKey(mod, node, cls)
+            self._keys[ident] = key
+        return key
+
+    def module_functions(self, mod: ModuleInfo) -> Iterator[FuncKey]:
+        yield self.func_key(mod, None)
+        for fn in mod.functions.values():
+            yield self.func_key(mod, fn)
+        for ci in mod.classes.values():
+            for m in ci.methods.values():
+                yield self.func_key(mod, m, ci)
+
+    def summary(self, key: FuncKey) -> Summary:
+        """What ``key`` does to lengths. Recursive functions (directly or across modules)
+        first see each other's partial summaries, then are interpreted again until their
+        summaries stop changing (a few rounds: enough for wrappers calling each other)."""
+        found = self.summaries.get(key)
+        if found is not None:
+            return found
+        if key in self._in_progress or len(self._in_progress) > MAX_DEPTH * 4:
+            self._recursion_seen = True
+            return self._provisional.get(key) or Summary(key)
+        outer_seen, self._recursion_seen = self._recursion_seen, False
+        self._summarise(key)
+        if self._recursion_seen:
+            self._rerun.append(key)
+        self._recursion_seen = self._recursion_seen or outer_seen
+        if not self._in_progress:
+            for _ in range(RECURSION_ROUNDS):
+                again, self._rerun = self._rerun, []
+                if not again:
+                    break
+                for k in again:
+                    self.summaries.pop(k, None)
+                    self._summarise(k)
+            self._rerun = []
+            self._recursion_seen = False
+        return self.summaries[key]
+
+    def _summarise(self, key: FuncKey) -> Summary:
+        self._in_progress.add(key)
+        # Interpreting a body never parses modules that cannot reach a sink; only paths
+        # being resolved do (allow_parse), and only for what they need.
+        allow, self.allow_parse = self.allow_parse, False
+        try:
+            summary = self._interpret(key)
+        finally:
+            self._in_progress.discard(key)
+            self.allow_parse = allow
+        self.summaries[key] = summary
+        self._provisional[key] = summary
+        self.note_providers(summary)
+        return summary
+
+    def note_providers(self, summary: Summary) -> None:
+        """Names through which other files can reach a sink without naming it: wrappers
+        (forward a parameter to it), resolvers (return it), fields and globals (hold it)."""
+        key = summary.key
+        found = []
+        if key.node is not None and (any(summary.forwards.values()) or holds_sink(summary.returns)):
+            found.append(key.node.name.value)
+        for table in (summary.field_writes, summary.global_writes):
+            for name, val in table.items():
+                if holds_sink(val):
+                    found.append(name)
+        # A private module global (`_impl`) is used where it is defined, not imported: no
+        # other file needs reading for it.
+        self.wrapper_names.update(
+            n
+            for n in found
+            if not (
+                n.startswith("_")
+                and key.node is None
+                or n.startswith("_")
+                and n in key.mod.declared_globals
+            )
+        )
+
+    def forget_resolutions(self) -> None:
+        """Drop what was resolved without parsing, before resolving again with parsing."""
+        self._field_cache.clear()
+        self._origin_cache.clear()
+        self._mro_cache.clear()
+
+    def reset_summaries(self) -> None:
+        self.summaries.clear()
+        self._provisional.clear()
+        self._field_cache.clear()
+        self._mro_cache.clear()
+        self._origin_cache.clear()
+
+    # ------------------------------------------------------------------ interpretation
+
+    def _interpret(self, key: FuncKey) -> Summary:
+        summary = Summary(key)
+        frame = Frame(key, summary)
+        if key.node is None:
+            body: Sequence[cst.CSTNode] = key.mod.module.body
+        else:
+            for p in key.params():
+                name = p.name.value
+                frame.state[name] = Val(
+                    [Trace(ParamOrigin(key, name), ())], self._param_refs(key, p)
+                )
+                # Writes through this name reach the caller's object until it is rebound.
+                frame.aliases[name] = frozenset({ParamObject(name)})
+            body = key.node.body.body
+        self.exec_block(frame, body)
+        if not frame.dead:
+            frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
+        for exit_state in frame.exits:
+            for k, val in exit_state.items():
+                attr = k.split(".", 1)[1]
+                summary.field_writes[attr] = summary.field_writes.get(attr, EMPTY).join(val)
+        summary.returns = join_all(frame.returns)
+        elems = [v.elements for v in frame.returns]
+        if elems and all(e is not None for e in elems) and len({len(e) for e in elems}) == 1:  # type: ignore[arg-type]
+            summary.return_elements = tuple(
+                join_all(e[i] for e in elems)
+                for i in range(len(elems[0]))  # type: ignore[index]
+            )
+        for hit in summary.hits:
+            for t in hit.val.traces:
+                if isinstance(t.origin, ParamOrigin) and t.origin.func is key:
+                    summary.forwards.setdefault(t.origin.name, []).append(hit)
+        return summary
+
+    def _param_refs(self, key: FuncKey, p: cst.Param) -> list[Ref]:
+        name = p.name.value
+        refs: list[Ref] = []
+        refs += [SinkRef(spec) for spec in self.sinks_by_name.get(name, ())]
+        if key.is_method and key.params() and key.params()[0] is p and key.cls is not None:
+            refs.append(ClassRef(key.cls) if key.is_classmethod else InstRef(key.cls))
+        elif p.annotation is not None:
+            ann = p.annotation.annotation
+            if isinstance(ann, cst.SimpleString):
+                ann_name = string_value(ann)
+            else:
+                ann_name = dotted(ann)
+            if ann_name:
+                for ref in self.lookup_dotted(key.mod, ann_name):
+                    if isinstance(ref, ClassRef):
+                        refs.append(InstRef(ref.cls))
+                    elif isinstance(ref, LazyRef):
+                        refs.append(InstRef(ref.qual))
+        return refs

@@ -1,0 +1,517 @@
+"""Calls: binding arguments, sink hits, constructors, and inter-procedural summaries
+(what a callee returns, writes and forwards to a sink)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from zerolint.dataflow.frames import (
+    CallSite,
+    Frame,
+    FuncKey,
+    SinkHit,
+    Summary,
+)
+from zerolint.dataflow.library import (
+    BUILTIN_NAMES,
+)
+from zerolint.dataflow.syntax import (
+    base_key,
+    dotted,
+    int_value,
+    operand,
+)
+from zerolint.dataflow.values import (
+    EMPTY,
+    CallOrigin,
+    ClassRef,
+    EffectOrigin,
+    ExtRef,
+    FuncRef,
+    InstRef,
+    LambdaRef,
+    LazyRef,
+    ModRef,
+    ParamOrigin,
+    PendingRef,
+    RawStep,
+    Ref,
+    SinkRef,
+    Trace,
+    Val,
+    join_all,
+)
+from zerolint.model import IDENTITY, Op, OpKind
+from zerolint.project import ClassInfo
+from zerolint.rules import SinkSpec
+
+
+class Calls:
+    """Part of ``Analyzer`` (see analyzer.py); methods call each other through ``self``."""
+
+    # ------------------------------------------------------------------ calls
+
+    def qualname(self, frame: Frame, func: cst.BaseExpression) -> str | None:
+        """The qualified name of a callee written as a dotted name (via imports)."""
+        text = dotted(func)
+        if text is None:
+            return None
+        head, _, rest = text.partition(".")
+        if head in frame.state or frame.parent is not None and head in frame.parent.state:
+            return None
+        imported = frame.mod.imports.get(head)
+        if imported is not None:
+            return f"{imported}.{rest}" if rest else imported
+        if head in BUILTIN_NAMES and not rest:
+            return head
+        return None
+
+    def call(self, frame: Frame, node: cst.Call) -> Val:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "super" and frame.key.cls is not None:
+            # super().m(...): the methods of the classes after this one in the MRO.
+            bases = self.mro(frame.key.cls)[1:]
+            return Val((), [InstRef(bases[0])] if bases else [])
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        receiver: Val | None = None
+        if isinstance(func, cst.Attribute):
+            receiver = self.eval(frame, func.value)
+            namespace = any(isinstance(r, (ExtRef, ModRef, ClassRef)) for r in receiver.refs)
+            if not namespace and method in self.tensor_methods:
+                # x.clamp(min=1), x.unsqueeze(-1), buf.copy_(src): the receiver is a tensor.
+                args = [(a, self.eval(frame, a.value)) for a in node.args]
+                out = self.tensor_method(frame, node, method, receiver, args)
+                if out is not None:
+                    return out
+                return EMPTY
+            refs = list(self.attribute(frame, receiver, method).refs)
+            if not refs and method in self.wrapper_names | set(self.sinks_by_name):
+                refs = self.refs_through_fields(frame, receiver, method)
+        else:
+            refs = list(self.eval(frame, func).refs)
+        refs = [
+            x for r in refs for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])
+        ]
+        args = [(a, self.eval(frame, a.value)) for a in node.args]
+        lazy = [r for r in refs if isinstance(r, LazyRef)]
+        if lazy:
+            refs = [r for r in refs if not isinstance(r, LazyRef)]
+            passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
+            for r in lazy:
+                if self.project_module_of(r.qual) in self.sink_capable or passes_sink:
+                    # A callee given a sink may call it: it must be analysed now.
+                    refs += self.materialize(r, force=passes_sink)
+                else:
+                    return self.call_lazy(frame, node, r, args)
+        result = EMPTY
+        handled = False
+        for ref in refs:
+            out = self.call_ref(frame, node, ref, args)
+            if out is not None:
+                result = result.join(out)
+                handled = True
+        if handled:
+            return result
+        self.record_param_call(frame, node, args)
+        if method is not None and receiver is not None:
+            out = self.tensor_method(frame, node, method, receiver, args)
+            if out is not None:
+                return out
+        # Unknown callee: lengths that go in come back, marked as outside the model.
+        tainted = [v for _, v in args if v.traces]
+        if receiver is not None and receiver.traces:
+            tainted.append(receiver)
+        if tainted:
+            name = dotted(func) or method or "call"
+            return self.extend(frame, join_all(tainted).only_traces(), Op(OpKind.OPAQUE, name))
+        return EMPTY
+
+    def record_param_call(
+        self, frame: Frame, node: cst.Call, args: list[tuple[cst.Arg, Val]]
+    ) -> None:
+        if not isinstance(node.func, cst.Name) or frame.key.node is None:
+            return
+        val = frame.state.get(node.func.value)
+        if val is None:
+            return
+        for t in val.traces:
+            if isinstance(t.origin, ParamOrigin) and t.origin.func is frame.key:
+                calls = frame.summary.param_calls.setdefault(t.origin.name, [])
+                calls.append((frame.stmt, node, args))
+
+    def replay_param_calls(
+        self, frame: Frame, node: cst.Call, key: FuncKey, summary: Summary, site: CallSite
+    ) -> None:
+        """The callee calls a parameter that this call binds to a sink: a sink call here."""
+        for pname, calls in summary.param_calls.items():
+            actual = site.args.get(pname)
+            if actual is None:
+                continue
+            refs = [
+                x
+                for r in actual.refs
+                for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])
+            ]
+            for ref in refs:
+                if not isinstance(ref, SinkRef):
+                    continue
+                for stmt, inner, inner_args in calls:
+                    lens = self.sink_argument(ref, inner_args)
+                    if lens is None:
+                        continue
+                    shown = (
+                        self.arg_node_for(node, key, lens[0].value)
+                        if isinstance(lens[0], cst.Name)
+                        else None
+                    )
+                    sink_step = RawStep(
+                        key.mod,
+                        stmt,
+                        inner,
+                        "sink",
+                        IDENTITY,
+                        f"sink ({ref.spec.keyword or 'argument'})",
+                    )
+                    val = self.substitute(
+                        lens[1].then(sink_step), key, site, 0, keep_unresolved=True
+                    )
+                    frame.summary.hits.append(
+                        SinkHit(ref.spec, frame.mod, frame.stmt, node, shown, val, frame.key)
+                    )
+
+    def sink_argument(
+        self, ref: SinkRef, args: list[tuple[cst.Arg, Val]]
+    ) -> tuple[cst.BaseExpression | None, Val] | None:
+        """The argument carrying the lengths in a call of the sink ``ref``."""
+        spec = ref.spec
+        if ref.bound is not None:
+            return (None, ref.bound)
+        for a, v in args:
+            if a.keyword is not None and a.keyword.value == spec.keyword:
+                return (a.value, v)
+        positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        if spec.position is not None and spec.position < len(positional):
+            a, v = positional[spec.position]
+            return (a.value, v)
+        starred = [(a, v) for a, v in args if a.star]
+        return (starred[0][0].value, starred[0][1]) if starred else None
+
+    def call_ref(
+        self, frame: Frame, node: cst.Call, ref: Ref, args: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
+        if isinstance(ref, SinkRef):
+            self.sink_hit(frame, node, ref, args)
+            return EMPTY
+        if isinstance(ref, FuncRef):
+            return self.call_function(frame, node, ref, args)
+        if isinstance(ref, ClassRef):
+            self.construct(frame, node, ref.cls, args)
+            return Val((), [InstRef(ref.cls)])
+        if isinstance(ref, LambdaRef):
+            return self.call_lambda(frame, node, ref, args)
+        if isinstance(ref, ExtRef):
+            return self.external(frame, node, ref.name, args)
+        if isinstance(ref, InstRef) and isinstance(ref.cls, ClassInfo):
+            call = ref.cls.methods.get("__call__")
+            if call is not None:
+                return self.call_function(
+                    frame,
+                    node,
+                    FuncRef(self.func_key(ref.cls.module, call, ref.cls), Val((), [ref])),
+                    args,
+                )
+        return None
+
+    def construct(
+        self, frame: Frame, node: cst.Call, cls: ClassInfo, args: list[tuple[cst.Arg, Val]]
+    ) -> None:
+        """``Cls(...)``: record what the new instance's fields hold, for reads elsewhere."""
+        fields = list(self.constructor_fields(cls, args))
+        frame.constructed[id(node)] = fields
+        init = cls.methods.get("__init__")
+        if init is None:
+            for field_name, arg_val in fields:
+                self.record_constructor_field(frame, node, cls.name, field_name, arg_val)
+            return
+        ref = FuncRef(self.func_key(cls.module, init, cls), Val((), [InstRef(cls)]))
+        self.call_function(frame, node, ref, args)
+        bound = self.bind_args(ref.key, ref, args)
+        site = CallSite(
+            ref.key,
+            bound,
+            RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {cls.name}.__init__"),
+        )
+        for attr, val in self.summary(ref.key).field_writes.items():
+            self.record_constructor_field(
+                frame, node, cls.name, attr, self.substitute(val, ref.key, site, 0), step=False
+            )
+
+    def record_constructor_field(
+        self, frame: Frame, node: cst.Call, cls_name: str, attr: str, val: Val, step: bool = True
+    ) -> None:
+        """What a construction puts in a field (an object or a callable counts too), for
+        reads of that field anywhere (``Summary.constructor_fields``)."""
+        if not (val.traces or val.refs):
+            return
+        if step:
+            val = val.then(self.step(frame, node, "flow", IDENTITY, f"{cls_name}({attr}=...)"))
+        slots = frame.summary.constructor_fields
+        slots[cls_name, attr] = slots.get((cls_name, attr), EMPTY).join(val)
+
+    def sink_hit(
+        self, frame: Frame, node: cst.Call, ref: SinkRef, args: list[tuple[cst.Arg, Val]]
+    ) -> None:
+        spec = ref.spec
+        chosen = self.sink_argument(ref, args)
+        if chosen is None:
+            return
+        arg_node, val = chosen
+        note = f"sink ({spec.keyword or f'argument {spec.position}'})"
+        self.record_sink(frame, node, spec, arg_node, val, note)
+
+    def record_sink(
+        self,
+        frame: Frame,
+        node: cst.Call,
+        spec: SinkSpec,
+        arg_node: cst.BaseExpression | None,
+        val: Val,
+        note: str,
+    ) -> None:
+        """The lengths ``val`` reach ``spec`` at ``node``: a hit of this function's summary."""
+        step = self.step(frame, node, "sink", IDENTITY, note)
+        frame.summary.hits.append(
+            SinkHit(spec, frame.mod, frame.stmt, node, arg_node, val.then(step), frame.key)
+        )
+
+    def bind_args(
+        self, key: FuncKey, ref: FuncRef, args: list[tuple[cst.Arg, Val]]
+    ) -> dict[str, Val]:
+        params = key.params()
+        node = key.node
+        bound: dict[str, Val] = {}
+        names = [p.name.value for p in params]
+        star = node.params.star_arg if node is not None else None
+        star_name = star.name.value if isinstance(star, cst.Param) else None
+        kwstar = (
+            node.params.star_kwarg.name.value
+            if node is not None and node.params.star_kwarg
+            else None
+        )
+        positional_names = (
+            [p.name.value for p in (node.params.posonly_params + node.params.params)]
+            if node
+            else []
+        )
+        pos_vals: list[Val] = list(ref.bound)
+        if key.is_method and ref.self_val is not None:
+            pos_vals = [ref.self_val, *pos_vals]
+        elif key.is_method and positional_names:
+            pos_vals = [Val((), [InstRef(key.cls)]) if key.cls else EMPTY, *pos_vals]
+        for a, v in args:
+            if a.keyword is None and a.star == "":
+                pos_vals.append(v)
+        for name, v in zip(positional_names, pos_vals):
+            bound[name] = v
+        if star_name and len(pos_vals) > len(positional_names):
+            bound[star_name] = join_all(pos_vals[len(positional_names) :])
+        for kname, v in ref.bound_kw:
+            bound[kname] = v
+        for a, v in args:
+            if a.keyword is not None:
+                if a.keyword.value in names:
+                    bound[a.keyword.value] = v
+                elif kwstar:
+                    bound[kwstar] = bound.get(kwstar, EMPTY).join(v)
+            elif a.star:
+                # f(*xs) / f(**kw): any parameter may receive it.
+                for n in names:
+                    bound[n] = bound.get(n, EMPTY).join(v)
+        return bound
+
+    def call_function(
+        self, frame: Frame, node: cst.Call, ref: FuncRef, args: list[tuple[cst.Arg, Val]]
+    ) -> Val:
+        key = ref.key
+        bound = self.bind_args(key, ref, args)
+        call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
+        site = CallSite(key, bound, call_step, operands=self.operands(frame, node, key))
+        passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
+        eager = key.mod is frame.mod or key.mod.name in self.sink_capable or passes_sink
+        if eager:
+            summary = self.summary(key)
+            self.replay_param_calls(frame, node, key, summary, site)
+            for pname, hits in summary.forwards.items():
+                arg = bound.get(pname)
+                if arg is None or not arg.traces:
+                    continue
+                for hit in hits:
+                    # Only what the caller passed: lengths made inside the callee are
+                    # reported at the callee's own sink call.
+                    val = self.substitute(
+                        hit.val, key, site, 0, keep_unresolved=True, params_only=True
+                    )
+                    frame.summary.hits.append(
+                        SinkHit(
+                            hit.spec,
+                            frame.mod,
+                            frame.stmt,
+                            node,
+                            self.arg_node_for(node, key, pname),
+                            val,
+                            frame.key,
+                        )
+                    )
+            # What the callee wrote into its arguments flows back into the caller's names.
+            for pname, effect in summary.param_effects.items():
+                target = self.arg_node_for(node, key, pname)
+                if target is not None and base_key(target) is not None:
+                    val = self.substitute(effect, key, site, 0, keep_unresolved=True)
+                    if val.traces:
+                        self.write(frame, target, val, strong=False, in_place=True)
+        else:
+            for pname, v in bound.items():
+                target = self.arg_node_for(node, key, pname)
+                if target is not None and base_key(target) is not None and v.traces:
+                    effect = Trace(EffectOrigin(site, pname), ())
+                    self.write(frame, target, Val([effect]), strong=False, in_place=True)
+        origin = CallOrigin(site)
+        return Val([Trace(origin, ())], [PendingRef(origin)])
+
+    def call_lazy(
+        self, frame: Frame, node: cst.Call, ref: LazyRef, args: list[tuple[cst.Arg, Val]]
+    ) -> Val:
+        """A call into a module nobody has parsed: its result and its effects on the
+        arguments stay placeholders until a path reaching a sink needs them."""
+        call_step = RawStep(
+            frame.mod, frame.stmt, node, "call", IDENTITY, f"into {ref.qual.rsplit('.', 1)[-1]}"
+        )
+        site = CallSite(None, {}, call_step, lazy=ref.qual, raw=args, bound=False, frame=frame)
+        position = 0
+        for a, v in args:
+            which: str | int = a.keyword.value if a.keyword is not None else position
+            if a.keyword is None:
+                position += 1
+            if v.traces and not a.star and base_key(a.value) is not None:
+                self.write(
+                    frame,
+                    a.value,
+                    Val([Trace(EffectOrigin(site, which), ())]),
+                    strong=False,
+                    in_place=True,
+                )
+        short = ref.qual.rsplit(".", 1)[-1]
+        if short[:1].isupper():
+            # Probably a constructor: its keyword arguments are the instance's fields.
+            fields = [(a.keyword.value, v) for a, v in args if a.keyword is not None]
+            frame.constructed[id(node)] = fields
+            for attr, val in fields:
+                self.record_constructor_field(frame, node, short, attr, val)
+            result = Val([Trace(CallOrigin(site), ())], [InstRef(ref.qual)])
+        else:
+            result = Val([Trace(CallOrigin(site), ())], [PendingRef(CallOrigin(site))])
+        return result
+
+    def bind_site(self, site: CallSite) -> bool:
+        """Parse a lazily named callee and bind the call's arguments to its parameters."""
+        if site.bound:
+            return site.callee is not None
+        modname = self.project_module_of(site.lazy or "")
+        if modname is not None and not self.may_parse(modname):
+            return False  # not now: resolution may be asked again with parsing allowed
+        site.bound = True
+        for ref in self.materialize(LazyRef(site.lazy or "")):
+            if isinstance(ref, ClassRef):
+                init = ref.cls.methods.get("__init__")
+                ref = (
+                    FuncRef(
+                        self.func_key(ref.cls.module, init, ref.cls), Val((), [InstRef(ref.cls)])
+                    )
+                    if init is not None
+                    else ref
+                )
+            if isinstance(ref, FuncRef):
+                site.callee = ref.key
+                site.args = self.bind_args(ref.key, ref, site.raw or [])
+                if isinstance(site.step.node, cst.Call) and site.frame is not None:
+                    site.operands = self.operands(site.frame, site.step.node, ref.key)
+                return True
+        return False
+
+    def operand(self, frame: Frame, node: cst.CSTNode | None) -> int | str:
+        """A divisor or bound: a literal, a module-level constant (``RATIO = 4``), or the
+        expression's text as a symbol."""
+        if isinstance(node, cst.Name) and node.value not in frame.state:
+            values = frame.mod.assigned.get(node.value, [])
+            if len(values) == 1 and node.value not in frame.mod.declared_globals:
+                constant = int_value(values[0])
+                if constant is not None:
+                    return constant
+        return operand(node)
+
+    def operands(self, frame: Frame, node: cst.Call, key: FuncKey) -> dict[str, int | str]:
+        out: dict[str, int | str] = {}
+        for p in key.params():
+            arg = self.arg_node_for(node, key, p.name.value)
+            if arg is None:
+                continue
+            value = self.operand(frame, arg)
+            if value != "<expr>":
+                out[p.name.value] = value
+        return out
+
+    def arg_node_for(self, node: cst.Call, key: FuncKey, pname: str) -> cst.BaseExpression | None:
+        params = [p.name.value for p in key.params()]
+        # A method call binds self (obj.m(x), an instance's __call__, Cls(x) into __init__),
+        # except the unbound form Cls.m(obj, x).
+        func = node.func
+        unbound = (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value[:1].isupper()
+        )
+        if key.is_method and not unbound:
+            params = params[1:]
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value == pname:
+                return a.value
+        if pname in params:
+            i = params.index(pname)
+            if i < len(positional):
+                return positional[i].value
+        return None
+
+    def call_lambda(
+        self, frame: Frame, node: cst.Call, ref: LambdaRef, args: list[tuple[cst.Arg, Val]]
+    ) -> Val:
+        """Evaluate the lambda's body with the call's arguments; a sink it calls is reported
+        at this call, its path going through the lambda's line."""
+        scratch = Summary(ref.frame.key)
+        inner = Frame(ref.frame.key, scratch, parent=ref.frame)
+        inner.stmt = ref.stmt
+        params = [p.name.value for p in ref.node.params.params]
+        bound_nodes: dict[str, cst.BaseExpression] = {}
+        positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        for name, (a, v) in zip(params, positional):
+            inner.state[name] = v
+            bound_nodes[name] = a.value
+        for a, v in args:
+            if a.keyword is not None:
+                inner.state[a.keyword.value] = v
+                bound_nodes[a.keyword.value] = a.value
+        result = self.eval(inner, ref.node.body)
+        call_step = RawStep(
+            frame.mod, frame.stmt, node, "call", IDENTITY, f"into {dotted(node.func) or 'lambda'}"
+        )
+        for hit in scratch.hits:
+            traces = [
+                Trace(t.origin, t.steps[:-1] + (call_step,) + t.steps[-1:]) for t in hit.val.traces
+            ]
+            shown = (
+                bound_nodes.get(hit.arg_node.value) if isinstance(hit.arg_node, cst.Name) else None
+            )
+            frame.summary.hits.append(
+                SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key)
+            )
+        return result

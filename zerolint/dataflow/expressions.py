@@ -1,0 +1,541 @@
+"""Expression interpretation: reads of names and fields, one ``eval_<Node>`` per node
+kind, arithmetic, and the floor divisions that start zero-able lengths (``source``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from zerolint.dataflow.frames import (
+    MAX_DEPTH,
+    CallSite,
+    Frame,
+    FuncKey,
+)
+from zerolint.dataflow.library import (
+    BUILTIN_NAMES,
+    DIVISIONS,
+    OPERATOR_NAMES,
+    SHAPE_ATTRS,
+)
+from zerolint.dataflow.syntax import (
+    affine_prefix,
+    dotted,
+    int_value,
+    operand,
+    slice_bounds,
+    slice_cell,
+)
+from zerolint.dataflow.values import (
+    EMPTY,
+    AttrOrigin,
+    CallOrigin,
+    ClassRef,
+    Effect,
+    ExtRef,
+    FieldOrigin,
+    FuncRef,
+    GlobalOrigin,
+    InstRef,
+    LambdaRef,
+    LazyRef,
+    ModRef,
+    PendingRef,
+    RawStep,
+    Ref,
+    SinkRef,
+    Trace,
+    Val,
+    is_object_read,
+    join_all,
+)
+from zerolint.model import IDENTITY, Op, OpKind
+from zerolint.project import ClassInfo, ModuleInfo
+
+
+class Expressions:
+    """Part of ``Analyzer`` (see analyzer.py); methods call each other through ``self``."""
+
+    # ------------------------------------------------------------------ reads
+
+    def read_key(self, frame: Frame, key: str) -> Val:
+        if key in frame.state:
+            return frame.state[key]
+        head, _, rest = key.partition(".")
+        if not rest:
+            return self.read_name(frame, head)
+        if head == "self" and "." not in rest and frame.key.cls is not None:
+            prop = self.property_getter(frame.key.cls, rest)
+            if prop is not None:
+                # self.x where x is a @property: the value its getter returns.
+                step = RawStep(frame.mod, frame.stmt, None, "call", IDENTITY, f"into {prop.name}")
+                site = CallSite(
+                    prop, {prop.params()[0].name.value: Val((), [InstRef(frame.key.cls)])}, step
+                )
+                return Val([Trace(CallOrigin(site), ())])
+            return Val(
+                [Trace(FieldOrigin(frame.key.cls, rest), ())],
+                [PendingRef(FieldOrigin(frame.key.cls, rest))]
+                + self.class_attr_refs(frame.key.cls, rest),
+            )
+        base = self.read_key(frame, key.rsplit(".", 1)[0])
+        return self.attribute(frame, base, key.rsplit(".", 1)[1])
+
+    def read_name(self, frame: Frame, name: str) -> Val:
+        if name in frame.state and name not in frame.globals_declared:
+            return frame.state[name]
+        if frame.parent is not None:
+            return self.read_name(frame.parent, name)
+        mod = frame.mod
+        if name in frame.local_funcs:
+            return Val((), [FuncRef(self.func_key(mod, frame.local_funcs[name]))])
+        if name in mod.functions:
+            return Val((), [FuncRef(self.func_key(mod, mod.functions[name]))])
+        if name in mod.classes:
+            return Val((), [ClassRef(mod.classes[name])])
+        if name in mod.assigned or name in mod.declared_globals:
+            origin = GlobalOrigin(mod, name)
+            return Val([Trace(origin, ())], [PendingRef(origin)])
+        if name in mod.imports:
+            return Val((), self.lookup_qualified(mod, mod.imports[name]))
+        if name in self.sinks_by_name:
+            return Val((), [SinkRef(spec) for spec in self.sinks_by_name[name]])
+        if name in BUILTIN_NAMES:
+            return Val((), [ExtRef(name)])
+        for star, base in mod.imports.items():
+            if star.startswith("*"):
+                return Val((), self.lookup_qualified(mod, f"{base}.{name}"))
+        return EMPTY
+
+    def lookup_qualified(self, mod: ModuleInfo, qual: str, depth: int = 0) -> list[Ref]:
+        """What a dotted name refers to: a sink, a project module/function/class, or outside."""
+        if qual in self.guarded_quals:
+            return [ExtRef(qual)]  # clamps its own input (runtime_guard's wrapper)
+        specs = self.sinks_by_qual.get(qual)
+        if specs is not None:
+            return [SinkRef(spec) for spec in specs]
+        if self.whole_program and depth < MAX_DEPTH:
+            modname = self.project_module_of(qual)
+            if modname is not None:
+                if self.project.is_parsed(modname) or modname in self.sink_capable:
+                    found = self.resolve_in_project(qual, depth)
+                    if found:
+                        return found
+                else:
+                    return [LazyRef(qual)]
+        last = qual.rsplit(".", 1)[-1]
+        if last in self.sinks_by_name:
+            # Reached however it is: a re-export, a vendored copy, a module we cannot see.
+            return [
+                SinkRef(spec)
+                for spec in self.sinks_by_name[last]
+                if qual not in spec.guarded_qualnames()
+            ]
+        return [ExtRef(qual)]
+
+    def project_module_of(self, qual: str) -> str | None:
+        """The longest prefix of ``qual`` that is a module of the checked tree."""
+        parts = qual.split(".")
+        for cut in range(len(parts), 0, -1):
+            name = ".".join(parts[:cut])
+            if self.project.has_module(name):
+                return name
+        return None
+
+    def materialize(self, ref: Ref, depth: int = 0, *, force: bool = False) -> list[Ref]:
+        """What a lazy name is, parsing its module now (if parsing is allowed, or forced)."""
+        if not isinstance(ref, LazyRef):
+            return [ref]
+        allow = self.allow_parse
+        self.allow_parse = allow or force
+        try:
+            found = self.resolve_in_project(ref.qual, depth)
+        finally:
+            self.allow_parse = allow
+        return [r for r in found if not isinstance(r, LazyRef)]
+
+    def may_parse(self, modname: str) -> bool:
+        """While summaries are built, only modules that mention a sink are parsed; once
+        paths are resolved, any module a path leads into is."""
+        return self.allow_parse or modname in self.sink_capable or self.project.is_parsed(modname)
+
+    def resolve_in_project(self, qual: str, depth: int) -> list[Ref]:
+        parts = qual.split(".")
+        for cut in range(len(parts), 0, -1):
+            modname = ".".join(parts[:cut])
+            if not self.project.has_module(modname):
+                continue
+            if not self.may_parse(modname):
+                return []
+            rest = parts[cut:]
+            if not rest:
+                return [ModRef(modname)]
+            mod = self.project.module(modname)
+            if mod is None:
+                return []
+            name = rest[0]
+            refs: list[Ref] = []
+            if name in mod.functions:
+                refs = [FuncRef(self.func_key(mod, mod.functions[name]))]
+            elif name in mod.classes:
+                refs = [ClassRef(mod.classes[name])]
+            elif name in mod.imports:
+                refs = self.lookup_qualified(mod, mod.imports[name], depth + 1)
+            elif name in mod.assigned:
+                origin = GlobalOrigin(mod, name)
+                refs = [PendingRef(origin)]
+            elif self.project.has_module(f"{modname}.{name}"):
+                refs = [ModRef(f"{modname}.{name}")]
+            if len(rest) > 1 and refs:
+                out: list[Ref] = []
+                for r in refs:
+                    if isinstance(r, ModRef):
+                        out += self.lookup_qualified(mod, ".".join([r.name, *rest[1:]]), depth + 1)
+                    elif isinstance(r, ClassRef) and rest[1] in r.cls.methods:
+                        out.append(
+                            FuncRef(self.func_key(r.cls.module, r.cls.methods[rest[1]], r.cls))
+                        )
+                return out
+            return refs
+        return []
+
+    def property_getter(self, cls: ClassInfo, attr: str) -> FuncKey | None:
+        for c in self.mro(cls):
+            node = c.methods.get(attr)
+            if node is not None:
+                decorated = any(
+                    dotted(d.decorator)
+                    in ("property", "functools.cached_property", "cached_property")
+                    for d in node.decorators
+                )
+                return (
+                    self.func_key(c.module, node, c) if decorated and node.params.params else None
+                )
+        return None
+
+    def class_attr_refs(self, cls: ClassInfo, attr: str) -> list[Ref]:
+        for c in self.mro(cls):
+            if attr in c.methods:
+                return [FuncRef(self.func_key(c.module, c.methods[attr], c))]
+        return []
+
+    def mro(self, cls: ClassInfo, depth: int = 0) -> list[ClassInfo]:
+        cached = self._mro_cache.get(id(cls))
+        if cached is not None:
+            return cached
+        self._mro_cache[id(cls)] = [cls]
+        result = self._mro(cls, depth)
+        self._mro_cache[id(cls)] = result
+        return result
+
+    def _mro(self, cls: ClassInfo, depth: int) -> list[ClassInfo]:
+        out = [cls]
+        if depth > MAX_DEPTH:
+            return out
+        for base in cls.bases:
+            name = dotted(base)
+            if not name:
+                continue
+            for ref in (
+                x
+                for r in self.lookup_dotted(cls.module, name, depth + 1)
+                for x in self.materialize(r)
+            ):
+                if isinstance(ref, ClassRef) and ref.cls is not cls:
+                    for c in self.mro(ref.cls, depth + 1):
+                        if c not in out:
+                            out.append(c)
+        return out
+
+    def lookup_dotted(self, mod: ModuleInfo, name: str, depth: int = 0) -> list[Ref]:
+        """What a dotted name written in ``mod`` at module level refers to."""
+        head, _, rest = name.partition(".")
+        if head in mod.classes and not rest:
+            return [ClassRef(mod.classes[head])]
+        if head in mod.functions and not rest:
+            return [FuncRef(self.func_key(mod, mod.functions[head]))]
+        imported = mod.imports.get(head)
+        if imported is None:
+            return []
+        return self.lookup_qualified(mod, f"{imported}.{rest}" if rest else imported, depth)
+
+    def subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
+        """Classes that derive from ``cls``: in the parsed modules, and, while paths are
+        resolved, in every module that names it (parsed now)."""
+        out = []
+        if self.allow_parse:
+            self.modules_mentioning(cls.name)
+        for mod in self.project.parsed():
+            for c in mod.classes.values():
+                if c is not cls and cls in self.mro(c):
+                    out.append(c)
+        return out
+
+    def attribute(self, frame: Frame, base: Val, attr: str) -> Val:
+        if attr in SHAPE_ATTRS:
+            return EMPTY
+        refs: list[Ref] = []
+        traces: list[Trace] = []
+        for ref in base.refs:
+            if isinstance(ref, (ModRef, ExtRef)):
+                refs += self.lookup_qualified(frame.mod, f"{ref.name}.{attr}")
+            elif isinstance(ref, LazyRef):
+                refs += self.lookup_qualified(frame.mod, f"{ref.qual}.{attr}")
+            elif isinstance(ref, InstRef) and isinstance(ref.cls, str):
+                traces.append(Trace(FieldOrigin(ref.cls, attr), ()))
+            elif isinstance(ref, InstRef):
+                refs += self.class_attr_refs(ref.cls, attr)
+                traces.append(Trace(FieldOrigin(ref.cls, attr), ()))
+                refs.append(PendingRef(FieldOrigin(ref.cls, attr)))
+            elif isinstance(ref, ClassRef):
+                refs += self.class_attr_refs(ref.cls, attr)
+            elif isinstance(ref, PendingRef) and not isinstance(ref.origin, FieldOrigin):
+                # getattr(_dg, "name") where _dg = import_module(...): a module from a call.
+                for r in self.resolve_refs(ref):
+                    if not isinstance(r, PendingRef):
+                        refs += self.attribute(frame, Val((), [r]), attr).refs
+        if attr in ("data", "T", "mT"):
+            traces += base.traces
+        elif attr not in self.tensor_methods:
+            for t in base.traces:
+                if is_object_read(t):
+                    traces.append(Trace(AttrOrigin(t.origin, attr), ()))
+        if attr in self.sinks_by_name and not any(
+            isinstance(r, (SinkRef, FuncRef))
+            or (isinstance(r, ExtRef) and r.name in self.guarded_quals)
+            for r in refs
+        ):
+            refs += [SinkRef(spec) for spec in self.sinks_by_name[attr]]
+        return Val(traces, refs)
+
+    # ------------------------------------------------------------------ expressions
+
+    def eval(self, frame: Frame, node: cst.CSTNode | None) -> Val:
+        if node is None:
+            return EMPTY
+        method = getattr(self, f"eval_{type(node).__name__}", None)
+        if method is not None:
+            return method(frame, node)
+        # Literals, comparisons, f-strings...: no lengths, but evaluate children for calls.
+        for child in node.children:
+            if isinstance(child, cst.BaseExpression):
+                self.eval(frame, child)
+        return EMPTY
+
+    def eval_Name(self, frame: Frame, node: cst.Name) -> Val:
+        return self.read_name(frame, node.value)
+
+    def eval_Attribute(self, frame: Frame, node: cst.Attribute) -> Val:
+        key = dotted(node)
+        if key is not None and key in frame.state:
+            return frame.state[key]
+        if key is not None and key.startswith("self.") and key.count(".") == 1:
+            return self.read_key(frame, key)
+        base = self.eval(frame, node.value)
+        return self.attribute(frame, base, node.attr.value)
+
+    def eval_Subscript(self, frame: Frame, node: cst.Subscript) -> Val:
+        key = dotted(node.value)
+        cell = slice_cell(frame, node, key) if key is not None else None
+        if cell is not None and cell in frame.state:
+            return frame.state[cell]
+        base = self.eval(frame, node.value)
+        for el in node.slice:
+            if isinstance(el.slice, cst.Index):
+                self.eval(frame, el.slice.value)
+        bounds = slice_bounds(node)
+        traces = base.traces
+        if bounds is not None and bounds[1] is not None and bounds[0] is None:
+            upper = operand(bounds[1])
+            # buf[n:] = 0 then buf[:n]: the padding rows are outside what is read.
+            traces = frozenset(
+                t
+                for t in traces
+                if not (
+                    len(t.steps) == 1
+                    and t.steps[0].op.kind == OpKind.PAD_ZERO
+                    and t.steps[0].op.arg == upper
+                )
+            )
+        if base.elements is not None:
+            idx = (
+                int_value(node.slice[0].slice.value)
+                if isinstance(node.slice[0].slice, cst.Index)
+                else None
+            )
+            if idx is not None and -len(base.elements) <= idx < len(base.elements):
+                return base.elements[idx]
+        return Val(
+            traces,
+            [r for r in base.refs if isinstance(r, (SinkRef, FuncRef, LambdaRef, PendingRef))],
+        )
+
+    def eval_Tuple(self, frame: Frame, node: cst.Tuple) -> Val:
+        vals = [self.eval(frame, el.value) for el in node.elements]
+        joined = join_all(vals)
+        return Val(joined.traces, joined.refs, tuple(vals))
+
+    eval_List = eval_Tuple
+
+    def eval_Set(self, frame: Frame, node: cst.Set) -> Val:
+        return join_all(self.eval(frame, el.value) for el in node.elements).only_traces()
+
+    def eval_Dict(self, frame: Frame, node: cst.Dict) -> Val:
+        vals = [
+            self.eval(frame, el.value)
+            for el in node.elements
+            if isinstance(el, (cst.DictElement, cst.StarredDictElement))
+        ]
+        return join_all(vals)
+
+    def eval_StarredElement(self, frame: Frame, node: cst.StarredElement) -> Val:
+        return self.eval(frame, node.value)
+
+    def eval_NamedExpr(self, frame: Frame, node: cst.NamedExpr) -> Val:
+        val = self.eval(frame, node.value)
+        self.assign(frame, node.target, val, node.value)
+        return val
+
+    def eval_IfExp(self, frame: Frame, node: cst.IfExp) -> Val:
+        self.eval(frame, node.test)
+        return self.eval(frame, node.body).join(self.eval(frame, node.orelse))
+
+    def eval_BooleanOperation(self, frame: Frame, node: cst.BooleanOperation) -> Val:
+        # `x or default`, `a and b`: either operand may be the value.
+        return self.eval(frame, node.left).join(self.eval(frame, node.right))
+
+    def eval_Comparison(self, frame: Frame, node: cst.Comparison) -> Val:
+        self.eval(frame, node.left)
+        for c in node.comparisons:
+            self.eval(frame, c.comparator)
+        return EMPTY
+
+    def eval_Await(self, frame: Frame, node: cst.Await) -> Val:
+        return self.eval(frame, node.expression)
+
+    def eval_Lambda(self, frame: Frame, node: cst.Lambda) -> Val:
+        return Val((), [LambdaRef(node, frame, frame.stmt)])
+
+    def _comprehension(
+        self, frame: Frame, node: cst.CSTNode, elts: Sequence[cst.BaseExpression]
+    ) -> Val:
+        inner = frame.fork()
+        comp = node.for_in  # type: ignore[attr-defined]
+        while comp is not None:
+            it = self.eval(inner, comp.iter)
+            self.assign(inner, comp.target, it.only_traces(), None)
+            for cond in comp.ifs:
+                self.eval(inner, cond.test)
+            comp = comp.inner_for_in
+        out = join_all(self.eval(inner, e) for e in elts)
+        return out
+
+    def eval_ListComp(self, frame: Frame, node: cst.ListComp) -> Val:
+        return self._comprehension(frame, node, [node.elt])
+
+    eval_SetComp = eval_ListComp
+    eval_GeneratorExp = eval_ListComp
+
+    def eval_DictComp(self, frame: Frame, node: cst.DictComp) -> Val:
+        return self._comprehension(frame, node, [node.value])
+
+    def eval_UnaryOperation(self, frame: Frame, node: cst.UnaryOperation) -> Val:
+        val = self.eval(frame, node.expression)
+        if isinstance(node.operator, cst.Minus):
+            return self.extend(frame, val, Op(OpKind.NEG))
+        if isinstance(node.operator, cst.Not):
+            return EMPTY
+        return val
+
+    def eval_BinaryOperation(self, frame: Frame, node: cst.BinaryOperation) -> Val:
+        left = self.eval(frame, node.left)
+        right = self.eval(frame, node.right)
+        op = node.operator
+        division = DIVISIONS.get(type(op))
+        if division is not None:
+            kind, note = division
+            op_ = Op(kind, self.operand(frame, node.right))
+            effect = ("floor_division", OPERATOR_NAMES[kind])
+            return self.source(frame, left, op_, node.left, note=note, effect=effect)
+        return self.arith(frame, left, right, op, node.right, left_node=node.left)
+
+    def arith(
+        self,
+        frame: Frame,
+        left: Val,
+        right: Val,
+        op: cst.BaseBinaryOp | cst.BaseAugOp,
+        right_node: cst.BaseExpression,
+        *,
+        left_node: cst.BaseExpression | None = None,
+    ) -> Val:
+        name = type(op).__name__.replace("Assign", "")
+        rv = int_value(right_node)
+        lv = int_value(left_node)
+        if name in ("Add", "Subtract"):
+            sign = 1 if name == "Add" else -1
+            if left.traces and rv is not None:
+                return self.extend(frame, left, Op(OpKind.ADD, sign * rv))
+            if right.traces and lv is not None and name == "Add":
+                return self.extend(frame, right, Op(OpKind.ADD, lv))
+        if name == "Multiply":
+            if left.traces and rv is not None:
+                return self.extend(frame, left, Op(OpKind.MUL, rv))
+            if right.traces and lv is not None:
+                return self.extend(frame, right, Op(OpKind.MUL, lv))
+        if name in (
+            "Divide",
+            "Modulo",
+            "Power",
+            "Add",
+            "Subtract",
+            "Multiply",
+            "BitAnd",
+            "BitOr",
+            "BitXor",
+            "LeftShift",
+            "MatrixMultiply",
+        ):
+            if not left.traces and not right.traces:
+                return EMPTY
+            return self.extend(
+                frame, Val(left.traces | right.traces), Op(OpKind.OPAQUE, name.lower())
+            )
+        return Val(left.traces | right.traces)
+
+    def extend(self, frame: Frame, val: Val, op: Op, note: str = "") -> Val:
+        if not val.traces:
+            return Val((), val.refs)
+        step = self.step(frame, None, "flow", op, note)
+        return Val((t.then(step) for t in val.traces), val.refs)
+
+    def source(
+        self,
+        frame: Frame,
+        val: Val,
+        op: Op,
+        dividend: cst.BaseExpression | None,
+        *,
+        note: str,
+        effect: Effect,
+    ) -> Val:
+        """A floor division or shift: existing traces go through it, and new zero-able rows
+        start here (the dividend's constant offsets are recorded so ceil-division idioms
+        such as ``(x + c - 1) // c`` are judged on what they compute)."""
+        constant = int_value(dividend)
+        # 256 // 4 is a constant; 1 // 4 is a constant 0, a zero fill.
+        if constant is not None and not val.traces and isinstance(op.arg, int) and op.arg > 0:
+            value = constant // op.arg if op.kind == OpKind.FLOORDIV else constant >> op.arg
+            return self.zero_source(frame, note, effect) if value == 0 else EMPTY
+        step = self.step(frame, None, "source", op, note, effect)
+        prefix = affine_prefix(dividend) if dividend is not None else []
+        if prefix is None:
+            prefix = [Op(OpKind.OPAQUE, "dividend")]
+        fresh_steps = tuple(self.step(frame, None, "flow", p) for p in prefix) + (step,)
+        traces = [t.then(step) for t in val.traces]
+        traces.append(Trace(None, fresh_steps))
+        return Val(traces)
+
+    def eval_Call(self, frame: Frame, node: cst.Call) -> Val:
+        return self.call(frame, node)

@@ -1,0 +1,214 @@
+"""Functions, call sites, summaries and the frame state of one activation, with its join.
+
+State keys are dotted names (``x``, ``self.buf``, ``buf[:n]`` for a slice cell); the
+object a parameter was bound to is a ``ParamObject`` in the aliases of a frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from zerolint.dataflow.values import (
+    EMPTY,
+    RawStep,
+    Val,
+    join_all,
+)
+from zerolint.model import Op
+from zerolint.project import ClassInfo, ModuleInfo
+from zerolint.rules import SinkSpec
+
+# How deep name lookups, resolution and nested summaries go before giving up.
+MAX_DEPTH = 8
+
+
+# --------------------------------------------------------------------------- functions
+
+
+@dataclass(frozen=True, slots=True)
+class ParamObject:
+    """The object parameter ``name`` was bound to, as the buffer a local name is a view of:
+    writes through the name reach the caller's object until the name is rebound."""
+
+    name: str
+
+
+Alias = str | ParamObject
+"""What a local name may be a view of: a state key (``self.buf``) or a parameter's object."""
+
+
+@dataclass(frozen=True, eq=False)
+class FuncKey:
+    mod: ModuleInfo
+    node: cst.FunctionDef | None  # None: the module's top-level code
+    cls: ClassInfo | None = None
+
+    @property
+    def name(self) -> str:
+        if self.node is None:
+            return "<module>"
+        prefix = f"{self.cls.qualname}." if self.cls is not None else ""
+        return prefix + self.node.name.value
+
+    def params(self) -> list[cst.Param]:
+        if self.node is None:
+            return []
+        p = self.node.params
+        return [
+            *p.posonly_params,
+            *p.params,
+            *([p.star_arg] if isinstance(p.star_arg, cst.Param) else []),
+            *p.kwonly_params,
+            *([p.star_kwarg] if p.star_kwarg else []),
+        ]
+
+    @property
+    def is_classmethod(self) -> bool:
+        return self.node is not None and any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
+            for d in self.node.decorators
+        )
+
+    @property
+    def is_method(self) -> bool:
+        if self.cls is None or self.node is None:
+            return False
+        for d in self.node.decorators:
+            if isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod":
+                return False
+        return True
+
+
+@dataclass(eq=False)
+class CallSite:
+    callee: FuncKey | None  # None until a lazily named callee is parsed
+    args: dict[str, Val]
+    step: RawStep  # the call in the caller
+    lazy: str | None = None
+    raw: list[tuple[cst.Arg, Val]] | None = None
+    bound: bool = True
+    frame: Frame | None = None
+    # The caller's operand for each parameter (a literal or a dotted name): a divisor the
+    # callee names by its parameter is the caller's literal on this path.
+    operands: dict[str, int | str] = field(default_factory=dict)
+
+    def rebind(self, steps: tuple[RawStep, ...]) -> tuple[RawStep, ...]:
+        """The callee's steps with its parameter symbols replaced by this call's operands."""
+        if not self.operands:
+            return steps
+        out = []
+        for step in steps:
+            arg = step.op.arg
+            if isinstance(arg, str) and arg in self.operands:
+                step = RawStep(
+                    step.mod,
+                    step.stmt,
+                    step.node,
+                    step.role,
+                    Op(step.op.kind, self.operands[arg]),
+                    step.note,
+                    step.effect,
+                )
+            out.append(step)
+        return tuple(out)
+
+    def landing(self) -> RawStep:
+        """The call's line as a plain step: where lengths made in the callee come out."""
+        return RawStep(self.step.mod, self.step.stmt, self.step.node, "flow")
+
+
+@dataclass(eq=False)
+class SinkHit:
+    """A value reaching a sink argument: where, through which call, with what traces."""
+
+    spec: SinkSpec
+    mod: ModuleInfo
+    stmt: cst.CSTNode
+    call: cst.Call
+    arg_node: cst.BaseExpression | None
+    val: Val
+    func: FuncKey
+
+
+@dataclass(eq=False)
+class Summary:
+    key: FuncKey
+    returns: Val = EMPTY
+    return_elements: tuple[Val, ...] | None = None
+    hits: list[SinkHit] = field(default_factory=list)
+    field_writes: dict[str, Val] = field(default_factory=dict)
+    # What constructions here put in a field: (class short name, field) -> value, for reads
+    # of that field anywhere.
+    constructor_fields: dict[tuple[str, str], Val] = field(default_factory=dict)
+    global_writes: dict[str, Val] = field(default_factory=dict)
+    param_effects: dict[str, Val] = field(default_factory=dict)
+    # Parameters that reach a sink: name -> the hits carrying their placeholder traces.
+    forwards: dict[str, list[SinkHit]] = field(default_factory=dict)
+    # Parameters called as functions: name -> (statement, call, evaluated arguments), so a
+    # caller that passes a sink as that parameter can replay the call as a sink call.
+    param_calls: dict[str, list[tuple[cst.CSTNode, cst.Call, list[tuple[cst.Arg, Val]]]]] = field(
+        default_factory=dict
+    )
+
+
+class Frame:
+    """The abstract state of one function activation."""
+
+    def __init__(self, key: FuncKey, summary: Summary, parent: Frame | None = None) -> None:
+        self.key = key
+        self.mod = key.mod
+        self.summary = summary
+        self.parent = parent
+        self.state: dict[str, Val] = {}
+        self.aliases: dict[str, frozenset[Alias]] = {}  # name -> buffers it is a view of
+        self.globals_declared: set[str] = set()
+        self.local_funcs: dict[str, cst.FunctionDef] = {}
+        self.dead = False
+        self.returns: list[Val] = []
+        # The states in which the function returns (for the fields it leaves behind), the
+        # break/continue states of the loops being run, and the fields it writes.
+        self.exits: list[dict[str, Val]] = []
+        self.loops: list[tuple[list[Frame], list[Frame]]] = []
+        self.fields: set[str] = set()
+        # Constructor calls evaluated here: call node id -> (field, value) pairs.
+        self.constructed: dict[int, list[tuple[str, Val]]] = {}
+        self.stmt: cst.CSTNode = key.node if key.node is not None else key.mod.module
+
+    def fork(self) -> Frame:
+        f = Frame.__new__(Frame)
+        f.key, f.mod, f.summary, f.parent = self.key, self.mod, self.summary, self.parent
+        f.state = dict(self.state)
+        f.aliases = dict(self.aliases)
+        f.globals_declared = self.globals_declared
+        f.local_funcs = self.local_funcs
+        f.dead = self.dead
+        f.returns = self.returns
+        f.exits = self.exits
+        f.loops = self.loops
+        f.constructed = self.constructed
+        f.fields = self.fields
+        f.stmt = self.stmt
+        return f
+
+    def absorb(self, *branches: Frame) -> None:
+        """Join the branches' states into this frame (dead branches contribute nothing)."""
+        live = [b for b in branches if not b.dead]
+        if not live:
+            self.dead = True
+            return
+        self.dead = False
+        keys: set[str] = set()
+        for b in live:
+            keys.update(b.state)
+        merged: dict[str, Val] = {}
+        for k in keys:
+            vals = [b.state[k] for b in live if k in b.state]
+            merged[k] = join_all(vals)
+        self.state = merged
+        aliases: dict[str, frozenset[Alias]] = {}
+        for b in live:
+            for k, v in b.aliases.items():
+                aliases[k] = aliases.get(k, frozenset()) | v
+        self.aliases = aliases

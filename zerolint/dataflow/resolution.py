@@ -1,0 +1,342 @@
+"""Resolution: placeholders (parameters, call results, fields, globals) replaced by what
+they hold, when a trace reaches a sink; without parsing first, then with."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from zerolint.dataflow.frames import (
+    MAX_DEPTH,
+    CallSite,
+    Frame,
+    FuncKey,
+    Summary,
+)
+from zerolint.dataflow.values import (
+    EMPTY,
+    MAX_TRACES,
+    AttrOrigin,
+    CallOrigin,
+    ClassRef,
+    EffectOrigin,
+    FieldOrigin,
+    GlobalOrigin,
+    InstRef,
+    LazyRef,
+    Origin,
+    ParamOrigin,
+    PendingRef,
+    RawStep,
+    Ref,
+    Trace,
+    Val,
+    is_object_read,
+)
+from zerolint.model import Op, OpKind
+from zerolint.project import ClassInfo, ModuleInfo
+
+R = TypeVar("R")
+
+
+class Resolution:
+    """Part of ``Analyzer`` (see analyzer.py); methods call each other through ``self``."""
+
+    def resolve_in_rounds(
+        self, vals: Sequence[Val], decide: Callable[[list[Trace], bool], R | None]
+    ) -> R | None:
+        """Resolve ``vals`` in two rounds: first through the modules already parsed; only
+        when ``decide(traces, last_round)`` returns None, again through every module the
+        paths lead into (parsing costs more than everything else). The first answer wins."""
+        try:
+            for allow_parse in (False, True):
+                self.allow_parse = allow_parse
+                if allow_parse:
+                    self.forget_resolutions()
+                traces = [t for v in vals for t in self.resolve(v)]
+                found = decide(traces, allow_parse)
+                if found is not None:
+                    return found
+            return None
+        finally:
+            self.allow_parse = False
+
+    # ------------------------------------------------------------------ resolution
+
+    def origin_values(self, origin: Origin) -> list[Val]:
+        """What a field (or a field of a field) may hold, from every write to it."""
+        if isinstance(origin, FieldOrigin):
+            return self.field_values(origin.cls, origin.attr)
+        if isinstance(origin, AttrOrigin):
+            out: list[Val] = []
+            for val in self.origin_values(origin.base):
+                for ref in val.refs:
+                    for r in self.materialize(ref):
+                        if isinstance(r, InstRef):
+                            out += self.field_values(r.cls, origin.attr)
+            return out
+        return []
+
+    def refs_through_fields(self, frame: Frame, receiver: Val, method: str) -> list[Ref]:
+        """``self.ops.method(...)``: the objects stored in the field, and their method."""
+        refs: list[Ref] = []
+        for t in receiver.traces:
+            if not is_object_read(t):
+                continue
+            for val in self.origin_values(t.origin):
+                held = [x for r in val.refs for x in self.materialize(r)]
+                refs += self.attribute(frame, Val((), held), method).refs
+        return refs
+
+    def resolve_refs(self, ref: PendingRef, depth: int = 0) -> list[Ref]:
+        if depth > MAX_DEPTH or id(ref.origin) in self._resolving:
+            return []
+        self._resolving.add(id(ref.origin))
+        try:
+            origin = ref.origin
+            vals: list[Val] = []
+            if isinstance(origin, CallOrigin):
+                if self.bind_site(origin.site):
+                    vals.append(self.summary(origin.site.callee).returns)  # type: ignore[arg-type]
+            elif isinstance(origin, FieldOrigin):
+                vals += self.field_values(origin.cls, origin.attr)
+            elif isinstance(origin, GlobalOrigin):
+                vals += self.global_values(origin.mod, origin.name)
+            out: list[Ref] = []
+            for v in vals:
+                for r in v.refs:
+                    if isinstance(r, PendingRef):
+                        out += self.resolve_refs(r, depth + 1)
+                    else:
+                        out += self.materialize(r, depth + 1)
+            return out
+        finally:
+            self._resolving.discard(id(ref.origin))
+
+    def class_info(self, cls: ClassInfo | str) -> ClassInfo | None:
+        if isinstance(cls, ClassInfo):
+            return cls
+        for ref in self.materialize(LazyRef(cls)):
+            if isinstance(ref, ClassRef):
+                return ref.cls
+        return None
+
+    def may_write_field(self, qual: str, attr: str) -> bool:
+        """Whether the unparsed class ``qual`` can have ``attr`` written: its module writes
+        ``self.attr``, or a parsed module calls its constructor. Decided on text, so that a
+        dataclass read through an annotation costs no parse when nobody builds it here."""
+        modname = self.project_module_of(qual)
+        if modname is None:
+            return False
+        if self.project.is_parsed(modname):
+            return True
+        path = self.project.by_name.get(modname)
+        text = self.project.text(path) if path is not None else None
+        if text is None:
+            return False
+        if f"self.{attr}" in text or "cls(" in text:
+            return True
+        short = f"{qual.rsplit('.', 1)[-1]}("
+        return any(short in (self.project.text(p) or "") for p in self.project.files)
+
+    def field_values(self, cls_or_name: ClassInfo | str, attr: str) -> list[Val]:
+        """Everything written to ``attr`` on instances of ``cls`` (its bases and subclasses)."""
+        if isinstance(cls_or_name, str) and not self.may_write_field(cls_or_name, attr):
+            return []
+        cls = self.class_info(cls_or_name)
+        if cls is None:
+            return []
+        key = (id(cls), attr)
+        cached = self._field_cache.get(key)
+        if cached is not None:
+            return cached
+        self._field_cache[key] = []  # recursion: a field defined through itself is empty
+        vals = self._field_values(cls, attr)
+        self._field_cache[key] = vals
+        return vals
+
+    def _field_values(self, cls: ClassInfo, attr: str) -> list[Val]:
+        vals: list[Val] = []
+        family = self.mro(cls) + self.subclasses(cls)
+        for c in family:
+            for m in c.methods.values():
+                s = self.summary(self.func_key(c.module, m, c))
+                if attr in s.field_writes:
+                    vals.append(self.drop_params(s.field_writes[attr]))
+        if self.whole_program:
+            vals += self.constructor_writes(family, attr)
+        return vals
+
+    def constructor_writes(self, family: list[ClassInfo], attr: str) -> list[Val]:
+        """Keyword or positional constructor arguments for dataclass-like fields."""
+        out: list[Val] = []
+        for c in family:
+            # Its own module too: a classmethod factory builds it as `cls(...)`.
+            for mod in dict.fromkeys([c.module, *self.modules_mentioning(f"{c.name}(")]):
+                for key in self.module_functions(mod):
+                    v = self.summary(key).constructor_fields.get((c.name, attr))
+                    if v is not None and (v.traces or v.refs):
+                        out.append(self.drop_params(v))
+        return out
+
+    def modules_mentioning(self, text: str) -> list[ModuleInfo]:
+        """Modules whose source contains ``text``: parsed now if parsing is allowed."""
+        key = (text, self.allow_parse)
+        cached = self._mention_cache.get(key)
+        if cached is None:
+            cached = self._mention_cache[key] = self._modules_mentioning(text)
+        return cached
+
+    def _modules_mentioning(self, text: str) -> list[ModuleInfo]:
+        out = []
+        for path in self.project.files:
+            source = self.project.text(path)
+            if source is None or text not in source:
+                continue
+            name = self.project.name_of.get(path, "")
+            if not self.may_parse(name):
+                continue
+            mod = self.project.module_at(path)
+            if mod is not None:
+                out.append(mod)
+        return out
+
+    def global_values(self, mod: ModuleInfo, name: str) -> list[Val]:
+        vals = [self.summary(self.func_key(mod, None)).global_writes.get(name, EMPTY)]
+        for fn in mod.functions.values():
+            s = self.summary(self.func_key(mod, fn))
+            if name in s.global_writes:
+                vals.append(self.drop_params(s.global_writes[name]))
+        top = self.summaries.get(self.func_key(mod, None))
+        if top is None or name not in top.global_writes:
+            frame = Frame(self.func_key(mod, None), Summary(self.func_key(mod, None)))
+            for value in mod.assigned.get(name, []):
+                vals.append(self.eval(frame, value))
+        return vals
+
+    def param_at(self, key: FuncKey, position: int) -> str | None:
+        names = [p.name.value for p in key.params()]
+        if key.is_method:
+            names = names[1:]
+        return names[position] if position < len(names) else None
+
+    def opaque_call(self, site: CallSite, origin: Origin) -> list[Trace]:
+        """A callee that turned out not to be analysable: what went in may come back."""
+        if isinstance(origin, EffectOrigin):
+            return []
+        step = RawStep(
+            site.step.mod,
+            site.step.stmt,
+            site.step.node,
+            "flow",
+            Op(OpKind.OPAQUE, site.lazy or "call"),
+        )
+        out = []
+        for _, v in site.raw or []:
+            for t in self.resolve(v):
+                out.append(Trace(t.origin, t.steps + (step,)))
+        return out
+
+    def drop_params(self, val: Val) -> Val:
+        return Val((t for t in val.traces if not isinstance(t.origin, ParamOrigin)), val.refs)
+
+    def substitute(
+        self,
+        val: Val,
+        callee: FuncKey,
+        site: CallSite,
+        depth: int,
+        *,
+        keep_unresolved: bool = False,
+        params_only: bool = False,
+    ) -> Val:
+        """Replace the callee's parameter placeholders by the caller's argument values."""
+        out: list[Trace] = []
+        for t in val.traces:
+            if isinstance(t.origin, ParamOrigin) and t.origin.func is callee:
+                actual = site.args.get(t.origin.name, EMPTY)
+                for at in actual.traces:
+                    out.append(Trace(at.origin, at.steps + (site.step,) + site.rebind(t.steps)))
+            elif params_only:
+                continue
+            elif t.origin is None:
+                out.append(Trace(None, site.rebind(t.steps) + (site.landing(),)))
+            elif keep_unresolved:
+                out.append(t)
+        return Val(out, val.refs)
+
+    def resolve(self, val: Val, depth: int = 0) -> list[Trace]:
+        """Concrete and parameter traces of ``val``: placeholders of calls, fields and
+        globals replaced by what the code they stand for produces."""
+        out: list[Trace] = []
+        for t in val.traces:
+            out += self.resolve_trace(t, depth)
+        unique = list(dict.fromkeys(out))
+        if len(unique) > MAX_TRACES * 4:
+            unique = sorted(unique, key=Trace.keep_order)[: MAX_TRACES * 4]
+        return unique
+
+    def resolve_trace(self, t: Trace, depth: int) -> list[Trace]:
+        origin = t.origin
+        if origin is None or isinstance(origin, ParamOrigin):
+            return [t]
+        heads = self._origin_cache.get(id(origin))
+        if heads is None:
+            if depth > MAX_DEPTH or id(origin) in self._resolving:
+                return []
+            self._resolving.add(id(origin))
+            try:
+                heads = self.resolve_origin(origin, depth)
+            finally:
+                self._resolving.discard(id(origin))
+            self._origin_cache[id(origin)] = heads
+        return [Trace(h.origin, h.steps + t.steps) for h in heads]
+
+    def resolve_origin(self, origin: Origin, depth: int) -> list[Trace]:
+        if isinstance(origin, (CallOrigin, EffectOrigin)):
+            site = origin.site
+            if not self.bind_site(site):
+                return self.opaque_call(site, origin)
+            assert site.callee is not None
+            summary = self.summary(site.callee)
+            if isinstance(origin, CallOrigin):
+                produced = summary.returns
+                if (
+                    origin.index is not None
+                    and summary.return_elements is not None
+                    and origin.index < len(summary.return_elements)
+                ):
+                    produced = summary.return_elements[origin.index]
+            else:
+                param = origin.param
+                if isinstance(param, int):
+                    param = self.param_at(site.callee, param)
+                produced = summary.param_effects.get(param, EMPTY) if param else EMPTY
+            out: list[Trace] = []
+            for inner in self.resolve(produced, depth + 1):
+                steps = site.rebind(inner.steps)
+                if isinstance(inner.origin, ParamOrigin) and inner.origin.func is site.callee:
+                    actual = site.args.get(inner.origin.name, EMPTY)
+                    for at in self.resolve(actual, depth + 1):
+                        out.append(Trace(at.origin, at.steps + (site.step,) + steps))
+                elif inner.origin is None:
+                    # Made inside the callee: the path starts there and comes out here.
+                    tail = (site.landing(),) if isinstance(origin, EffectOrigin) else ()
+                    out.append(Trace(None, steps + tail))
+            return out
+        if isinstance(origin, FieldOrigin):
+            out = []
+            for v in self.field_values(origin.cls, origin.attr):
+                out += [t for t in self.resolve(v, depth + 1) if t.origin is None]
+            return out
+        if isinstance(origin, GlobalOrigin):
+            out = []
+            for v in self.global_values(origin.mod, origin.name):
+                out += [t for t in self.resolve(v, depth + 1) if t.origin is None]
+            return out
+        if isinstance(origin, AttrOrigin):
+            out = []
+            for v in self.origin_values(origin):
+                out += [t for t in self.resolve(v, depth + 1) if t.origin is None]
+            return out
+        return []

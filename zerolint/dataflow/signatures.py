@@ -1,0 +1,244 @@
+"""The torch / numpy / builtin knowledge as one table of signatures, each mapped to an effect.
+
+Every function and tensor method the analysis knows is a row: its name, its parameters
+(bound the way Python binds a call, ``bind``) and what it does to the lengths, one of a
+small closed set (``LibEffect``). ``TorchModel`` has one handler per effect; a call whose
+name is in no row stays opaque (its lengths come back marked outside the model).
+
+A rule's ``[sources]`` and ``[sanitizers]`` name rows of this vocabulary, and may add rows:
+a function a rule declares (``zero_alloc = ["mylib.zeros"]``) gets the effect of its key.
+Which rule a source or sanitizer step counts for is decided at the sink, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+import libcst as cst
+
+from zerolint.dataflow.library import (
+    ARITH_METHODS,
+    CONCAT_FUNCTIONS,
+    CONSTANT_FUNCTIONS,
+    REDUCTIONS,
+    VIEW_FUNCTIONS,
+    VIEW_METHODS,
+)
+from zerolint.dataflow.values import Val
+
+
+class LibEffect(Enum):
+    """What a library call does to the lengths it is given (the handler's name)."""
+
+    VIEW = "view"  # the same values: views, copies, casts, moves
+    CONCAT = "concat"  # the values of every argument
+    CONSTANT = "constant"  # new values that come from no argument (ones, arange, empty)
+    CLAMP = "clamp"  # bounded below and/or above
+    FLOOR_DIVISION = "floor_division"  # x // c, x >> c (a source of zero-able lengths)
+    TRUNCATION = "truncation"  # int(a / b), math.floor(a / b): a floor division
+    CEIL_DIVISION = "ceil_division"  # cdiv(x, c): >= 1 for x >= 1
+    ARITHMETIC = "arithmetic"  # + - * and negation with a constant
+    ZERO_FILL = "zero_fill"  # every row 0 (a source)
+    FILL = "fill"  # every row the fill value (0: a zero fill)
+    COPY = "copy"  # x.copy_(src): the values of src, written into x
+    MASK = "mask"  # rows a mask picks set to a value (where, masked_fill)
+    AT_LEAST_ONE = "at_least_one"  # >= 1 whatever it is given (a rule's own sanitizer)
+    REDUCE = "reduce"  # a scalar, a size, a scan: the lengths' path ends here
+    ATTRIBUTE = "attribute"  # getattr(x, "name")
+    IMPORT = "import"  # importlib.import_module("m")
+    PARTIAL = "partial"  # functools.partial(f, ...)
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """One row: the parameters a call binds (in order) and its effect."""
+
+    effect: LibEffect
+    params: tuple[str, ...] = ("input", "other")
+    keywords: tuple[str, ...] = ("out",)
+    """Keyword-only parameters (``rounding_mode``, ``out``)."""
+
+    def bind(self, args: Sequence[tuple[cst.Arg, Val]]) -> Bound:
+        return bind(args, self.params, self.keywords)
+
+
+Bound = dict[str, tuple[cst.Arg, Val]]
+
+
+def bind(
+    args: Sequence[tuple[cst.Arg, Val]], params: Sequence[str], keywords: Sequence[str] = ()
+) -> Bound:
+    """The arguments by parameter name, as Python binds them (in the manner of
+    ``inspect.Signature.bind``): positional ones in order, then keywords by name;
+    ``keywords`` bind only by keyword; ``*``/``**`` and unknown keywords bind nothing."""
+    bound: Bound = {}
+    positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
+    for name, arg in zip(params, positional):
+        bound[name] = arg
+    for a, v in args:
+        if a.keyword is not None and (a.keyword.value in params or a.keyword.value in keywords):
+            bound[a.keyword.value] = (a, v)
+    return bound
+
+
+# The rule-table keys (rules.SOURCE_KEYS, rules.SANITIZER_KEYS) and the effect of a name
+# a rule lists under them.
+RULE_KEY_EFFECTS: Mapping[str, LibEffect] = {
+    "floor_division": LibEffect.FLOOR_DIVISION,
+    "floor_division_methods": LibEffect.FLOOR_DIVISION,
+    "zero_alloc": LibEffect.ZERO_FILL,
+    "zero_alloc_methods": LibEffect.ZERO_FILL,
+    "full": LibEffect.FILL,
+    "full_methods": LibEffect.FILL,
+    "clamp": LibEffect.CLAMP,
+    "clamp_methods": LibEffect.CLAMP,
+    "ceil_division": LibEffect.CEIL_DIVISION,
+    "at_least_one": LibEffect.AT_LEAST_ONE,
+}
+_METHOD_KEYS = frozenset(k for k in RULE_KEY_EFFECTS if k.endswith("_methods"))
+_OPERATORS = frozenset({"//", ">>", "[]=", "[n:]=", "int", "math.floor", "math.trunc"})
+
+_CLAMP = Signature(LibEffect.CLAMP, ("input", "min", "max"))
+_BY_OPERAND = Signature(LibEffect.CLAMP, ("input", "other"))
+_DIVISION = Signature(LibEffect.FLOOR_DIVISION, ("input", "other"), ("rounding_mode", "out"))
+_FULL = Signature(LibEffect.FILL, ("size", "fill_value"))
+
+
+def _rows(effect: LibEffect, names: Iterable[str], params: tuple[str, ...] | None = None) -> dict:
+    sig = Signature(effect) if params is None else Signature(effect, params)
+    return dict.fromkeys(names, sig)
+
+
+def _functions() -> dict[str, Signature]:
+    """The functions the analysis knows, lowest precedence first (a later row wins)."""
+    table: dict[str, Signature] = {}
+    table |= _rows(LibEffect.REDUCE, REDUCTION_FUNCTIONS)
+    table |= _rows(LibEffect.PARTIAL, ("functools.partial",))
+    table |= _rows(LibEffect.IMPORT, ("importlib.import_module", "__import__"), ("name",))
+    table |= _rows(LibEffect.ATTRIBUTE, ("getattr",), ("object", "name"))
+    table |= _rows(LibEffect.MASK, ("torch.where",), ("condition", "input", "other"))
+    table |= _rows(LibEffect.VIEW, VIEW_FUNCTIONS, ("input",))
+    table |= _rows(LibEffect.CONCAT, CONCAT_FUNCTIONS)
+    table |= _rows(LibEffect.CONSTANT, CONSTANT_FUNCTIONS)
+    table |= dict.fromkeys(
+        ("torch.full", "torch.full_like", "numpy.full", "numpy.full_like"), _FULL
+    )
+    table |= _rows(LibEffect.ZERO_FILL, ZERO_FUNCTIONS)
+    table |= dict.fromkeys(DIVISION_FUNCTIONS, _DIVISION)
+    table |= _rows(LibEffect.TRUNCATION, ("int", "math.floor", "math.trunc"), ("input",))
+    table |= _rows(LibEffect.CEIL_DIVISION, CEIL_FUNCTIONS)
+    table |= dict.fromkeys(CLAMP_FUNCTIONS, _CLAMP)
+    table |= dict.fromkeys(BOUND_BY_OPERAND, _BY_OPERAND)
+    return table
+
+
+def _methods() -> dict[str, Signature]:
+    """The tensor methods the analysis knows (the receiver is not a parameter)."""
+    table: dict[str, Signature] = {}
+    table |= _rows(LibEffect.REDUCE, REDUCTIONS)
+    table |= _rows(LibEffect.VIEW, VIEW_METHODS)
+    table |= _rows(LibEffect.MASK, ("index_fill", "index_fill_"), ("dim", "index", "value"))
+    table |= _rows(LibEffect.MASK, ("masked_fill", "masked_fill_"), ("mask", "value"))
+    table |= _rows(LibEffect.MASK, ("where",), ("condition", "other"))
+    table |= _rows(LibEffect.ARITHMETIC, ARITH_METHODS, ("other",))
+    table |= _rows(LibEffect.COPY, ("copy_",), ("src",))
+    table |= _rows(LibEffect.FILL, ("new_full",), ("size", "fill_value"))
+    table |= _rows(LibEffect.FILL, ("fill_",), ("value",))
+    table |= _rows(LibEffect.ZERO_FILL, ("zero_", "new_zeros"))
+    table |= dict.fromkeys(
+        DIVISION_METHODS, Signature(LibEffect.FLOOR_DIVISION, ("other",), ("rounding_mode", "out"))
+    )
+    table |= _rows(LibEffect.CLAMP, CLAMP_METHODS, ("min", "max"))
+    return table
+
+
+REDUCTION_FUNCTIONS = (
+    "torch.diff",
+    "torch.cumsum",
+    "torch.sum",
+    "len",
+    "isinstance",
+    "print",
+    "torch.numel",
+    "torch.max",
+    "torch.min",
+    "range",
+    "sum",
+    "any",
+    "all",
+)
+ZERO_FUNCTIONS = ("torch.zeros", "torch.zeros_like", "numpy.zeros", "numpy.zeros_like")
+DIVISION_FUNCTIONS = (
+    "torch.div",
+    "torch.floor_divide",
+    "torch.true_divide",
+    "torch.bitwise_right_shift",
+)
+CEIL_FUNCTIONS = ("cdiv", "triton.cdiv", "math.ceil")
+CLAMP_FUNCTIONS = ("torch.clamp", "torch.clip", "torch.clamp_min", "numpy.clip")
+# Clamps written as two operands, max(x, k): the one that carries lengths is the value, the
+# other the bound. min(x, k) is a clamp from above (no sanitizer).
+BOUND_BY_OPERAND = (
+    "torch.maximum",
+    "torch.max",
+    "max",
+    "numpy.maximum",
+    "min",
+    "torch.min",
+    "torch.minimum",
+)
+DIVISION_METHODS = ("floor_divide", "floor_divide_", "div", "div_", "divide", "divide_")
+CLAMP_METHODS = ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "maximum")
+
+
+@dataclass(frozen=True, slots=True)
+class Library:
+    """The table one analysis uses: the known rows plus the names its rules declare."""
+
+    functions: Mapping[str, Signature]
+    methods: Mapping[str, Signature]
+
+    def function(self, name: str) -> Signature | None:
+        sig = self.functions.get(name)
+        if name.rsplit(".", 1)[-1] == "cdiv" and (
+            sig is None or sig.effect not in (LibEffect.CLAMP, LibEffect.AT_LEAST_ONE)
+        ):
+            return self.functions["cdiv"]  # any cdiv helper: vllm.utils.cdiv, a local one
+        return sig
+
+
+def library_for(names: Mapping[str, Iterable[str]]) -> Library:
+    """The table with the rules' declared names (``names``: rule-table key -> names) added:
+    a declared name takes its key's effect, a function whose result is >= 1 above all."""
+    functions, methods = _functions(), _methods()
+    declared = sorted(names.items(), key=lambda kv: kv[0] == "at_least_one")
+    for key, listed in declared:
+        effect = RULE_KEY_EFFECTS.get(key)
+        if effect is None:
+            continue
+        table = methods if key in _METHOD_KEYS else functions
+        for name in listed:
+            if name in _OPERATORS:
+                continue  # built-in forms are not calls
+            known = table.get(name)
+            if (
+                known is not None
+                and known.effect is effect
+                and effect is not LibEffect.AT_LEAST_ONE
+            ):
+                continue
+            params = known.params if known is not None and known.effect is effect else None
+            table[name] = Signature(effect, params) if params else _default(effect)
+    return Library(functions, methods)
+
+
+def _default(effect: LibEffect) -> Signature:
+    if effect is LibEffect.CLAMP:
+        return _CLAMP
+    if effect is LibEffect.FLOOR_DIVISION:
+        return _DIVISION
+    if effect is LibEffect.FILL:
+        return _FULL
+    return Signature(effect)

@@ -1,0 +1,441 @@
+"""Statement interpretation: one ``exec_*`` per statement kind, and the writes they make.
+
+``x //= c`` is ``exec_AugAssign``: the division is a source (``Expressions.source``), the
+result written back in place (``write_whole``), so views and aliases of ``x`` change too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from zerolint.dataflow.frames import (
+    Frame,
+    ParamObject,
+)
+from zerolint.dataflow.library import (
+    DIVISIONS,
+    OPERATOR_NAMES,
+)
+from zerolint.dataflow.signatures import LibEffect
+from zerolint.dataflow.syntax import (
+    base_key,
+    dotted,
+    int_value,
+    is_zero,
+    mask_rows,
+    operand,
+    row_slice,
+    slice_bounds,
+    slice_cell,
+)
+from zerolint.dataflow.values import (
+    EMPTY,
+    Effect,
+    FuncRef,
+    RawStep,
+    Trace,
+    Val,
+)
+from zerolint.model import IDENTITY, Op, OpKind
+from zerolint.project import ClassInfo
+
+
+class Statements:
+    """Part of ``Analyzer`` (see analyzer.py); methods call each other through ``self``."""
+
+    # ------------------------------------------------------------------ statements
+
+    def exec_block(self, frame: Frame, body: Sequence[cst.CSTNode]) -> None:
+        for stmt in body:
+            if frame.dead:
+                return
+            self.exec_stmt(frame, stmt)
+
+    def exec_stmt(self, frame: Frame, stmt: cst.CSTNode) -> None:
+        """One statement, dispatched to ``exec_<NodeType>`` as expressions are to
+        ``eval_<NodeType>``; a statement kind without a method carries no lengths (a class
+        defined inside a function, ``pass``, imports inside functions...)."""
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if frame.dead:
+                    return
+                frame.stmt = small
+                self.exec_stmt(frame, small)
+            return
+        if isinstance(stmt, cst.BaseSmallStatement) and frame.stmt is not stmt:
+            # The body of a one-line suite (`if c: x = y // 4`) has never been interpreted;
+            # kept so while output must not change (a known false negative).
+            return
+        frame.stmt = stmt
+        method = getattr(self, f"exec_{type(stmt).__name__}", None)
+        if method is not None:
+            method(frame, stmt)
+
+    # ------------------------------------------------------------------ compound statements
+
+    def exec_If(self, frame: Frame, stmt: cst.If) -> None:
+        self.eval(frame, stmt.test)
+        then = frame.fork()
+        self.exec_suite(then, stmt.body)
+        other = frame.fork()
+        if isinstance(stmt.orelse, cst.If):
+            self.exec_stmt(other, stmt.orelse)
+        elif stmt.orelse is not None:
+            self.exec_suite(other, stmt.orelse.body)
+        frame.absorb(then, other)
+
+    def exec_For(self, frame: Frame, stmt: cst.For) -> None:
+        self.exec_loop(frame, stmt)
+
+    def exec_While(self, frame: Frame, stmt: cst.While) -> None:
+        self.exec_loop(frame, stmt)
+
+    def exec_Try(self, frame: Frame, stmt: cst.Try | cst.TryStar) -> None:
+        start = frame.fork()
+        body = frame.fork()
+        self.exec_suite(body, stmt.body)
+        if stmt.orelse is not None:
+            self.exec_suite(body, stmt.orelse.body)
+        branches = [body]
+        for handler in stmt.handlers:
+            h = start.fork()
+            h.absorb(start, body)
+            h.dead = False
+            if handler.name is not None and isinstance(handler.name.name, cst.Name):
+                h.state[handler.name.name.value] = EMPTY
+            self.exec_suite(h, handler.body)
+            branches.append(h)
+        frame.absorb(*branches)
+        if stmt.finalbody is not None:
+            was_dead = frame.dead
+            frame.dead = False
+            self.exec_suite(frame, stmt.finalbody.body)
+            frame.dead = frame.dead or was_dead
+
+    exec_TryStar = exec_Try
+
+    def exec_With(self, frame: Frame, stmt: cst.With) -> None:
+        for item in stmt.items:
+            val = self.eval(frame, item.item)
+            if item.asname is not None:
+                self.assign(frame, item.asname.name, val, item.item)
+        self.exec_suite(frame, stmt.body)
+
+    def exec_FunctionDef(self, frame: Frame, stmt: cst.FunctionDef) -> None:
+        frame.local_funcs[stmt.name.value] = stmt
+        frame.state[stmt.name.value] = Val((), [FuncRef(self.func_key(frame.mod, stmt))])
+
+    def exec_Match(self, frame: Frame, stmt: cst.Match) -> None:
+        self.eval(frame, stmt.subject)
+        branches = []
+        for case in stmt.cases:
+            b = frame.fork()
+            self.exec_suite(b, case.body)
+            branches.append(b)
+        frame.absorb(frame.fork(), *branches)
+
+    def exec_suite(self, frame: Frame, suite: cst.BaseSuite) -> None:
+        self.exec_block(frame, suite.body)
+
+    def exec_loop(self, frame: Frame, stmt: cst.For | cst.While) -> None:
+        before = frame.fork()
+        body = frame.fork()
+        breaks: list[Frame] = []
+        for _ in range(2):  # a second pass carries values around the back edge
+            continues: list[Frame] = []
+            frame.loops.append((breaks, continues))
+            if isinstance(stmt, cst.For):
+                it = self.eval(body, stmt.iter)
+                self.assign(
+                    body,
+                    stmt.target,
+                    it.only_traces().then(self.step(body, stmt, "flow")),
+                    stmt.iter,
+                )
+            else:
+                self.eval(body, stmt.test)
+            self.exec_suite(body, stmt.body)
+            frame.loops.pop()
+            merged = before.fork()
+            merged.absorb(before, body, *continues)
+            body = merged
+        frame.absorb(before, body, *breaks)
+        if stmt.orelse is not None:
+            self.exec_suite(frame, stmt.orelse.body)
+
+    # ------------------------------------------------------------------ simple statements
+
+    def exec_Assign(self, frame: Frame, stmt: cst.Assign) -> None:
+        val = self.eval(frame, stmt.value)
+        for target in stmt.targets:
+            self.assign(frame, target.target, val, stmt.value)
+
+    def exec_AnnAssign(self, frame: Frame, stmt: cst.AnnAssign) -> None:
+        if stmt.value is not None:
+            self.assign(frame, stmt.target, self.eval(frame, stmt.value), stmt.value)
+
+    def exec_Expr(self, frame: Frame, stmt: cst.Expr) -> None:
+        self.eval(frame, stmt.value)
+
+    def exec_Return(self, frame: Frame, stmt: cst.Return) -> None:
+        val = self.eval(frame, stmt.value) if stmt.value is not None else EMPTY
+        frame.returns.append(val.then(self.step(frame, stmt, "return")))
+        frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
+        frame.dead = True
+
+    def exec_Raise(self, frame: Frame, stmt: cst.Raise) -> None:
+        frame.dead = True
+
+    def exec_Break(self, frame: Frame, stmt: cst.Break | cst.Continue) -> None:
+        if frame.loops:
+            breaks, continues = frame.loops[-1]
+            (breaks if isinstance(stmt, cst.Break) else continues).append(frame.fork())
+            frame.dead = True
+
+    exec_Continue = exec_Break
+
+    def exec_Global(self, frame: Frame, stmt: cst.Global) -> None:
+        for n in stmt.names:
+            frame.globals_declared.add(n.name.value)
+
+    def exec_Del(self, frame: Frame, stmt: cst.Del) -> None:
+        target = stmt.target
+        if isinstance(target, cst.Name):
+            frame.state[target.value] = EMPTY
+
+    def exec_AugAssign(self, frame: Frame, stmt: cst.AugAssign) -> None:
+        current = self.eval(frame, stmt.target)
+        rhs = self.eval(frame, stmt.value)
+        op = stmt.operator
+        division = DIVISIONS.get(type(op))
+        if division is not None:
+            kind, note = division
+            op_ = Op(kind, self.operand(frame, stmt.value))
+            effect = ("floor_division", OPERATOR_NAMES[kind])
+            new = self.source(frame, current, op_, stmt.target, note=note, effect=effect)
+        else:
+            new = self.arith(frame, current, rhs, op, stmt.value, left_node=stmt.target)
+        # Tensors are updated in place: the buffers the target views change too.
+        self.write_whole(frame, stmt.target, new)
+
+    # ------------------------------------------------------------------ writes
+
+    def step(
+        self,
+        frame: Frame,
+        node: cst.CSTNode | None,
+        role: str,
+        op: Op = IDENTITY,
+        note: str = "",
+        effect: Effect | None = None,
+    ) -> RawStep:
+        return RawStep(frame.mod, frame.stmt, node, role, op, note, effect)
+
+    def assign(
+        self,
+        frame: Frame,
+        target: cst.BaseExpression,
+        val: Val,
+        value_node: cst.BaseExpression | None,
+    ) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for i, el in enumerate(target.elements):
+                sub = val.element(i) if not isinstance(el, cst.StarredElement) else val
+                self.assign(frame, el.value, sub, None)
+            return
+        if isinstance(target, cst.StarredElement):
+            self.assign(frame, target.value, val, value_node)
+            return
+        flowed = val.then(self.step(frame, None, "flow"))
+        flowed = Val(flowed.traces, flowed.refs, val.elements)
+        if isinstance(target, cst.Name):
+            if value_node is not None:
+                views = self.view_bases(frame, value_node)
+                if views:
+                    frame.aliases[target.value] = views - {target.value}
+                else:
+                    frame.aliases.pop(target.value, None)
+                if self.is_constructor_alloc(frame, value_node):
+                    flowed = Val((), flowed.refs)
+            self.write(frame, target, flowed, strong=True)
+            if value_node is not None:
+                self.bind_fields(frame, target.value, value_node)
+            return
+        if isinstance(target, cst.Subscript) and is_zero(value_node):
+            self.zero_fill(frame, target)
+            return
+        if isinstance(target, cst.Subscript) and self.mask_assign(frame, target, value_node):
+            return
+        if (
+            isinstance(target, cst.Attribute)
+            and value_node is not None
+            and self.is_constructor_alloc(frame, value_node)
+        ):
+            flowed = Val((), flowed.refs)
+        self.write(frame, target, flowed, strong=isinstance(target, (cst.Name, cst.Attribute)))
+
+    def mask_assign(
+        self, frame: Frame, target: cst.Subscript, value_node: cst.BaseExpression | None
+    ) -> bool:
+        """``x[x == 0] = k`` / ``x[x < 1] = k``: in place, the rows a mask picks become ``k``."""
+        value = int_value(value_node)
+        if value is None or len(target.slice) != 1:
+            return False
+        index = target.slice[0].slice
+        if not isinstance(index, cst.Index):
+            return False
+        rows = mask_rows(frame.mod, index.value, target.value)
+        if rows is None:
+            return False
+        result = self.replace_rows(frame, self.eval(frame, target.value), rows, value, "[]=")
+        self.write_whole(frame, target.value, result)
+        return True
+
+    def write_whole(self, frame: Frame, target: cst.BaseExpression, val: Val) -> None:
+        """An in-place operation replaced every row of ``target``: the old value is gone
+        when ``target`` names a variable or an attribute (a slice or a call is joined)."""
+        self.write(frame, target, val, strong=dotted(target) is not None, in_place=True)
+
+    def is_constructor_alloc(self, frame: Frame, value: cst.BaseExpression) -> bool:
+        """``self.buf = torch.zeros(...)`` in a constructor allocates a buffer, fills nothing."""
+        node = frame.key.node
+        if node is None or node.name.value not in (
+            "__init__",
+            "__post_init__",
+            "__new__",
+            "setup",
+            "_init_buffers",
+        ):
+            return False
+        if not isinstance(value, cst.Call):
+            return False
+        name = self.qualname(frame, value.func) or ""
+        sig = self.library.functions.get(name)
+        if sig is not None and sig.effect in (LibEffect.ZERO_FILL, LibEffect.FILL):
+            return True
+        short = name.rsplit(".", 1)[-1]
+        method = self.library.methods.get(short)  # x.new_zeros(...)
+        return method is not None and method.effect is LibEffect.ZERO_FILL and short[-1] != "_"
+
+    def write(
+        self,
+        frame: Frame,
+        target: cst.BaseExpression,
+        val: Val,
+        *,
+        strong: bool,
+        in_place: bool = False,
+    ) -> None:
+        """Store ``val`` into what ``target`` names; slices and in-place updates also change
+        the buffers the target is a view of, and the objects parameters were bound to."""
+        key = base_key(target)
+        if key is None:
+            return
+        exact = key == dotted(target)
+        rows = row_slice(target, key)
+        if rows == "all":
+            exact, strong = True, True  # buf[:] = x writes every row
+        cell = slice_cell(frame, target, key)
+        if strong and exact:
+            frame.state[key] = val
+        else:
+            current = self.read_key(frame, key)
+            if isinstance(rows, tuple):
+                current = self.overwrite_zero_rows(frame, current, rows[1])
+            frame.state[key] = current.join(val)
+        # What is in `buf[:n]` after writing exactly `buf[:n]`, for reads of the same slice;
+        # any other write to the buffer may overlap it, so it forgets the slices it knew.
+        for known in [k for k in frame.state if k.startswith(key + "[") and k != cell]:
+            del frame.state[known]
+        if cell is not None:
+            frame.state[cell] = val
+        self.record_write(frame, key, frame.state[key] if strong and exact else val)
+        if in_place or not exact:
+            for base in frame.aliases.get(key, frozenset()):
+                if isinstance(base, ParamObject):
+                    pname = base.name
+                    prev = frame.summary.param_effects.get(pname, EMPTY)
+                    frame.summary.param_effects[pname] = prev.join(val.only_traces())
+                    continue
+                frame.state[base] = self.read_key(frame, base).join(val)
+                self.record_write(frame, base, val)
+        if "." not in key and (key in frame.globals_declared or frame.key.node is None):
+            prev = frame.summary.global_writes.get(key, EMPTY)
+            frame.summary.global_writes[key] = prev.join(val)
+
+    def overwrite_zero_rows(self, frame: Frame, current: Val, upper: cst.BaseExpression) -> Val:
+        """``lens = torch.zeros(m); lens[:n] = real``: the zeros left are padding from n on."""
+        traces = []
+        for t in current.traces:
+            if t.origin is None and len(t.steps) == 1 and t.steps[0].op.kind == OpKind.FILL_ZERO:
+                step = self.step(
+                    frame, None, "flow", Op(OpKind.PAD_ZERO, operand(upper)), "padding rows stay 0"
+                )
+                traces.append(Trace(None, (step,)))
+            else:
+                traces.append(t)
+        return Val(traces, current.refs, current.elements)
+
+    def record_write(self, frame: Frame, key: str, val: Val) -> None:
+        if key.startswith("self.") and key.count(".") == 1 and frame.key.cls is not None:
+            frame.fields.add(key)
+
+    def bind_fields(self, frame: Frame, name: str, value: cst.BaseExpression) -> None:
+        """``m = Meta(seq_lens=x)``: remember ``m.seq_lens`` for reads in this function (the
+        constructor call, evaluated already, left its fields in ``frame.constructed``)."""
+        for field_name, arg_val in frame.constructed.get(id(value), ()):
+            frame.state[f"{name}.{field_name}"] = arg_val
+
+    def constructor_fields(
+        self, cls: ClassInfo, args: list[tuple[cst.Arg, Val]]
+    ) -> Iterator[tuple[str, Val]]:
+        """(field, value) for each evaluated constructor argument: by keyword, or by
+        position among the dataclass fields (or ``__init__``'s parameters)."""
+        positional = list(cls.fields)
+        init = cls.methods.get("__init__")
+        if init is not None:
+            params = self.func_key(cls.module, init, cls).params()[1:]
+            positional = [p.name.value for p in params]
+        i = 0
+        for arg, val in args:
+            if arg.star:
+                continue
+            if arg.keyword is not None:
+                yield arg.keyword.value, val
+            elif i < len(positional):
+                yield positional[i], val
+                i += 1
+
+    def zero_fill(
+        self, frame: Frame, target: cst.BaseExpression, effect: Effect = ("zero_fill", "[]=")
+    ) -> None:
+        """``buf[a:b] = 0`` (or ``.zero_()``/``.fill_(0)`` on a slice)."""
+        lower = None
+        whole = True
+        if isinstance(target, cst.Subscript):
+            bounds = slice_bounds(target)
+            if bounds is None:
+                whole = False  # buf[i] = 0: one row
+                lower = target.slice[0].slice if target.slice else None
+            else:
+                lower = bounds[0]
+                whole = lower is None or is_zero(lower)
+        if whole:
+            step = self.step(frame, None, "source", Op(OpKind.FILL_ZERO), "rows set to 0", effect)
+            self.write(frame, target, Val([Trace(None, (step,))]), strong=False)
+            return
+        start = operand(lower) if not isinstance(lower, cst.Index) else operand(lower.value)
+        # A source only of rules that count padding rows (ZL001 needs every row 0).
+        step = self.step(
+            frame,
+            None,
+            "flow",
+            Op(OpKind.PAD_ZERO, start),
+            "padding rows set to 0",
+            ("zero_fill", "[n:]="),
+        )
+        current = self.eval(frame, target)
+        padded = Val([*current.then(step).traces, Trace(None, (step,))], current.refs)
+        self.write(frame, target, padded, strong=False)

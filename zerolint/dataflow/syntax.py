@@ -1,0 +1,238 @@
+"""Reading LibCST nodes: dotted names, literals, slices, masks, affine dividends."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from zerolint.dataflow.library import VIEW_METHODS
+from zerolint.model import Op, OpKind
+from zerolint.project import ModuleInfo
+
+if TYPE_CHECKING:
+    from zerolint.dataflow.frames import Frame
+
+
+def dotted(node: cst.CSTNode | None) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def int_value(node: cst.CSTNode | None) -> int | None:
+    """The value of an integer literal (``4``, ``-1``, ``(1)``), else None."""
+    if isinstance(node, cst.Integer):
+        try:
+            return int(node.value.replace("_", ""), 0)
+        except ValueError:
+            return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = int_value(node.expression)
+        return -inner if inner is not None else None
+    if isinstance(node, cst.Float):
+        try:
+            f = float(node.value)
+        except ValueError:
+            return None
+        return int(f) if f.is_integer() else None
+    return None
+
+
+def string_value(node: cst.CSTNode | None) -> str | None:
+    """The text of a plain string literal (``"floor"``); None for anything else."""
+    if isinstance(node, cst.SimpleString):
+        prefix = node.prefix.lower()
+        if "b" in prefix or "f" in prefix:
+            return None
+        body = node.value[len(node.prefix) :]
+        quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+        inner = body[len(quote) : -len(quote)]
+        return inner if "\\" not in inner else None
+    return None
+
+
+CONSTANT_TENSORS = {"ones": 1, "ones_like": 1, "new_ones": 1}
+VALUE_TENSORS = ("tensor", "new_tensor", "as_tensor", "scalar_tensor")
+FULL_TENSORS = ("full", "full_like", "new_full")
+
+
+def tensor_constant(node: cst.CSTNode | None) -> int | None:
+    """The value of a constant tensor written as a bound: torch.ones_like(x) -> 1,
+    torch.tensor(4) -> 4, torch.full_like(x, 2) -> 2."""
+    if not isinstance(node, cst.Call):
+        return None
+    name = (
+        node.func.attr.value
+        if isinstance(node.func, cst.Attribute)
+        else node.func.value
+        if isinstance(node.func, cst.Name)
+        else ""
+    )
+    positional = [a.value for a in node.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    if name in CONSTANT_TENSORS:
+        return CONSTANT_TENSORS[name]
+    if name in VALUE_TENSORS and positional:
+        return int_value(positional[0])
+    if name in FULL_TENSORS:
+        fill = keywords.get("fill_value", positional[1] if len(positional) > 1 else None)
+        return int_value(fill)
+    return None
+
+
+def operand(node: cst.CSTNode | None) -> int | str:
+    """A divisor or bound as the SMT model takes it: a literal, or the expression's text."""
+    value = int_value(node)
+    if value is None:
+        value = tensor_constant(node)
+    if value is not None:
+        return value
+    text = dotted(node)
+    if text is not None:
+        return text
+    return "<expr>"
+
+
+def base_key(node: cst.CSTNode) -> str | None:
+    """The storage a target expression writes: ``self.buf[:n].view(-1)`` -> ``self.buf``."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and (node.func.attr.value in VIEW_METHODS)
+        ):
+            node = node.func.value
+        elif isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT"):
+            node = node.value
+        else:
+            break
+    return dotted(node)
+
+
+def slice_cell(frame: Frame, target: cst.CSTNode, key: str) -> str | None:
+    """The state key of a slice written or read as a whole: ``self.buf[:n]``."""
+    if not isinstance(target, cst.Subscript) or dotted(target.value) != key:
+        return None
+    if not any(isinstance(el.slice, cst.Slice) for el in target.slice):
+        return None
+    return frame.mod.code(target)
+
+
+def row_slice(target: cst.CSTNode, key: str) -> str | tuple | None:
+    """How a subscript write to ``key`` covers its rows: "all" for ``buf[:]``/``buf[...]``,
+    (lower, upper) for ``buf[:n]`` (rows from 0), None otherwise."""
+    if (
+        not isinstance(target, cst.Subscript)
+        or dotted(target.value) != key
+        or len(target.slice) != 1
+    ):
+        return None
+    part = target.slice[0].slice
+    if isinstance(part, cst.Index) and isinstance(part.value, cst.Ellipsis):
+        return "all"
+    if isinstance(part, cst.Slice) and part.step is None:
+        lower_zero = part.lower is None or is_zero(part.lower)
+        if lower_zero and part.upper is None:
+            return "all"
+        if lower_zero:
+            return (part.lower, part.upper)
+    return None
+
+
+def slice_bounds(
+    node: cst.Subscript,
+) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None] | None:
+    """(lower, upper) of a first-axis slice ``buf[a:b]``, or None when it is not a slice."""
+    if not node.slice:
+        return None
+    first = node.slice[0].slice
+    if isinstance(first, cst.Slice):
+        return first.lower, first.upper
+    return None
+
+
+def is_none(node: cst.CSTNode | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def is_zero(node: cst.CSTNode | None) -> bool:
+    return int_value(node) == 0
+
+
+# Which rows a mask over lengths ``x`` selects: ``x == 0`` the zero rows, ``x < 1`` the rows
+# below 1; and the complements a ``torch.where(keep, x, k)`` keeps.
+_MASK_PICKS = {("==", 0): "zero", ("<", 1): "below1", ("<=", 0): "below1"}
+_MASK_KEEPS = {("!=", 0): "zero", (">", 0): "below1", (">=", 1): "below1"}
+_MIRRORED = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+_COMPARISON_TEXT = {
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.LessThan: "<",
+    cst.GreaterThan: ">",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThanEqual: ">=",
+}
+
+
+def mask_rows(
+    mod: ModuleInfo, cond: cst.BaseExpression, subject: cst.BaseExpression, *, keeps: bool = False
+) -> str | None:
+    """``"zero"`` or ``"below1"`` when ``cond`` compares ``subject`` (same code) with a
+    constant so as to pick (``keeps``: to keep) exactly those rows, else None."""
+    if not isinstance(cond, cst.Comparison) or len(cond.comparisons) != 1:
+        return None
+    target = cond.comparisons[0]
+    operator = _COMPARISON_TEXT.get(type(target.operator))
+    if operator is None:
+        return None
+    subject_code = mod.code(subject)
+    left, right = cond.left, target.comparator
+    if int_value(right) is not None and mod.code(left) == subject_code:
+        key = (operator, int_value(right))
+    elif int_value(left) is not None and mod.code(right) == subject_code:
+        key = (_MIRRORED[operator], int_value(left))
+    else:
+        return None
+    return (_MASK_KEEPS if keeps else _MASK_PICKS).get(key)  # type: ignore[arg-type]
+
+
+def replacement_op(rows: str, value: int) -> Op:
+    """The row operation of setting the ``rows`` a mask picked to ``value``."""
+    if rows == "below1" and value == 1:
+        return Op(OpKind.CLAMP_MIN, 1)
+    return Op(OpKind.ZERO_TO if rows == "zero" else "below1_to", value)
+
+
+def affine_prefix(node: cst.BaseExpression) -> list[Op] | None:
+    """Constant offsets, signs and scales applied to a length inside a dividend.
+
+    ``x + 3`` -> [add 3]; ``x + c - 1`` -> [add c, add -1]; ``-x`` -> [neg]; a bare name or
+    any other expression -> []; None when the dividend mixes two unknown lengths.
+    """
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        sign = 1 if isinstance(node.operator, cst.Add) else -1
+        rv = int_value(node.right)
+        inner = affine_prefix(node.left)
+        if inner is None:
+            return None
+        if rv is not None:
+            return inner + [Op(OpKind.ADD, sign * rv)]
+        rtext = dotted(node.right)
+        if rtext is not None and sign == 1:
+            return inner + [Op(OpKind.ADD, rtext)]
+        return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = affine_prefix(node.expression)
+        return None if inner is None else inner + [Op(OpKind.NEG)]
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        rv = int_value(node.right)
+        if rv is not None:
+            inner = affine_prefix(node.left)
+            return None if inner is None else inner + [Op(OpKind.MUL, rv)]
+    return []

@@ -1,0 +1,595 @@
+"""Library semantics: torch / numpy calls and tensor methods as effects on lengths.
+
+A clamp becomes a sanitizer step here (``clamp``), a zero fill a source (``zero_source``),
+a mask over the lengths a row replacement (``replace_rows``).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from zerolint.dataflow.frames import (
+    Frame,
+)
+from zerolint.dataflow.library import (
+    ARITH_METHODS,
+)
+from zerolint.dataflow.signatures import Bound, Signature, bind
+from zerolint.dataflow.syntax import (
+    base_key,
+    dotted,
+    int_value,
+    is_none,
+    is_zero,
+    mask_rows,
+    replacement_op,
+    string_value,
+)
+from zerolint.dataflow.values import (
+    EMPTY,
+    Effect,
+    FuncRef,
+    PendingRef,
+    Ref,
+    SinkRef,
+    Trace,
+    Val,
+    join_all,
+)
+from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
+from zerolint.project import resolve_relative
+
+Args = list[tuple[cst.Arg, Val]]
+Target = cst.BaseExpression | None
+
+
+class TorchModel:
+    """Part of ``Analyzer`` (see analyzer.py); methods call each other through ``self``."""
+
+    # ------------------------------------------------------------------ library semantics
+
+    def kwarg(self, args: list[tuple[cst.Arg, Val]], name: str) -> tuple[cst.Arg, Val] | None:
+        for a, v in args:
+            if a.keyword is not None and a.keyword.value == name:
+                return a, v
+        return None
+
+    def positional(self, args: list[tuple[cst.Arg, Val]]) -> list[tuple[cst.Arg, Val]]:
+        """Positional arguments, with torch's operand keywords (``input=``, ``other=``)
+        put back in their places."""
+        out = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        for index, name in enumerate(("input", "other")):
+            found = self.kwarg(args, name)
+            if found is not None and len(out) >= index:
+                out.insert(index, found)
+        return out
+
+    def clamp(
+        self,
+        frame: Frame,
+        val: Val,
+        low: cst.BaseExpression | None,
+        high: cst.BaseExpression | None,
+        note: str,
+        effect: Effect,
+    ) -> Val:
+        out = val
+        low = None if is_none(low) else low
+        high = None if is_none(high) else high
+        if low is not None:
+            step_op = Op(OpKind.CLAMP_MIN, self.operand(frame, low))
+            out = self.extend_role(frame, out, step_op, "sanitizer", note, effect)
+        if high is not None:
+            out = self.extend(frame, out, Op(OpKind.CLAMP_MAX, self.operand(frame, high)))
+        return out
+
+    def extend_role(
+        self, frame: Frame, val: Val, op: Op, role: str, note: str, effect: Effect
+    ) -> Val:
+        if not val.traces:
+            return Val((), val.refs)
+        step = self.step(frame, None, role, op, note, effect)
+        return Val(t.then(step) for t in val.traces)
+
+    def external(
+        self, frame: Frame, node: cst.Call, name: str, args: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
+        """A call outside the checked tree: its row of the signature table (``signatures``)
+        decides the effect; a call in no row returns None (the unknown-call rule)."""
+        sig = self.library.function(name)
+        if sig is None:
+            return None
+        handler = getattr(self, f"call_{sig.effect.value}")
+        return handler(frame, node, name, sig, args)
+
+    def call_at_least_one(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        val = join_all(v for _, v in args)
+        return self.extend_role(
+            frame, val, Op(OpKind.CLAMP_MIN, 1), "sanitizer", name, ("at_least_one", name)
+        )
+
+    def call_clamp(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        clamped = self.external_clamp(frame, name, sig, args)
+        self.out_target(frame, node, args, clamped)
+        return clamped
+
+    def call_ceil_division(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        b = sig.bind(args)
+        value = b.get("input")
+        if (
+            name == "math.ceil"
+            and value is not None
+            and isinstance(value[0].value, cst.BinaryOperation)
+        ):
+            div = value[0].value
+            inner = self.eval(frame, div.left)
+            return self.extend(
+                frame, inner, Op(OpKind.CEILDIV, self.operand(frame, div.right)), "ceil division"
+            )
+        if value is not None and "other" in b:
+            divisor = self.operand(frame, b["other"][0].value)
+            return self.extend(frame, value[1], Op(OpKind.CEILDIV, divisor), "ceil division")
+        return EMPTY
+
+    def call_truncation(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``int(a / b)``, ``math.floor(a / b)``: a floor division; of anything else, the value."""
+        value = sig.bind(args).get("input")
+        if value is None:
+            return None
+        inner = value[0].value
+        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
+            return self.source(
+                frame,
+                self.eval(frame, inner.left),
+                Op(OpKind.FLOORDIV, self.operand(frame, inner.right)),
+                inner.left,
+                note="floor division",
+                effect=("floor_division", name),
+            )
+        return value[1]
+
+    def call_floor_division(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        return self.external_division(frame, node, name, sig, args)
+
+    def call_zero_fill(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        return self.zero_source(frame, "zero-filled tensor", ("zero_alloc", name))
+
+    def call_fill(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        chosen = sig.bind(args).get("fill_value")
+        if chosen is not None and is_zero(chosen[0].value):
+            return self.zero_source(frame, "tensor filled with 0", ("full", name))
+        # Every row is the fill value: its lengths are the rows'.
+        return chosen[1].only_traces() if chosen is not None else EMPTY
+
+    def call_constant(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        return EMPTY
+
+    def call_concat(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        return join_all(v for _, v in args).only_traces()
+
+    def call_view(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        value = sig.bind(args).get("input")
+        return value[1].only_traces() if value is not None else EMPTY
+
+    def call_mask(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``torch.where(cond, x, y)``."""
+        b = sig.bind(args)
+        if len(b) != 3 or len([a for a, _ in args if a.keyword is None and not a.star]) > 3:
+            return None
+        pos = [b["condition"], b["input"], b["other"]]
+        replaced = self.where_replacement(frame, node, pos)
+        if replaced is not None:
+            return replaced
+        val = pos[1][1].join(pos[2][1]).only_traces()
+        if is_zero(pos[2][0].value) or is_zero(pos[1][0].value):
+            return self.extend(frame, val, Op(OpKind.OPAQUE, "where"))
+        return val
+
+    def call_attribute(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        b = sig.bind(args)
+        if "object" not in b or "name" not in b:
+            return None
+        attr = string_value(b["name"][0].value)
+        return self.attribute(frame, b["object"][1], attr) if attr is not None else EMPTY
+
+    def call_import(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        value = sig.bind(args).get("name")
+        if value is None:
+            return None
+        target = string_value(value[0].value)
+        if target is None:
+            return EMPTY
+        if target.startswith("."):
+            level = len(target) - len(target.lstrip("."))
+            target = resolve_relative(frame.mod.package, level, target.lstrip(".") or None)
+        return Val((), self.lookup_qualified(frame.mod, target))
+
+    def call_partial(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        pos = self.positional(args)
+        if not pos:
+            return None
+        kws = [(a, v) for a, v in args if a.keyword]
+        return self.partial(frame, node, pos[0][1], pos[1:], kws)
+
+    def call_reduce(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        self.out_target(frame, node, args, EMPTY)
+        return EMPTY
+
+    def where_replacement(
+        self, frame: Frame, node: cst.Call, pos: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
+        """``torch.where(x == 0, k, x)`` / ``torch.where(x > 0, x, k)``: rows set to ``k``."""
+        (cond, _), (picked, picked_val), (other, other_val) = pos
+        if int_value(picked.value) is not None:
+            rows = mask_rows(frame.mod, cond.value, other.value)
+            value, val = int_value(picked.value), other_val
+        elif int_value(other.value) is not None:
+            rows = mask_rows(frame.mod, cond.value, picked.value, keeps=True)
+            value, val = int_value(other.value), picked_val
+        else:
+            return None
+        if rows is None or value is None:
+            return None
+        return self.replace_rows(frame, val, rows, value, "torch.where")
+
+    def replace_rows(self, frame: Frame, val: Val, rows: str, value: int, mask: str) -> Val:
+        """The lengths after the ``rows`` a mask picked are set to ``value`` (a sanitizer
+        when ``value >= 1``: no row can then be 0)."""
+        op = replacement_op(rows, value)
+        note = f"{'rows equal to 0' if rows == 'zero' else 'rows below 1'} set to {value}"
+        if value >= 1:
+            return self.extend_role(frame, val, op, "sanitizer", note, ("mask", mask))
+        return self.extend(frame, val.only_traces(), op, note)
+
+    def external_clamp(self, frame: Frame, name: str, sig: Signature, args: Args) -> Val:
+        """``torch.clamp(x, min=1)`` (bounds by parameter) or ``max(x, 1)`` (the operand
+        that carries no lengths is the bound)."""
+        upper = name in ("min", "torch.min", "torch.minimum")
+        keywords = {a.keyword.value for a, _ in args if a.keyword is not None}
+        if "min" in sig.params or keywords & {"min", "max"}:
+            b = bind(args, ("input", "min", "max"))
+            val = b["input"][1] if "input" in b else EMPTY
+            low = b["min"][0].value if "min" in b else None
+            high = b["max"][0].value if "max" in b else None
+            if name.endswith("clamp_min"):
+                high = None
+            return self.clamp(frame, val, low, high, name, ("clamp", name))
+        positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        if len(positional) > 2:
+            return join_all(v for _, v in positional).only_traces()
+        b = sig.bind(args)
+        if "input" not in b or "other" not in b:
+            return EMPTY
+        (a0, v0), (a1, v1) = b["input"], b["other"]
+        if isinstance(self.operand(frame, a1.value), int):
+            v1 = EMPTY  # a constant bound: torch.maximum(x, torch.ones_like(x))
+        elif isinstance(self.operand(frame, a0.value), int):
+            v0 = EMPTY
+        value, bound = (v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value)
+        if bound is not None and not (v0.traces and v1.traces):
+            if upper:
+                return self.clamp(frame, value, None, bound, name, ("clamp", name))
+            return self.clamp(frame, value, bound, None, name, ("clamp", name))
+        return self.extend(frame, v0.join(v1).only_traces(), Op(OpKind.OPAQUE, name))
+
+    def external_division(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val:
+        b = sig.bind(args)
+        if "input" not in b or "other" not in b:
+            return EMPTY
+        pos = [b["input"], b["other"]]
+        mode = b.get("rounding_mode")
+        mode_text = string_value(mode[0].value) if mode else None
+        is_floor = name.endswith(("floor_divide", "bitwise_right_shift")) or mode_text in (
+            "floor",
+            "trunc",
+        )
+        kind = OpKind.RSHIFT if name.endswith("right_shift") else OpKind.FLOORDIV
+        if not is_floor:
+            result = self.extend(frame, pos[0][1].only_traces(), Op(OpKind.OPAQUE, "true division"))
+        else:
+            result = self.source(
+                frame,
+                pos[0][1],
+                Op(kind, self.operand(frame, pos[1][0].value)),
+                pos[0][0].value,
+                note=f"{name}(rounding_mode={mode_text!r})" if mode_text else name,
+                effect=("floor_division", name),
+            )
+        self.out_target(frame, node, args, result)
+        return result
+
+    def out_target(
+        self, frame: Frame, node: cst.Call, args: list[tuple[cst.Arg, Val]], val: Val
+    ) -> None:
+        """``out=`` writes the result into a buffer (a view of an attribute taints it)."""
+        out = self.kwarg(args, "out")
+        if out is None:
+            return
+        target = out[0].value
+        if base_key(target) is not None:
+            # out=x overwrites all of x; out=buf[:n] or a view writes part of a buffer.
+            self.write_whole(
+                frame, target, val.then(self.step(frame, None, "flow", IDENTITY, "out="))
+            )
+
+    def zero_source(self, frame: Frame, note: str, effect: Effect) -> Val:
+        step = self.step(frame, None, "source", Op(OpKind.FILL_ZERO), note, effect)
+        return Val([Trace(None, (step,))])
+
+    def partial(
+        self,
+        frame: Frame,
+        node: cst.Call,
+        fn: Val,
+        pos: list[tuple[cst.Arg, Val]],
+        kws: list[tuple[cst.Arg, Val]],
+    ) -> Val:
+        """``functools.partial(f, ...)``: a callable with arguments bound. Lengths bound into
+        a sink are reported here, where a clamp would go."""
+        refs: list[Ref] = []
+        for r in fn.refs:
+            if isinstance(r, PendingRef):
+                candidates = self.resolve_refs(r)
+            else:
+                candidates = [r]
+            for c in candidates:
+                if isinstance(c, SinkRef):
+                    lens = None
+                    for a, v in kws:
+                        if a.keyword is not None and a.keyword.value == c.spec.keyword:
+                            lens = (a, v)
+                    if lens is None and c.spec.position is not None and c.spec.position < len(pos):
+                        lens = pos[c.spec.position]
+                    if lens is None:
+                        refs.append(c)
+                        continue
+                    note = f"sink ({c.spec.keyword or 'argument'}), bound by partial"
+                    self.record_sink(frame, node, c.spec, lens[0].value, lens[1], note)
+                    refs.append(SinkRef(c.spec, EMPTY))
+                elif isinstance(c, FuncRef):
+                    refs.append(
+                        FuncRef(
+                            c.key,
+                            c.self_val,
+                            c.bound + tuple(v for _, v in pos),
+                            c.bound_kw
+                            + tuple((a.keyword.value, v) for a, v in kws if a.keyword is not None),
+                        )
+                    )
+                else:
+                    refs.append(c)
+        return Val((), refs)
+
+    def tensor_method(
+        self, frame: Frame, node: cst.Call, method: str, recv: Val, args: list[tuple[cst.Arg, Val]]
+    ) -> Val | None:
+        """``recv.method(args)``: its row of the signature table decides the effect; a method
+        in no row (or a row that does not apply) gives the receiver's lengths, opaque."""
+        sig = self.library.methods.get(method)
+        target = node.func.value if isinstance(node.func, cst.Attribute) else None
+        if sig is not None:
+            handler = getattr(self, f"method_{sig.effect.value}")
+            out = handler(frame, node, method, sig.bind(args), recv, target)
+            if out is not None:
+                return out
+        if recv.traces:
+            return self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, f".{method}()"))
+        return None
+
+    def method_clamp(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        low_node = b["min"][0].value if "min" in b else None
+        high_node = b["max"][0].value if "max" in b else None
+        if method.startswith("clamp_min"):
+            high_node = None
+        result = self.clamp(
+            frame, recv, low_node, high_node, f".{method}()", ("clamp_methods", method)
+        )
+        if method.endswith("_") and target is not None:
+            self.write_whole(frame, target, result)
+        return result
+
+    def method_floor_division(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        mode = b.get("rounding_mode")
+        mode_text = string_value(mode[0].value) if mode else None
+        if method.startswith("floor_divide") or mode_text in ("floor", "trunc"):
+            if "other" not in b:
+                return recv.only_traces()
+            result = self.source(
+                frame,
+                recv,
+                Op(OpKind.FLOORDIV, self.operand(frame, b["other"][0].value)),
+                target,
+                note=f".{method}()",
+                effect=("floor_division_methods", method),
+            )
+        else:
+            result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, "true division"))
+        if method.endswith("_") and target is not None:
+            self.write_whole(frame, target, result)
+        if "out" in b:
+            self.out_target(frame, node, [b["out"]], result)
+        return result
+
+    def method_zero_fill(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        if not method.endswith("_"):  # new_zeros: a new all-zero tensor
+            return self.zero_source(frame, f".{method}()", ("zero_alloc_methods", method))
+        return self.fill_in_place_with_zero(frame, method, target)
+
+    def fill_in_place_with_zero(self, frame: Frame, method: str, target: Target) -> Val:
+        effect = ("zero_fill_methods", method)
+        if target is None:
+            return self.zero_source(frame, f".{method}()", effect)
+        if isinstance(target, cst.Subscript):
+            self.zero_fill(frame, target, effect)
+        else:
+            zeros = self.zero_source(frame, f".{method}()", effect)
+            self.write(frame, target, zeros, strong=False, in_place=True)
+        return self.eval(frame, target)
+
+    def method_fill(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        if method.endswith("_"):  # x.fill_(v): in place
+            value = b.get("value")
+            if value is not None and is_zero(value[0].value):
+                return self.fill_in_place_with_zero(frame, method, target)
+            result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, ".fill_()"))
+            if target is not None:
+                self.write(frame, target, result, strong=False, in_place=True)
+            return result
+        fill = b.get("fill_value")  # x.new_full(size, v)
+        if fill is not None and is_zero(fill[0].value):
+            return self.zero_source(frame, f".{method}()", ("full_methods", method))
+        return fill[1].only_traces() if fill is not None else EMPTY
+
+    def method_copy(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        if "src" not in b or target is None:
+            return None
+        src = b["src"][1].then(self.step(frame, None, "flow", IDENTITY, ".copy_()"))
+        self.write_whole(frame, target, src)
+        return src
+
+    def method_arithmetic(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        kind = ARITH_METHODS[method]
+        if kind == "neg":
+            result = self.extend(frame, recv, Op(OpKind.NEG))
+        else:
+            other = b.get("other")
+            k = int_value(other[0].value) if other is not None else None
+            if k is None:
+                other_val = other[1] if other is not None else EMPTY
+                if not recv.traces and not other_val.traces:
+                    return EMPTY
+                result = self.extend(
+                    frame, Val(recv.traces | other_val.traces), Op(OpKind.OPAQUE, method)
+                )
+            else:
+                op = (
+                    Op(OpKind.MUL, k)
+                    if kind == "mul"
+                    else Op(OpKind.ADD, k if kind == "add" else -k)
+                )
+                result = self.extend(frame, recv, op)
+        if method.endswith("_") and target is not None:
+            self.write_whole(frame, target, result)
+        return result
+
+    def method_mask(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        """``x.masked_fill(mask, k)``, ``x.where(cond, k)``, ``x.index_fill(dim, i, k)``: a
+        mask over the lengths themselves sets rows to ``k`` (a sanitizer when ``k >= 1``);
+        another mask with 0 may zero any rows."""
+        if method == "where":
+            other = b.get("other")
+            k = int_value(other[0].value) if other is not None else None
+            if target is None or "condition" not in b or k is None:
+                return None
+            rows = mask_rows(frame.mod, b["condition"][0].value, target, keeps=True)
+            return self.replace_rows(frame, recv, rows, k, "where") if rows is not None else None
+        value = b.get("value")
+        if method.startswith("masked_fill") and target is not None:
+            mask = b.get("mask")
+            k = int_value(value[0].value) if value is not None else None
+            rows = mask_rows(frame.mod, mask[0].value, target) if mask and k else None
+            if rows is not None and k is not None:
+                result = self.replace_rows(frame, recv, rows, k, method)
+                if method.endswith("_"):
+                    self.write_whole(frame, target, result)
+                return result
+        value_node = value[0].value if value is not None else None
+        op = Op(OpKind.PAD_ZERO, ANY_ROWS) if is_zero(value_node) else Op(OpKind.OPAQUE, method)
+        result = self.extend(frame, recv, op)
+        if method.endswith("_") and target is not None:
+            self.write(frame, target, result, strong=False, in_place=True)
+        return result
+
+    def method_view(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        if method in ("to", "type", "cuda", "cpu") or recv.traces:
+            return recv.only_traces()
+        return EMPTY
+
+    def method_reduce(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        return EMPTY
+
+    def view_bases(self, frame: Frame, value: cst.BaseExpression) -> frozenset[str]:
+        """The buffers ``value`` is a view of: ``self.buf[:n]``, ``x.view(...)``, aliases."""
+        node = value
+        while True:
+            if isinstance(node, cst.Subscript):
+                node = node.value
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value
+                in (
+                    "view",
+                    "unsqueeze",
+                    "squeeze",
+                    "reshape",
+                    "flatten",
+                    "narrow",
+                    "expand",
+                    "view_as",
+                    "select",
+                    "t",
+                    "transpose",
+                    "permute",
+                    "unflatten",
+                    "as_strided",
+                )
+            ):
+                node = node.func.value
+            else:
+                break
+        key = dotted(node)
+        if key is None:
+            return frozenset()
+        # `lens = self.seq_lens` names the same tensor: `lens //= 4` changes both.
+        return frozenset({key}) | frame.aliases.get(key, frozenset())

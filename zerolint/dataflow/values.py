@@ -1,0 +1,340 @@
+"""Values and traces: what a length is while it flows, and where its path started.
+
+A value (``Val``) is a set of traces and of refs (what the value may be when called).
+A trace is the steps (``RawStep``) a length took, each with what it does to the lengths
+(``model.Op``) and, for a source or a sanitizer, its effect: the rule-table key and name
+that decide, at a sink, which rule it counts for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from zerolint.model import IDENTITY, Op, OpKind
+from zerolint.project import ClassInfo, ModuleInfo
+from zerolint.rules import SinkSpec
+
+if TYPE_CHECKING:
+    from zerolint.dataflow.frames import CallSite, Frame, FuncKey
+
+MAX_TRACES = 64
+LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO})
+
+
+# --------------------------------------------------------------------------- values
+
+
+class RawStep:
+    """A step before positions are known: the node, its statement and module, what it does."""
+
+    __slots__ = (
+        "_hash",
+        "_key",
+        "_stable",
+        "effect",
+        "mod",
+        "node",
+        "note",
+        "op",
+        "role",
+        "stmt",
+    )
+
+    def __init__(
+        self,
+        mod: ModuleInfo,
+        stmt: cst.CSTNode,
+        node: cst.CSTNode | None,
+        role: str,
+        op: Op = IDENTITY,
+        note: str = "",
+        effect: Effect | None = None,
+    ) -> None:
+        self.mod, self.stmt, self.node = mod, stmt, node
+        self.role, self.op, self.note = role, op, note
+        # (rule-table key, name) for a source or a sanitizer: which rules it counts for is
+        # decided at the sink (rules.Rule.is_source / counts_sanitizer), not here.
+        self.effect = effect
+        self._key = (id(stmt), id(node), role, op, effect)
+        self._hash = hash(self._key)
+        self._stable: tuple | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RawStep) and self._key == other._key
+
+    def stable_key(self) -> tuple:
+        if self._stable is None:
+            self._stable = (
+                self.mod.name,
+                self.mod.statement_order(self.stmt),
+                self.role,
+                self.op.kind,
+                str(self.op.arg),
+            )
+        return self._stable
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"RawStep({self.mod.code(self.stmt)!r}, {self.role}, {self.op.describe()})"
+
+
+Effect = tuple[str, str]
+
+
+class Origin:
+    """Where a placeholder trace starts; compared by identity."""
+
+    __slots__ = ()
+
+
+class ParamOrigin(Origin):
+    __slots__ = ("func", "name")
+
+    def __init__(self, func: FuncKey, name: str) -> None:
+        self.func, self.name = func, name
+
+
+class CallOrigin(Origin):
+    """The result of a call (``index`` selects one element of a returned tuple)."""
+
+    __slots__ = ("index", "site")
+
+    def __init__(self, site: CallSite, index: int | None = None) -> None:
+        self.site, self.index = site, index
+
+
+class EffectOrigin(Origin):
+    """What a call wrote into one of its arguments (a parameter name, or an argument's
+    position or keyword while the callee is not parsed yet)."""
+
+    __slots__ = ("param", "site")
+
+    def __init__(self, site: CallSite, param: str | int) -> None:
+        self.site, self.param = site, param
+
+
+class FieldOrigin(Origin):
+    __slots__ = ("attr", "cls")
+
+    def __init__(self, cls: ClassInfo | str, attr: str) -> None:
+        self.cls, self.attr = cls, attr
+
+
+class GlobalOrigin(Origin):
+    __slots__ = ("mod", "name")
+
+    def __init__(self, mod: ModuleInfo, name: str) -> None:
+        self.mod, self.name = mod, name
+
+
+class AttrOrigin(Origin):
+    """A field of a value that is itself a field: ``metadata.decode.seq_lens``."""
+
+    __slots__ = ("attr", "base")
+
+    def __init__(self, base: Origin, attr: str) -> None:
+        self.base, self.attr = base, attr
+
+
+class Trace:
+    __slots__ = ("_chain", "_hash", "live", "origin", "steps")
+
+    def __init__(
+        self,
+        origin: Origin | None,
+        steps: tuple[RawStep, ...],
+        _chain: int | None = None,
+        _live: bool | None = None,
+    ) -> None:
+        self.origin, self.steps = origin, steps
+        if _chain is None:  # a hash folded step by step, so that then() extends it in O(1)
+            _chain = 0
+            for s in steps:
+                _chain = hash((_chain, s._hash))
+        self._chain = _chain
+        self._hash = hash((id(origin), _chain))
+        self.live = any(s.op.kind in LIVE_KINDS for s in steps) if _live is None else _live
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Trace) and self.origin is other.origin and self.steps == other.steps
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @property
+    def concrete(self) -> bool:
+        return self.origin is None
+
+    def then(self, step: RawStep) -> Trace:
+        last = self.steps[-1] if self.steps else None
+        if (
+            last is not None
+            and last.stmt is step.stmt
+            and (last == step or step.op is IDENTITY and step.role in ("flow", "return"))
+        ):
+            return self  # one line per statement unless the statement changes the values
+        return Trace(
+            self.origin,
+            self.steps + (step,),
+            hash((self._chain, step._hash)),
+            self.live or step.op.kind in LIVE_KINDS,
+        )
+
+    def keep_order(self) -> tuple:
+        """Which traces to keep when there are too many: live ones, short ones; ties broken
+        by where the steps are, never by hashes (which change from run to run)."""
+        return (not self.live, len(self.steps), tuple(s.stable_key() for s in self.steps))
+
+    def key_source(self) -> RawStep | None:
+        for step in self.steps:
+            if step.op.kind in LIVE_KINDS:
+                return step
+        return None
+
+
+# Refs: what a value may be when it is called or has attributes taken.
+
+
+@dataclass(frozen=True, eq=False)
+class SinkRef:
+    spec: SinkSpec
+    bound: Val | None = None  # lengths already bound by functools.partial
+
+
+@dataclass(frozen=True, eq=False)
+class FuncRef:
+    key: FuncKey
+    self_val: Val | None = None
+    bound: tuple[Val, ...] = ()
+    bound_kw: tuple[tuple[str, Val], ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class ClassRef:
+    cls: ClassInfo
+
+
+@dataclass(frozen=True, eq=False)
+class InstRef:
+    cls: ClassInfo | str  # a qualified name until its module is parsed
+
+
+@dataclass(frozen=True, eq=False)
+class ModRef:
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class ExtRef:
+    name: str  # a qualified name outside the checked tree: torch.clamp, max, getattr
+
+
+@dataclass(frozen=True, eq=False)
+class LambdaRef:
+    node: cst.Lambda
+    frame: Frame
+    stmt: cst.CSTNode  # where the lambda is written
+
+
+@dataclass(frozen=True, eq=False)
+class LazyRef:
+    """A name inside the checked tree whose module has not been parsed: parsing waits
+    until a path needs to know what the name is."""
+
+    qual: str
+
+
+@dataclass(frozen=True, eq=False)
+class PendingRef:
+    """The callable returned by a call, a field or a global: resolved when called."""
+
+    origin: Origin
+
+
+Ref = SinkRef | FuncRef | ClassRef | InstRef | ModRef | ExtRef | LambdaRef | LazyRef | PendingRef
+
+
+class Val:
+    __slots__ = ("elements", "refs", "traces")
+
+    def __init__(
+        self,
+        traces: Iterable[Trace] = (),
+        refs: Iterable[Ref] = (),
+        elements: tuple[Val, ...] | None = None,
+    ) -> None:
+        ts = frozenset(traces)
+        if len(ts) > MAX_TRACES:
+            # Keep the live ones first, then the shortest: enough to report and judge.
+            ts = frozenset(sorted(ts, key=Trace.keep_order)[:MAX_TRACES])
+        self.traces = ts
+        self.refs = frozenset(refs)
+        self.elements = elements
+
+    @property
+    def empty(self) -> bool:
+        return not self.traces and not self.refs
+
+    def join(self, other: Val) -> Val:
+        if other is self or other.empty and other.elements is None:
+            return self
+        if self.empty and self.elements is None:
+            return other
+        elements = None
+        if (
+            self.elements is not None
+            and other.elements is not None
+            and len(self.elements) == len(other.elements)
+        ):
+            elements = tuple(a.join(b) for a, b in zip(self.elements, other.elements))
+        return Val(self.traces | other.traces, self.refs | other.refs, elements)
+
+    def then(self, step: RawStep) -> Val:
+        elements = None if self.elements is None else tuple(e.then(step) for e in self.elements)
+        if not self.traces:
+            return Val((), self.refs, elements)
+        return Val((t.then(step) for t in self.traces), self.refs, elements)
+
+    def only_traces(self) -> Val:
+        return Val(self.traces)
+
+    def element(self, i: int) -> Val:
+        if self.elements is not None and 0 <= i < len(self.elements):
+            return self.elements[i]
+        out = []
+        for t in self.traces:
+            if isinstance(t.origin, CallOrigin) and t.origin.index is None and not t.steps:
+                out.append(Trace(CallOrigin(t.origin.site, i), ()))
+            else:
+                out.append(t)
+        return Val(out, self.refs)
+
+
+EMPTY = Val()
+
+
+def join_all(vals: Iterable[Val]) -> Val:
+    out = EMPTY
+    for v in vals:
+        out = out.join(v)
+    return out
+
+
+def is_object_read(trace: Trace) -> bool:
+    """A field read that only moved (no arithmetic): it may hold an object with fields."""
+    return isinstance(trace.origin, (FieldOrigin, AttrOrigin)) and all(
+        s.op is IDENTITY for s in trace.steps
+    )
+
+
+def holds_sink(val: Val) -> bool:
+    # A lambda may call a sink: its name is worth looking for in other files too.
+    return any(isinstance(r, (SinkRef, LambdaRef)) for r in val.refs)
