@@ -35,7 +35,7 @@ def test_reference_model_loads_without_torch() -> None:
     assert done.stdout.split() == ["True", "False"]
 
 
-def test_import_fits_the_budget() -> None:
+def import_time_us() -> int:
     report = run_python("import runtime_guard", "-X", "importtime").stderr
     # Lines read "import time: self [us] | cumulative | name"; the package's is unindented.
     [cumulative] = [
@@ -43,4 +43,9 @@ def test_import_fits_the_budget() -> None:
         for line in report.splitlines()
         if line.split("|")[-1] == " runtime_guard"
     ]
-    assert cumulative < IMPORT_BUDGET_US
+    return cumulative
+
+
+def test_import_fits_the_budget() -> None:
+    # The best of three: a loaded CI machine stalls single runs, never makes one faster.
+    assert min(import_time_us() for _ in range(3)) < IMPORT_BUDGET_US
