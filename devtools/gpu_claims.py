@@ -34,8 +34,16 @@ def replace_results(page: Path, begin: str, end: str, rendered: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parallel", type=int, default=6, help="processes per run")
+    parser.add_argument(
+        "--guarded",
+        action="store_true",
+        help="only the probe's guarded kernels and bench/sink_guard_cost.py, merged into the "
+        "committed docs/probe-report.json",
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="gpu-claims-"))
+    if args.guarded:
+        return guarded_only(args, work)
     runs = {
         "sm90": [
             sys.executable,
@@ -82,6 +90,52 @@ def main(argv: list[str] | None = None) -> int:
         if code:
             print(f"gpu_claims: {name} exited with {code}", file=sys.stderr)
     return 0 if not any(codes.values()) else 1
+
+
+def guarded_only(args: argparse.Namespace, work: Path) -> int:
+    """The guarded variants (issue #15) and their cost, in one run, into the probe report."""
+    sys.path.insert(0, str(ROOT))
+    from probe import render as probe_render
+    from probe.kernels import KERNELS
+
+    names = ",".join(k.name for k in KERNELS if k.guard)
+    made = work / "probe-report.json"
+    probe_code = subprocess.call(
+        [
+            sys.executable,
+            "-m",
+            "probe.run",
+            "--out",
+            str(made),
+            "--kernels",
+            names,
+            "--merge",
+            str(ROOT / "docs" / "probe-report.json"),
+            "--parallel",
+            str(args.parallel * 2),
+        ],
+        cwd=ROOT,
+    )
+    cost = work / "cost.json"
+    cost_code = subprocess.call(
+        [sys.executable, "bench/sink_guard_cost.py", "--out", str(cost)], cwd=ROOT
+    )
+    if not made.exists():
+        print("gpu_claims: probe-report.json was not written", file=sys.stderr)
+        return 1
+    report = json.loads(made.read_text())
+    if cost.exists():
+        report["guard_cost"] = json.loads(cost.read_text())
+    (ROOT / "docs" / "probe-report.json").write_text(json.dumps(report, indent=1) + "\n")
+    replace_results(
+        ROOT / "docs" / "zero-length-probe.md",
+        probe_render.BEGIN,
+        probe_render.END,
+        probe_render.render(report),
+    )
+    print("gpu_claims: docs/probe-report.json and docs/zero-length-probe.md updated")
+    print(f"gpu_claims: probe exited {probe_code}, cost bench exited {cost_code}")
+    return 1 if probe_code or not cost.exists() else 0
 
 
 if __name__ == "__main__":

@@ -29,6 +29,10 @@ class Kernel:
     piece: str = "probe:vllm"
     """Which prepared piece (``<folder>:<manifest role>``) holds it: its wheel and sha256."""
     notes: tuple[str, ...] = field(default=())
+    guard: str = ""
+    """For a guarded variant: the ``runtime_guard.sinks`` name whose guard it runs through."""
+    guards: str = ""
+    """For a guarded variant: the unguarded kernel of this table it is compared against."""
 
 
 ATTENTION_INPUTS = (
@@ -143,6 +147,61 @@ KERNELS: tuple[Kernel, ...] = (
         piece="probe:guarded_scheduler",
         impl="Scheduler281",
         next_n=(1, 2),
+    ),
+)
+
+GUARDED_CHECKS = (
+    "every check of probe/guarded.py: zero rows hold the empty row's identity (output 0, LSE "
+    "-inf), every other row is bit-identical (torch.equal) to the unguarded kernel on the "
+    "same inputs, B = 0 gives the kernel's dtypes and trailing shape without a launch, and "
+    "the guarded call captured in a CUDA graph, its outputs overwritten with NaN and "
+    "replayed, gives exactly the eager outputs"
+)
+
+KERNELS += (
+    Kernel(
+        name="triton_mla_decode_guarded",
+        title="vLLM Triton MLA decode_attention_fwd through runtime_guard (empty-row identity)",
+        source="vllm==0.26.0: vllm/v1/attention/ops/triton_decode_attention.py",
+        load="as triton_mla_decode, wrapped by runtime_guard.attention.guard_triton_mla_decode "
+        "(what install() puts in place); k_scale and v_scale passed as tensors, as vLLM's "
+        "TritonMLAImpl passes them",
+        inputs=ATTENTION_INPUTS + "; the output buffers are the caller's, as in vLLM",
+        outputs="o and lse, every row",
+        reference=GUARDED_CHECKS,
+        impl="GuardedTritonMla",
+        guard="triton_mla",
+        guards="triton_mla_decode",
+    ),
+    Kernel(
+        name="flashmla_dense_bf16_guarded",
+        title="FlashMLA dense decode, bf16, through runtime_guard (LSE -inf, empty batch)",
+        source="vllm==0.26.0: vllm/_flashmla_C.abi3.so, "
+        "vllm/third_party/flashmla/flash_mla_interface.py",
+        load="as flashmla_dense_bf16, wrapped by "
+        "runtime_guard.attention.guard_flash_mla_with_kvcache",
+        inputs="as flashmla_dense_bf16",
+        outputs="out and lse, every row",
+        reference=GUARDED_CHECKS,
+        impl="GuardedFlashMla",
+        guard="flashmla",
+        guards="flashmla_dense_bf16",
+    ),
+    Kernel(
+        name="deep_gemm_2_5_0_logits_guarded",
+        title="DeepGEMM 2.5.0 fp8_paged_mqa_logits through runtime_guard (empty batch)",
+        source="vllm==0.26.0: vllm/third_party/deep_gemm",
+        load="as deep_gemm_2_5_0_logits, wrapped by "
+        "runtime_guard.attention.guard_paged_mqa_logits; the graph captures the guarded "
+        "schedule and the logits together",
+        inputs="as deep_gemm_2_5_0_logits",
+        outputs="logits: each token's valid columns",
+        reference=GUARDED_CHECKS,
+        piece="sm90:semantics",
+        impl="GuardedDeepGemmLogits",
+        next_n=(1, 2),
+        guard="deep_gemm_logits",
+        guards="deep_gemm_2_5_0_logits",
     ),
 )
 

@@ -67,6 +67,8 @@ def cell(result: Row | None) -> str:
             extra.append(f"other rows = reference ({row['max_diff_vs_reference']:.2g})")
         return text + (f"; {'; '.join(extra)}" if extra else "")
     if kind == "wrong":
+        if "checks" in row:
+            return "**wrong**: failed " + ", ".join(row.get("wrong_rows", []))
         if row.get("matches_model") is False:
             return "**wrong**: schedule differs from the model"
         return (
@@ -74,6 +76,8 @@ def cell(result: Row | None) -> str:
             f"(max diff {row.get('max_diff_vs_reference', 0):.3g})"
         )
     extra = []
+    if "checks" in row:
+        extra.append("passed " + ", ".join(row["checks"]))
     if "zero_rows_out" in row:
         extra.append(f"zero rows → {row['zero_rows_out']}")
     lse = row.get("lse_nonfinite", {}).get("-inf")
@@ -99,12 +103,45 @@ def environment(report: Row) -> str:
         ("CUDA", f"{env['cuda_runtime_torch']} (torch's runtime); nvcc: {env['nvcc']}"),
         ("torch / Triton / Python", f"{env['torch']} / {env.get('triton')} / {env['python']}"),
         ("compute-sanitizer", env["compute_sanitizer"]),
-        (
-            "run",
-            f"`{report['command']}`, {report['wall_seconds']} s, started {report['started_utc']}",
-        ),
     ]
+    runs = report.get("runs") or [{**report, "kernels": None}]
+    for number, run in enumerate(runs, 1):
+        which = f" (kernels: {', '.join(run['kernels'])})" if run.get("kernels") else ""
+        rows.append(
+            (
+                f"run {number}" if len(runs) > 1 else "run",
+                f"`{run['command']}`, {run['wall_seconds']} s, started {run['started_utc']}"
+                + which,
+            )
+        )
     return table(("", ""), rows)
+
+
+def guard_cost(cost: Row) -> str:
+    """The guards' cost table (bench/sink_guard_cost.py, the same device run)."""
+    rows = [
+        (
+            f"`{r['sink']}`",
+            r["batch"],
+            f"{r['plain_replay_us']:.2f} → {r['guarded_replay_us']:.2f} (+{r['added_replay_us']:.2f})",
+            f"{r['plain_eager_us']:.2f} → {r['guarded_eager_us']:.2f} (+{r['added_eager_us']:.2f})",
+        )
+        for r in cost["rows"]
+    ]
+    head = (
+        f"`python bench/sink_guard_cost.py` in the same device run ({cost['gpu']}, torch "
+        f"{cost['torch']}): per call, {cost['per_graph']} calls per graph replayed "
+        f"{cost['replays']} times, and {cost['eager_calls']} eager calls; best of two. "
+        f"Target: under {cost['target_added_replay_us']:g} µs added per call in replay."
+    )
+    return (
+        head
+        + "\n\n"
+        + table(
+            ("sink", "batch", "replay µs: unguarded → guarded", "eager µs: unguarded → guarded"),
+            rows,
+        )
+    )
 
 
 def summary(report: Row) -> str:
@@ -158,6 +195,8 @@ def render(report: Row) -> str:
         parts.append(
             (f"`{kernel['name']}`: {kernel['title']}", kernel_section(kernel, report["modes"]))
         )
+    if report.get("guard_cost"):
+        parts.append(("What the guards cost", guard_cost(report["guard_cost"])))
     parts.append(("Kernels of the public reports not run here", not_run(report)))
     body = "\n\n".join(f"### {title}\n\n{text}" for title, text in parts)
     return f"{BEGIN}\n\n{body}\n\n{END}"

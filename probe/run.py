@@ -48,6 +48,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--cases", default=None, help="comma-separated case names (default: every edge case)"
     )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        default=None,
+        help="an earlier report: keep its other kernels, replace those run now (in declared order)",
+    )
     parser.add_argument("--parallel", type=int, default=8, help="processes at once")
     parser.add_argument("--timeout", type=float, default=120, help="seconds per plain case")
     parser.add_argument(
@@ -115,7 +121,11 @@ class Probe:
             log = self.args.work / "memcheck" / f"{slug}.log"
             log.parent.mkdir(parents=True, exist_ok=True)
             command = [*memcheck_wrapper(self.sanitizer, log), *command]
-            env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
+            # Graph capture needs torch's caching allocator (its private pool); the guarded
+            # variants capture, so they keep it and memcheck sees torch's blocks, not each
+            # tensor. The unguarded kernels run uncached: each tensor its own allocation.
+            if not kernel.guard:
+                env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
             timeout = self.args.memcheck_timeout
         started = time.perf_counter()
         process = subprocess.Popen(
@@ -147,6 +157,7 @@ class Probe:
         if log is not None:
             from runtime_guard._sm90.sanitizer import parse_log
 
+            result["allocator"] = "caching" if kernel.guard else "uncached"
             parsed = parse_log(log.read_text(errors="replace") if log.exists() else "")
             result["sanitizer_errors"] = parsed["errors"]
             result["memory_errors"] = sum(
@@ -186,6 +197,33 @@ def load_manifest(folder: Path, script: str) -> Row:
     return json.loads(path.read_text())
 
 
+def merge(earlier: Row, now: Row) -> Row:
+    """``earlier`` with the kernels of ``now`` in place of its own of the same name, every
+    kernel in declared order; ``now``'s command, start, environment and wall time recorded
+    under ``runs`` beside the earlier run's."""
+    order = [k.name for k in KERNELS]
+    kernels = {k["name"]: k for k in earlier["kernels"]}
+    ran_now = [k["name"] for k in now["kernels"]]
+    for kernel in now["kernels"]:
+        kernel["run"] = len(earlier.get("runs", [])) + 1
+        kernels[kernel["name"]] = kernel
+    if now["modes"] != earlier["modes"]:
+        raise SystemExit(f"error: --merge: modes {now['modes']} differ from {earlier['modes']}")
+    runs = earlier.get("runs") or [
+        {key: earlier[key] for key in ("command", "started_utc", "environment", "wall_seconds")}
+    ]
+    merged = dict(earlier)
+    merged["kernels"] = [kernels[name] for name in order if name in kernels]
+    merged["runs"] = [
+        *runs,
+        {
+            **{key: now[key] for key in ("command", "started_utc", "environment", "wall_seconds")},
+            "kernels": ran_now,
+        },
+    ]
+    return merged
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.sm90_pieces, args.probe_pieces = args.sm90_pieces.resolve(), args.probe_pieces.resolve()
@@ -213,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     kernels = [BY_NAME[name] for name in args.kernels.split(",")]
     build_started = time.time()
-    built = build_extensions(args, num_sms)
+    needs_build = any(k.impl in ("Scheduler261", "Scheduler281") for k in kernels)
+    built = build_extensions(args, num_sms) if needs_build else {"ext_261": None, "ext_281": None}
     build_seconds = round(time.time() - build_started, 1)
     env.update({k: v for k, v in built.items() if k.startswith("ext_")})
     probe = Probe(args, env, sanitizer)
@@ -241,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
         "schema": REPORT_SCHEMA,
         "command": f"python -m probe.run --out {args.out.name} --parallel {args.parallel} "
         f"--timeout {args.timeout:g} --memcheck-timeout {args.memcheck_timeout:g}"
-        + (f" --cases '{args.cases}'" if args.cases else ""),
+        + (f" --cases '{args.cases}'" if args.cases else "")
+        + (f" --kernels {args.kernels}" if len(kernels) < len(KERNELS) else ""),
         "started_utc": datetime.datetime.fromtimestamp(started, datetime.timezone.utc).isoformat(
             timespec="seconds"
         ),
@@ -283,6 +323,9 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     report["wall_seconds"] = round(time.time() - started, 1)
+    wall_seconds = report["wall_seconds"]
+    if args.merge is not None:
+        report = merge(json.loads(args.merge.read_text()), report)
     text = json.dumps(report, indent=1) + "\n"
     for path, name in (
         (REPO_ROOT, "."),
@@ -292,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         text = text.replace(str(path), name)
     args.out.write_text(text)
-    print(f"[probe] wrote {args.out} in {report['wall_seconds']} s", flush=True)
+    print(f"[probe] wrote {args.out} in {wall_seconds} s", flush=True)
     for kernel in report["kernels"]:
         print(f"[probe] {kernel['name']}: {kernel['predicates']['summary']}", flush=True)
     return 0

@@ -44,7 +44,12 @@ def main() -> int:
     case = case_named(task["case"], kernel.next_n)
     env = impl.Env(**{k: Path(v) if v else None for k, v in task["env"].items()})
     try:
-        runner = getattr(impl, kernel.impl)(env)
+        if kernel.guard:
+            from probe import guarded
+
+            runner = getattr(guarded, kernel.impl)(env)
+        else:
+            runner = getattr(impl, kernel.impl)(env)
         row = {"status": "ran", **runner.run(case)}
     except Exception as error:  # noqa: BLE001 - every failure is an outcome
         fault = is_cuda_error(error)

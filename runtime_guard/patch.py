@@ -1,12 +1,15 @@
-"""install() / uninstall(): put the clamp in front of DeepGEMM in a running process.
+"""install() / uninstall(): put the guards in front of the hazardous kernels in a running process.
 
-What gets replaced is DeepGEMM's own ``get_paged_mqa_logits_metadata`` object, wherever a
-module global holds it: the ``deep_gemm`` and ``vllm.third_party.deep_gemm`` packages, their
+Every sink of ``runtime_guard.sinks`` is guarded the same way; for DeepGEMM's metadata
+scheduler (ZL001), what gets replaced is DeepGEMM's own ``get_paged_mqa_logits_metadata``
+object, wherever a module global holds it: the ``deep_gemm`` and ``vllm.third_party.deep_gemm`` packages, their
 ``_C`` extension, and vLLM's lazily resolved
 ``vllm.utils.deep_gemm._get_paged_mqa_logits_metadata_impl``. vLLM's own wrapper ``vllm.utils.deep_gemm.get_paged_mqa_logits_metadata`` is left alone: it
 calls that impl, so the indexer, which imported the wrapper by name, is clamped exactly once
 without being touched. A DeepGEMM package imported after install() is patched as soon as it
-finishes executing, by a finder on ``sys.meta_path`` that watches only those two names.
+finishes executing, by a finder on ``sys.meta_path`` that watches only the modules that define a sink. The
+attention sinks (vLLM's Triton MLA decode, FlashMLA's dense decode) and DeepGEMM's paged
+logits are replaced the same way, each with the sanitizer ``runtime_guard.attention`` gives it.
 """
 
 from __future__ import annotations
@@ -16,14 +19,17 @@ import sys
 import threading
 import types
 
-from runtime_guard.clamp import DEEP_GEMM_MODULES, FUNCTION_NAME, guard, is_guarded, log
+from runtime_guard.clamp import is_guarded, log
+from runtime_guard.sinks import BY_NAME, SINKS, Sink, module_names, sinks_of
 
 TYPE_CHECKING = False  # not typing's: see clamp.py
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from typing import Any
 
 ENV_VAR = "ZEROLINT_GUARD"
+OFF_VAR = "ZEROLINT_GUARD_OFF"
+"""Comma-separated sink names (``runtime_guard.sinks``) whose guard stays off, or ``all``."""
 OFF_VALUES = frozenset(
     {"0", "false", "f", "no", "n", "off", "disable", "disabled", "none", "never", "skip"}
 )
@@ -32,6 +38,7 @@ ON_VALUES = frozenset({"", "1", "true", "t", "yes", "y", "on", "enable", "enable
 """Values that leave it on; ``clamp`` also keeps the clamp out of the scheduler."""
 _OFF_VALUES = OFF_VALUES  # the name zerolint's audit has read
 
+_WATCHED = module_names()
 _lock = threading.RLock()
 _finder: _DeepGemmFinder | None = None
 # id(original) -> (original, its guard); the tuple keeps both alive while installed.
@@ -49,6 +56,23 @@ def _switch() -> str:
     return os.environ.get(ENV_VAR, "").strip().lower()
 
 
+def disabled_sinks(environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The sinks ``ZEROLINT_GUARD_OFF`` turns off (names of ``runtime_guard.sinks``, any
+    case, comma- or space-separated; ``all`` is every sink), read from ``environ`` (default:
+    this process's). Unknown names are logged as a warning by install() and ignored."""
+    raw = (os.environ if environ is None else environ).get(OFF_VAR, "")
+    raw = raw.replace(",", " ").lower().split()
+    if "all" in raw:
+        return frozenset(BY_NAME)
+    return frozenset(name for name in raw if name in BY_NAME)
+
+
+def sink_enabled(name: str) -> bool:
+    """Whether the guard of sink ``name`` is on: ``ZEROLINT_GUARD`` not off and ``name``
+    not in ``ZEROLINT_GUARD_OFF``."""
+    return guard_enabled() and name not in disabled_sinks()
+
+
 def fused_enabled() -> bool:
     """False when ``ZEROLINT_GUARD=clamp``: always a clamp kernel in front of DeepGEMM, even
     where the clamp could be fused into the scheduler (``runtime_guard.fused``)."""
@@ -61,24 +85,44 @@ def is_installed() -> bool:
 
 
 def install() -> bool:
-    """Clamp DeepGEMM's ``get_paged_mqa_logits_metadata`` inputs in this process.
+    """Guard every sink of ``runtime_guard.sinks`` in this process.
 
-    Patches every module global that holds a loaded DeepGEMM's function and every DeepGEMM
-    imported later. For DeepGEMM 2.6.1 the guard fuses the clamp into its own copy of the SM90
+    Patches every module global that holds a loaded sink's function and every sink module
+    imported later; for DeepGEMM's ``get_paged_mqa_logits_metadata`` that is the clamp. For DeepGEMM 2.6.1 the guard fuses the clamp into its own copy of the SM90
     scheduler (``runtime_guard.fused``) unless ``ZEROLINT_GUARD=clamp``. Idempotent and
     thread-safe; logs one line (logger ``runtime_guard``) when it acts. Returns False, doing
     nothing but logging why, when ``ZEROLINT_GUARD`` turns it off (``guard_enabled``) or
-    torch cannot be imported.
+    torch cannot be imported. Sinks named in ``ZEROLINT_GUARD_OFF`` are left alone, and one
+    INFO line names them.
     """
     global _finder
     if not guard_enabled():
         log(
             "info",
-            "runtime_guard: turned off by %s=%s, DeepGEMM left unguarded",
+            "runtime_guard: turned off by %s=%s, DeepGEMM and every other sink left unguarded",
             ENV_VAR,
             os.environ.get(ENV_VAR, ""),
         )
         return False
+    unknown = sorted(
+        set(os.environ.get(OFF_VAR, "").replace(",", " ").lower().split()) - set(BY_NAME) - {"all"}
+    )
+    if unknown:
+        log(
+            "warning",
+            "runtime_guard: %s names unknown sinks %s (known: %s); ignored",
+            OFF_VAR,
+            ", ".join(unknown),
+            ", ".join(BY_NAME),
+        )
+    off = disabled_sinks()
+    if off:
+        log(
+            "info",
+            "runtime_guard: turned off by %s for %s",
+            OFF_VAR,
+            ", ".join(s.name for s in SINKS if s.name in off),
+        )
     if _switch() not in ON_VALUES:
         log(
             "warning",
@@ -103,12 +147,13 @@ def install() -> bool:
         replaced = _replace_everywhere(_by_id(_guards.values()))
     log(
         "info",
-        "runtime_guard: clamping DeepGEMM %s context_lens to >= 1 "
-        "(guarded now: %s; %d module globals replaced; later imports of %s are guarded too)",
-        FUNCTION_NAME,
+        "runtime_guard: clamping DeepGEMM get_paged_mqa_logits_metadata context_lens to >= 1 "
+        "and guarding %s (guarded now: %s; %d module globals replaced; later imports of %s "
+        "are guarded too)",
+        ", ".join(s.name for s in SINKS if s.name not in off) or "no sink",
         ", ".join(guarded) or "none loaded yet",
         replaced,
-        " and ".join(DEEP_GEMM_MODULES),
+        " and ".join(sorted(module_names())),
     )
     return True
 
@@ -137,22 +182,51 @@ def uninstall() -> bool:
         _finder = None
         restored = _replace_everywhere(_by_id((g, o) for o, g in _guards.values()))
         _guards.clear()
-    log("info", "runtime_guard: DeepGEMM guard removed (%d module globals restored)", restored)
+    log("info", "runtime_guard: guards removed (%d module globals restored)", restored)
     return True
 
 
 def _guard_loaded_providers() -> list[str]:
-    """Make a guard for the function of each DeepGEMM already imported; return their names."""
-    return [name for name in DEEP_GEMM_MODULES if _guard_provider(sys.modules.get(name))]
+    """Make a guard for each sink function of each module already imported; return the
+    ``module.attribute`` names guarded."""
+    names = []
+    for name in sorted(module_names()):
+        names += _guard_provider(sys.modules.get(name))
+    return names
 
 
-def _guard_provider(module: types.ModuleType | None) -> bool:
-    function = getattr(module, FUNCTION_NAME, None) if module is not None else None
-    if function is None or is_guarded(function):
-        return False
-    if id(function) not in _guards:
-        _guards[id(function)] = (function, guard(function, fused=_fusable(module)))
-    return True
+def _guard_provider(module: types.ModuleType | None) -> list[str]:
+    """Make a guard for each enabled sink function ``module`` defines; their names."""
+    if module is None:
+        return []
+    made = []
+    off = disabled_sinks()
+    for sink in sinks_of(module.__name__):
+        if sink.name in off:
+            continue
+        for attribute in sink.attributes:
+            function = getattr(module, attribute, None)
+            if function is None or is_guarded(function):
+                continue
+            if id(function) not in _guards:
+                _guards[id(function)] = (function, _make_guard(sink, function, module))
+            made.append(f"{module.__name__}.{attribute}")
+    return made
+
+
+def _make_guard(sink: Sink, function: Any, module: types.ModuleType) -> Any:
+    import importlib
+
+    module_name, _, factory_name = sink.factory.partition(":")
+    factory = getattr(importlib.import_module(module_name), factory_name)
+    if sink.name == "deep_gemm_metadata":
+        return factory(function, fused=_fusable(module))
+    return factory(function)
+
+
+def covered(function: object) -> bool:
+    """Whether ``function`` is a guard install() put in place (for ``zerolint audit``)."""
+    return is_guarded(function) and any(g is function for _, g in _guards.values())
 
 
 def _fusable(module: types.ModuleType) -> bool:
@@ -163,17 +237,23 @@ def _fusable(module: types.ModuleType) -> bool:
 
 
 def _on_provider_imported(module: types.ModuleType) -> None:
-    """Called by the finder's loader once a DeepGEMM package has executed."""
+    """Called by the finder's loader once a module that defines a sink has executed."""
     with _lock:
-        if _finder is None or not _guard_provider(module):
+        if _finder is None:
             return
-        original = getattr(module, FUNCTION_NAME)
-        replaced = _replace_everywhere(_by_id([_guards[id(original)]]))
+        names = _guard_provider(module)
+        if not names:
+            return
+        pairs = [
+            _guards[id(getattr(module, name.rpartition(".")[2]))]
+            for name in names
+            if id(getattr(module, name.rpartition(".")[2])) in _guards
+        ]
+        replaced = _replace_everywhere(_by_id(pairs))
     log(
         "info",
-        "runtime_guard: guarded %s.%s on import (%d module globals replaced)",
-        module.__name__,
-        FUNCTION_NAME,
+        "runtime_guard: guarded %s on import (%d module globals replaced)",
+        ", ".join(names),
         replaced,
     )
 
@@ -204,13 +284,13 @@ def _module_namespaces() -> Iterator[dict[str, Any]]:
 
 
 class _DeepGemmFinder:
-    """A meta-path finder that hands the DeepGEMM packages a loader that guards them."""
+    """A meta-path finder that hands the modules defining a sink a loader that guards them."""
 
     def __init__(self) -> None:
         self._searching = threading.local()
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname not in DEEP_GEMM_MODULES or getattr(self._searching, "active", False):
+        if fullname not in _WATCHED or getattr(self._searching, "active", False):
             return None
         self._searching.active = True  # another finder may call find_spec on the path again
         try:

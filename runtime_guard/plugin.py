@@ -1,4 +1,4 @@
-"""The vLLM general plugin: guard DeepGEMM in every vLLM process.
+"""The vLLM general plugin: guard DeepGEMM and every other sink in every vLLM process.
 
 vLLM calls every ``vllm.general_plugins`` entry point in each process it starts (API
 server, engine core, workers, data-parallel ranks), before it loads a model.

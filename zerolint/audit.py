@@ -35,6 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+# Imports no torch (runtime_guard.patch promises it; tests/test_runtime_guard_import.py).
+from runtime_guard.patch import OFF_VALUES, disabled_sinks
+from runtime_guard.sglang_hook import ENV_VAR as SGLANG_GUARD_ENV
+from runtime_guard.sglang_hook import PTH_NAME
+from runtime_guard.sinks import NOT_GUARDED, SINKS
 from zerolint.gpus import GPU_CHOICES as KNOWN_GPUS
 from zerolint.gpus import UNAFFECTED_GPUS
 from zerolint.headers import (
@@ -66,8 +71,8 @@ ZL001 = "ZL001"
 GPU_CHOICES = ("auto", *KNOWN_GPUS)
 GUARD_PACKAGE = "runtime_guard"
 GUARD_ENV = "ZEROLINT_GUARD"
-# The values runtime_guard.patch.guard_enabled() reads as "off".
-GUARD_OFF_VALUES = frozenset({"0", "false", "no", "off"})
+# The values runtime_guard.patch.guard_enabled() reads as "off": its own set, one source.
+GUARD_OFF_VALUES = OFF_VALUES
 _SEVERITY: dict[str, int] = {"not affected": 0, "protected": 1, "exposed": 2}
 NO_CAPTURE_MODEL = (
     "capture sizes not modelled for this engine; live decode batches whose lengths are all "
@@ -146,6 +151,19 @@ class KernelCheck:
         return next((h for h in self.hazards if h.hazard == name), None)
 
 
+@dataclass(slots=True, frozen=True)
+class SinkCoverage:
+    """Whether the runtime guard covers one guarded sink this engine can import (#15)."""
+
+    sink: str  # runtime_guard.sinks name, or "" for a sink with no guard
+    rule: str
+    module: str
+    path: str  # where the module's file is, on the search path
+    sanitizer: str
+    covered: bool
+    reason: str
+
+
 @dataclass(slots=True)
 class EngineAudit:
     """One serving package (or DeepGEMM alone) and its verdict."""
@@ -160,6 +178,7 @@ class EngineAudit:
     clamped: list[Finding] = field(default_factory=list)
     capture: CaptureResult | None = None
     guard: GuardStatus | None = None
+    coverage: list[SinkCoverage] = field(default_factory=list)
     verdict: AuditVerdict = "not affected"
     reasons: list[str] = field(default_factory=list)
 
@@ -222,7 +241,7 @@ def audit(
     if env.vllm is not None:
         engines.append(_audit_vllm(env, detected, vllm_args, ratios, environ))
     if env.sglang is not None:
-        engines.append(_audit_sglang(env, detected, ratios))
+        engines.append(_audit_sglang(env, detected, ratios, environ))
     if not engines and env.pip_deep_gemm is not None:
         engines.append(_audit_deep_gemm_alone(env, detected, ratios))
     if not engines:
@@ -254,11 +273,14 @@ def _audit_vllm(
     engine.findings, engine.clamped = _zl001(env.vllm.path, ratios)
     engine.capture = _capture(vllm_args, gpu, ratios)
     engine.guard = guard_status(env, environ)
+    engine.coverage = guard_coverage(env, engine, environ)
     engine.verdict, engine.reasons = decide(engine, gpu, ratios)
     return engine
 
 
-def _audit_sglang(env: Environment, gpu: Gpu, ratios: tuple[int, ...]) -> EngineAudit:
+def _audit_sglang(
+    env: Environment, gpu: Gpu, ratios: tuple[int, ...], environ: Mapping[str, str]
+) -> EngineAudit:
     assert env.sglang is not None
     dist = env.sglang.distribution
     # SGLang vendors no DeepGEMM: it imports the deep_gemm package (sgl-deep-gemm).
@@ -266,6 +288,7 @@ def _audit_sglang(env: Environment, gpu: Gpu, ratios: tuple[int, ...]) -> Engine
     engine.import_order = ("deep_gemm",)
     engine.kernel = _kernel(env.pip_deep_gemm) if env.pip_deep_gemm else None
     engine.findings, engine.clamped = _zl001(env.sglang.path, ratios)
+    engine.coverage = guard_coverage(env, engine, environ)
     engine.verdict, engine.reasons = decide(engine, gpu, ratios)
     return engine
 
@@ -483,6 +506,81 @@ def guard_status(env: Environment, environ: Mapping[str, str]) -> GuardStatus:
     return GuardStatus(True, origin, plugin)
 
 
+def sglang_guard_status(env: Environment, environ: Mapping[str, str]) -> GuardStatus:
+    """Would an SGLang process of this environment install the guard at start-up
+    (``zerolint_guard.pth`` on the path and ``ZEROLINT_GUARD_SGLANG`` set, not off)?"""
+    pth = next(
+        (folder / PTH_NAME for folder in env.search_path if (folder / PTH_NAME).is_file()), None
+    )
+    if pth is None:
+        return GuardStatus(False, f"no {PTH_NAME} on the path (zerolint's wheel installs it)")
+    if module_on_path(GUARD_PACKAGE, env.search_path) is None:
+        return GuardStatus(False, f"{pth.name} found, but runtime_guard is not installed")
+    value = environ.get(SGLANG_GUARD_ENV, "")
+    if not value.strip() or value.strip().lower() in GUARD_OFF_VALUES:
+        return GuardStatus(False, f"{pth.name} found, {SGLANG_GUARD_ENV} not set")
+    switch = environ.get(GUARD_ENV)
+    if switch is not None and switch.strip().lower() in GUARD_OFF_VALUES:
+        return GuardStatus(False, f"{pth.name} found, disabled by {GUARD_ENV}={switch}")
+    return GuardStatus(True, f"{pth.name} found, {SGLANG_GUARD_ENV}={value}")
+
+
+def _module_file(module: str, search: Sequence[Path]) -> Path | None:
+    """The file ``import module`` would load, found statically (a .py or a package)."""
+    parts = module.split(".")
+    for folder in search:
+        base = folder.joinpath(*parts)
+        for candidate in (base / "__init__.py", base.with_suffix(".py")):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def guard_coverage(
+    env: Environment, engine: EngineAudit, environ: Mapping[str, str]
+) -> list[SinkCoverage]:
+    """For each guarded sink (``runtime_guard.sinks``) the engine can import, whether the
+    installed guard covers it: the guard active for this engine (vLLM's plugin, SGLang's
+    switch) and the sink not in ``ZEROLINT_GUARD_OFF``. Sinks with no guard are listed as
+    not covered, saying why."""
+    status = engine.guard if engine.name == "vllm" else sglang_guard_status(env, environ)
+    off = disabled_sinks(environ)
+    rows = []
+    for sink in SINKS:
+        for module in sink.modules:
+            mine = module.startswith(f"{engine.name}.") or module in engine.import_order
+            path = _module_file(module, env.search_path) if mine else None
+            if path is None:
+                continue
+            if status is None or not status.active:
+                covered, reason = (
+                    False,
+                    f"runtime guard not active: {status.reason if status else 'none'}",
+                )
+            elif sink.name in off:
+                covered, reason = (
+                    False,
+                    f"turned off by ZEROLINT_GUARD_OFF={environ.get('ZEROLINT_GUARD_OFF', '')}",
+                )
+            else:
+                covered, reason = True, status.reason
+            rows.append(
+                SinkCoverage(
+                    sink.name, sink.rule, module, str(path), sink.sanitizer, covered, reason
+                )
+            )
+    if engine.name == "vllm":
+        for what, why in NOT_GUARDED:
+            path = _module_file("vllm.v1.attention.ops.flashmla", env.search_path)
+            if path is not None:
+                rows.append(
+                    SinkCoverage(
+                        "", what, "vllm.v1.attention.ops.flashmla", str(path), "none", False, why
+                    )
+                )
+    return rows
+
+
 def _is_guard(plugin: Plugin) -> bool:
     return plugin.module == GUARD_PACKAGE or plugin.module.startswith(GUARD_PACKAGE + ".")
 
@@ -615,6 +713,10 @@ def _engine_lines(engine: EngineAudit) -> list[str]:
     if engine.guard is not None:
         state = "active" if engine.guard.active else "not active"
         lines.append(f"runtime guard: {state}: {engine.guard.reason}")
+    for row in engine.coverage:
+        name = row.sink or "no guard"
+        state = "covered" if row.covered else "NOT covered"
+        lines.append(f"guard coverage: {name} ({row.rule}) in {row.module}: {state}: {row.reason}")
     return lines
 
 
@@ -709,6 +811,18 @@ def _engine_dict(engine: EngineAudit) -> dict[str, Any]:
             "reason": engine.guard.reason,
             "entry_point": engine.guard.plugin.value if engine.guard.plugin else None,
         },
+        "guard_coverage": [
+            {
+                "sink": row.sink or None,
+                "rule": row.rule,
+                "module": row.module,
+                "path": row.path,
+                "sanitizer": row.sanitizer,
+                "covered": row.covered,
+                "reason": row.reason,
+            }
+            for row in engine.coverage
+        ],
     }
 
 

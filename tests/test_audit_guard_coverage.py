@@ -1,0 +1,112 @@
+"""``zerolint audit``'s guard coverage (#15 item 4): per guarded sink the engine can import,
+whether the installed guard covers it, on small site-packages trees read statically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runtime_guard.sglang_hook import PTH_LINE, PTH_NAME
+from tests.test_audit import (
+    CLEAN_ENV,
+    UNGUARDED_HEADER,
+    deep_gemm_package,
+    dist_info,
+    guard_site,
+    small_stack,
+    write,
+)
+from zerolint.audit import audit, render_text, to_dict
+
+ATTENTION = (
+    "vllm/v1/attention/ops/triton_decode_attention.py",
+    "vllm/third_party/flashmla/flash_mla_interface.py",
+    "vllm/v1/attention/ops/flashmla.py",
+)
+
+
+def coverage(site: Path, **environ: str) -> dict[str, tuple[bool, str]]:
+    result = audit([site], gpu="sm90", environ={**CLEAN_ENV, **environ})
+    [engine] = to_dict(result)["engines"]
+    return {
+        f"{row['sink'] or 'none'} {row['module']}": (row["covered"], row["reason"])
+        for row in engine["guard_coverage"]
+    }
+
+
+@pytest.fixture
+def vllm_site(tmp_path: Path) -> Path:
+    site = small_stack(tmp_path / "site")
+    for path in ATTENTION:
+        write(site / path, "")
+    return site
+
+
+def test_every_importable_sink_is_listed_and_not_covered_without_the_guard(
+    vllm_site: Path,
+) -> None:
+    rows = coverage(vllm_site)
+    assert set(rows) == {
+        "deep_gemm_metadata vllm.third_party.deep_gemm",
+        "deep_gemm_logits vllm.third_party.deep_gemm",
+        "triton_mla vllm.v1.attention.ops.triton_decode_attention",
+        "flashmla vllm.third_party.flashmla.flash_mla_interface",
+        "none vllm.v1.attention.ops.flashmla",
+    }
+    assert not any(covered for covered, _ in rows.values())
+    assert (
+        "no vllm.general_plugins entry point"
+        in rows["triton_mla " + ATTENTION[0][:-3].replace("/", ".")][1]
+    )
+
+
+def test_the_plugin_covers_every_guarded_sink_but_the_fp8_one(vllm_site: Path) -> None:
+    rows = coverage(guard_site(vllm_site))
+    assert {name: covered for name, (covered, _) in rows.items()} == {
+        "deep_gemm_metadata vllm.third_party.deep_gemm": True,
+        "deep_gemm_logits vllm.third_party.deep_gemm": True,
+        "triton_mla vllm.v1.attention.ops.triton_decode_attention": True,
+        "flashmla vllm.third_party.flashmla.flash_mla_interface": True,
+        "none vllm.v1.attention.ops.flashmla": False,
+    }
+    assert "no sanitizer was measured" in rows["none vllm.v1.attention.ops.flashmla"][1]
+
+
+def test_a_sink_turned_off_is_reported_not_covered(vllm_site: Path) -> None:
+    rows = coverage(guard_site(vllm_site), ZEROLINT_GUARD_OFF="flashmla")
+    covered, reason = rows["flashmla vllm.third_party.flashmla.flash_mla_interface"]
+    assert not covered and "ZEROLINT_GUARD_OFF=flashmla" in reason
+    assert rows["triton_mla vllm.v1.attention.ops.triton_decode_attention"][0]
+
+
+def test_the_text_report_has_one_line_per_sink(vllm_site: Path) -> None:
+    text = render_text(audit([guard_site(vllm_site)], gpu="sm90", environ=CLEAN_ENV))
+    lines = [line.strip() for line in text.splitlines() if "guard coverage:" in line]
+    assert len(lines) == 5
+    assert any(
+        line.startswith("guard coverage: triton_mla (") and ": covered:" in line for line in lines
+    )
+
+
+@pytest.fixture
+def sglang_site(tmp_path: Path) -> Path:
+    site = tmp_path / "sglang_site"
+    write(site / "sglang/__init__.py", "")
+    dist_info(site, "sglang", "0.0.1")
+    deep_gemm_package(site / "deep_gemm", "2.0.0", UNGUARDED_HEADER)
+    dist_info(site, "deep-gemm", "2.0.0")
+    guard_site(site, entry_point=False)
+    return site
+
+
+def test_sglang_is_covered_only_with_its_switch_and_the_pth_line(sglang_site: Path) -> None:
+    names = {"deep_gemm_metadata deep_gemm", "deep_gemm_logits deep_gemm"}
+    rows = coverage(sglang_site, ZEROLINT_GUARD_SGLANG="1")
+    assert set(rows) == names and not any(c for c, _ in rows.values())
+    assert "no zerolint_guard.pth" in rows["deep_gemm_logits deep_gemm"][1]
+    write(sglang_site / PTH_NAME, PTH_LINE)
+    assert all(c for c, _ in coverage(sglang_site, ZEROLINT_GUARD_SGLANG="1").values())
+    assert not any(c for c, _ in coverage(sglang_site).values())
+    off = coverage(sglang_site, ZEROLINT_GUARD_SGLANG="1", ZEROLINT_GUARD="0")
+    assert not any(c for c, _ in off.values())

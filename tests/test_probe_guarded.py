@@ -1,0 +1,123 @@
+"""The guarded variants in the committed probe report (issue #15): every hazardous case of
+each guarded kernel ran clean through its guard, and the cost rows come from the same run.
+Plus ``probe.run.merge``, which puts a guarded-only run into the committed report."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from probe.kernels import BY_NAME, KERNELS
+from probe.run import merge
+from runtime_guard.sinks import BY_NAME as SINKS
+
+ROOT = Path(__file__).resolve().parent.parent
+Row = dict
+
+
+@pytest.fixture(scope="module")
+def report() -> Row:
+    return json.loads((ROOT / "docs" / "probe-report.json").read_text())
+
+
+GUARDED = [k for k in KERNELS if k.guard]
+
+
+def test_every_guarded_variant_names_a_sink_and_its_unguarded_kernel() -> None:
+    assert {k.guard for k in GUARDED} == {"triton_mla", "flashmla", "deep_gemm_logits"}
+    for kernel in GUARDED:
+        assert kernel.guard in SINKS and kernel.guards in BY_NAME
+        assert not BY_NAME[kernel.guards].guard
+
+
+@pytest.mark.parametrize("kernel", GUARDED, ids=lambda k: k.name)
+def test_every_hazardous_case_runs_clean_through_its_guard(report: Row, kernel) -> None:
+    by_name = {k["name"]: k for k in report["kernels"]}
+    guarded, plain = by_name[kernel.name], by_name[kernel.guards]
+    hazardous = {
+        c["case"] for c in plain["cases"] for m in report["modes"] if c[m]["outcome"] != "ok"
+    }
+    assert hazardous  # the unguarded kernel does fail somewhere
+    cases = {c["case"]: c for c in guarded["cases"]}
+    assert hazardous <= set(cases)
+    for case in cases.values():
+        for mode in report["modes"]:
+            result = case[mode]
+            assert result["outcome"] == "ok", (case["case"], mode)
+            checks = result["row"]["checks"]
+            assert checks and all(checks.values()), (case["case"], mode, checks)
+            assert "graph_identical" in checks
+            if case["zero_rows"]:
+                assert checks.get("zero_rows_identity", True)
+            if case["batch"]:
+                assert checks["nonzero_rows_identical"]
+            else:
+                assert checks["empty_like_kernel"]
+        assert case["memcheck"]["sanitizer_errors"] == 0
+    assert guarded["predicates"]["summary"] == "tolerates every case"
+
+
+def test_the_cost_rows_cover_every_guarded_sink_from_the_same_device(report: Row) -> None:
+    cost = report["guard_cost"]
+    assert {r["sink"] for r in cost["rows"]} == {k.guard for k in GUARDED}
+    assert cost["gpu"] == report["runs"][-1]["environment"]["gpu"]
+    for row in cost["rows"]:
+        for mode in ("replay_us", "eager_us"):
+            added = row[f"guarded_{mode}"] - row[f"plain_{mode}"]
+            assert abs(added - row[f"added_{mode}"]) < 0.011
+
+
+def test_the_last_run_is_the_guarded_one(report: Row) -> None:
+    last = report["runs"][-1]
+    assert last["kernels"] == [k.name for k in GUARDED]
+    assert f"--kernels {','.join(k.name for k in GUARDED)}" in last["command"]
+    assert [k.get("run") for k in report["kernels"] if k["name"] in last["kernels"]] == [
+        len(report["runs"]) - 1
+    ] * len(GUARDED)
+
+
+def test_merge_replaces_the_kernels_run_now_and_keeps_the_order(report: Row) -> None:
+    earlier = copy.deepcopy(report)
+    now = copy.deepcopy(report)
+    now["kernels"] = [
+        copy.deepcopy(next(k for k in report["kernels"] if k["name"] == "triton_mla_decode"))
+    ]
+    now["kernels"][0]["title"] = "rerun"
+    now["started_utc"] = "later"
+    merged = merge(earlier, now)
+    assert [k["name"] for k in merged["kernels"]] == [k["name"] for k in report["kernels"]]
+    assert merged["kernels"][0]["title"] == "rerun"
+    assert merged["runs"][-1]["started_utc"] == "later"
+    assert merged["runs"][-1]["kernels"] == ["triton_mla_decode"]
+    assert len(merged["runs"]) == len(report["runs"]) + 1
+
+
+def test_merge_refuses_other_modes(report: Row) -> None:
+    now = dict(copy.deepcopy(report), modes=["plain"])
+    with pytest.raises(SystemExit, match="modes"):
+        merge(copy.deepcopy(report), now)
+
+
+def test_the_cost_bench_says_what_is_missing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "sink_guard_cost.py"),
+            "--sm90-pieces",
+            str(tmp_path),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"error: {tmp_path / 'manifest.json'} not found: run `python devtools/prepare_sm90.py` first"
+    )
