@@ -480,7 +480,8 @@ def decide(
     for name in enc.pads:
         full[_short_name(name)] = value = _int(model, enc.symbols[name])
         if value < full["B"]:  # a padding start at B: no padding rows
-            witness[_short_name(name)] = value
+            # A mask's start is how many rows it keeps (the rest are 0).
+            witness["rows_kept" if name == ANY_ROWS else _short_name(name)] = value
     if not _replays(replay, full):
         return Verdict("unknown", reason=f"witness {witness} did not replay to a fault (model bug)")
     return Verdict("unsafe", witness=witness, outcome=outcome)

@@ -23,6 +23,7 @@ from zerolint.dataflow.syntax import (
     affine_prefix,
     dotted,
     int_value,
+    is_mask,
     operand,
     slice_bounds,
     slice_cell,
@@ -480,6 +481,11 @@ class Expressions:
             if right.traces and lv is not None and name == "Add":
                 return self.extend(frame, right, Op(OpKind.ADD, lv))
         if name == "Multiply":
+            scope = frame.key.node
+            if left.traces and rv is None and is_mask(right_node, scope):
+                return self.mask_zero(frame, left, "*")
+            if right.traces and lv is None and left_node is not None and is_mask(left_node, scope):
+                return self.mask_zero(frame, right, "*")
             if left.traces and rv is not None:
                 return self.extend(frame, left, Op(OpKind.MUL, rv))
             if right.traces and lv is not None:

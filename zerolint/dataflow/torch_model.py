@@ -204,7 +204,8 @@ class TorchModel:
             return replaced
         val = pos[1][1].join(pos[2][1]).only_traces()
         if is_zero(pos[2][0].value) or is_zero(pos[1][0].value):
-            return self.extend(frame, val, Op(OpKind.OPAQUE, "where"))
+            # The rows the mask does not keep become 0, and a mask may keep none.
+            return self.mask_zero(frame, val, name)
         return val
 
     def call_attribute(
@@ -244,6 +245,16 @@ class TorchModel:
     ) -> Val | None:
         self.out_target(frame, node, args, EMPTY)
         return EMPTY
+
+    def mask_zero(self, frame: Frame, val: Val, name: str, *, methods: bool = False) -> Val:
+        """``torch.where(mask, x, 0)``, ``x.masked_fill(m, 0)``, ``x * mask``: the rows a
+        mask does not keep become 0, and a mask may keep none (every row 0). A source of the
+        rules that name it under ``mask_zero`` (``mask_zero_methods`` for a method); the
+        lengths that flow in go through it as zero padding of any rows."""
+        key = "mask_zero_methods" if methods else "mask_zero"
+        op = Op(OpKind.PAD_ZERO, ANY_ROWS)
+        step = self.step(frame, None, "source", op, "rows outside the mask set to 0", (key, name))
+        return Val([*val.then(step).traces, Trace(None, (step,))])
 
     def where_replacement(
         self, frame: Frame, node: cst.Call, pos: list[tuple[cst.Arg, Val]]
@@ -528,6 +539,8 @@ class TorchModel:
             if target is None or "condition" not in b or k is None:
                 return None
             rows = mask_rows(frame.mod, b["condition"][0].value, target, keeps=True)
+            if rows is None and k == 0:
+                return self.mask_zero(frame, recv, method, methods=True)
             return self.replace_rows(frame, recv, rows, k, "where") if rows is not None else None
         value = b.get("value")
         if method.startswith("masked_fill") and target is not None:
@@ -540,8 +553,23 @@ class TorchModel:
                     self.write_whole(frame, target, result)
                 return result
         value_node = value[0].value if value is not None else None
-        op = Op(OpKind.PAD_ZERO, ANY_ROWS) if is_zero(value_node) else Op(OpKind.OPAQUE, method)
-        result = self.extend(frame, recv, op)
+        over_itself = (
+            method.startswith("masked_fill")
+            and target is not None
+            and "mask" in b
+            and mask_rows(frame.mod, b["mask"][0].value, target) is not None
+        )
+        if is_zero(value_node) and over_itself:
+            # x.masked_fill(x < 1, 0): the rows set to 0 were below 1 already; no new rows.
+            result = self.extend(frame, recv, Op(OpKind.PAD_ZERO, ANY_ROWS))
+        elif is_zero(value_node):
+            result = self.mask_zero(frame, recv, method, methods=True)
+            if method.endswith("_") and target is not None:
+                # Every row is either kept or set to 0: the tensor holds only these values.
+                self.write(frame, target, result, strong=True, in_place=True)
+            return result
+        else:
+            result = self.extend(frame, recv, Op(OpKind.OPAQUE, method))
         if method.endswith("_") and target is not None:
             self.write(frame, target, result, strong=False, in_place=True)
         return result
