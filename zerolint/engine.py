@@ -27,7 +27,7 @@ from zerolint.rules import Rule, SinkSpec
 
 # Ops that can start zero-able rows: divisions and fills, and padding writes for the rules
 # whose [sources] name them ("[n:]=").
-SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO}
+SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO, OpKind.SUB, OpKind.ADD}
 
 
 @dataclass(slots=True)

@@ -25,6 +25,7 @@ class OpKind(str, Enum):
     RSHIFT = "rshift"
     ADD = "add"
     MUL = "mul"
+    SUB = "sub"
     NEG = "neg"
     CLAMP_MIN = "clamp_min"
     CLAMP_MAX = "clamp_max"
@@ -58,6 +59,7 @@ class Op:
       rshift    rows become ``row >> arg``
       add       rows become ``row + arg``             (``-`` is add of the negated literal)
       mul       rows become ``row * arg``
+      sub       rows become ``row - arg``             (a - b: arg is the subtrahend's symbol)
       neg       rows become ``-row``
       clamp_min rows become ``max(row, arg)``         (clamp(min=), clamp_min, maximum, max)
       clamp_max rows become ``min(row, arg)``

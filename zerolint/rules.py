@@ -51,6 +51,7 @@ SOURCE_KEYS = frozenset(
         "zero_fill_methods",
         "mask_zero",
         "mask_zero_methods",
+        "subtraction",
     }
 )
 SANITIZER_KEYS = frozenset({"clamp", "clamp_methods", "ceil_division", "at_least_one", "mask"})

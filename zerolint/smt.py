@@ -49,6 +49,7 @@ _ROW_OPS = frozenset(
         OpKind.RSHIFT,
         OpKind.ADD,
         OpKind.MUL,
+        OpKind.SUB,
         OpKind.NEG,
         OpKind.CLAMP_MIN,
         OpKind.CLAMP_MAX,
@@ -376,6 +377,8 @@ class Encoder:
             return value + operand
         if kind == OpKind.MUL:
             return value * operand
+        if kind == OpKind.SUB:
+            return value - operand
         if kind == OpKind.CLAMP_MIN:
             return z3.If(value >= operand, value, operand)
         if kind == OpKind.CLAMP_MAX:
@@ -551,6 +554,8 @@ def apply_int(op: Op, value: int, env: Mapping[str, int]) -> int:
         return value + arg
     if kind == OpKind.MUL:
         return value * arg
+    if kind == OpKind.SUB:
+        return value - arg
     if kind == OpKind.NEG:
         return -value
     if kind == OpKind.CLAMP_MIN:

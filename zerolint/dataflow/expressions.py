@@ -474,6 +474,8 @@ class Expressions:
         name = type(op).__name__.replace("Assign", "")
         rv = int_value(right_node)
         lv = int_value(left_node)
+        if name == "Subtract":
+            return self.subtract(frame, left, right, left_node, right_node, "-")
         if name in ("Add", "Subtract"):
             sign = 1 if name == "Add" else -1
             if left.traces and rv is not None:

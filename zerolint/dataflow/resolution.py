@@ -269,7 +269,9 @@ class Resolution:
         """Concrete and parameter traces of ``val``: placeholders of calls, fields and
         globals replaced by what the code they stand for produces."""
         out: list[Trace] = []
-        for t in val.traces:
+        # In a stable order: a cycle is cut where it is first re-entered, and what the
+        # origins above it resolve to is cached, so the order must not be hash order.
+        for t in sorted(val.traces, key=Trace.keep_order):
             out += self.resolve_trace(t, depth)
         unique = list(dict.fromkeys(out))
         if len(unique) > MAX_TRACES * 4:

@@ -41,6 +41,25 @@ from zerolint.project import resolve_relative
 
 Args = list[tuple[cst.Arg, Val]]
 Target = cst.BaseExpression | None
+# A prefix sum, and the difference of neighbouring ones: the values are unchanged under the
+# row model (see scan), but the marks pair a cumsum with the differences that undo it.
+_SCAN = Op(OpKind.IDENTITY, "cumsum")
+_UNSCAN = Op(OpKind.IDENTITY, "diff")
+
+
+def _only_zero_fill(trace: Trace) -> bool:
+    """A tensor that is all zero: a zero allocation, nothing since."""
+    return trace.concrete and len(trace.steps) == 1 and trace.steps[0].op.kind == OpKind.FILL_ZERO
+
+
+def _scanned(trace: Trace) -> bool:
+    """The trace's last scan mark is a prefix sum (not yet differenced)."""
+    for step in reversed(trace.steps):
+        if step.op == _SCAN:
+            return True
+        if step.op == _UNSCAN:
+            return False
+    return False
 
 
 class TorchModel:
@@ -183,7 +202,44 @@ class TorchModel:
     def call_concat(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
-        return join_all(v for _, v in args).only_traces()
+        """``torch.cat([x, torch.zeros(n)])``: zero parts joined to other rows are padding
+        rows after them (the rows before are the others'); without a zero part, every
+        part's lengths."""
+        joined = join_all(v for _, v in args).only_traces()
+        parts = args[0][1].elements if args and args[0][0].keyword is None else None
+        if not parts or len(parts) < 2:
+            return joined
+        zeros = [p for p in parts if p.traces and all(_only_zero_fill(t) for t in p.traces)]
+        others = [p for p in parts if not any(p is z for z in zeros)]
+        if not zeros or not others:
+            return joined
+        return self.padding(frame, join_all(others).only_traces(), f"{name} with zeros")
+
+    def padding(self, frame: Frame, val: Val, note: str) -> Val:
+        """Rows of 0 after the rows of ``val`` (which come first, at least one): the
+        ``"[n:]="`` form, a source only of the rules that count padding rows."""
+        op = Op(OpKind.PAD_ZERO, "rows_before_padding")
+        step = self.step(frame, None, "flow", op, note, ("zero_fill", "[n:]="))
+        return Val([*val.then(step).traces, Trace(None, (step,))])
+
+    def call_pad(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``F.pad(x, (0, n))`` adds rows of 0 (its default ``value``); ``value=k`` with a
+        literal ``k >= 1`` adds rows of ``k``, which are never 0; another value is opaque."""
+        b = sig.bind(args)
+        if "input" not in b:
+            return None
+        val = b["input"][1].only_traces()
+        mode = string_value(b["mode"][0].value) if "mode" in b else "constant"
+        value = int_value(b["value"][0].value) if "value" in b else 0
+        if is_none(b["value"][0].value if "value" in b else None):
+            value = 0
+        if mode != "constant" or value is None or value < 0:
+            return self.extend(frame, val, Op(OpKind.OPAQUE, name))
+        if value == 0:
+            return self.padding(frame, val, f"{name}: rows of 0 added")
+        return self.extend(frame, val, IDENTITY, f"{name}: rows of {value} added")
 
     def call_view(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -255,6 +311,104 @@ class TorchModel:
         op = Op(OpKind.PAD_ZERO, ANY_ROWS)
         step = self.step(frame, None, "source", op, "rows outside the mask set to 0", (key, name))
         return Val([*val.then(step).traces, Trace(None, (step,))])
+
+    def subtract(
+        self,
+        frame: Frame,
+        left: Val,
+        right: Val,
+        left_node: cst.BaseExpression | None,
+        right_node: cst.BaseExpression | None,
+        name: str,
+    ) -> Val:
+        """``a - b``: a source of the rules that name it under ``subtraction`` (a difference
+        of lengths >= 1 can be 0: ``seq_lens - query_lens`` on a first prefill chunk). The
+        judge decides from what is known: ``x - k`` with a known ``k`` (a literal, a module
+        constant) is ``x + (-k)``, so ``x - 0`` or a clamp to >= k + 1 before it is safe; an
+        unknown subtrahend is a symbol. The difference of neighbouring prefix sums
+        (``cu[1:] - cu[:-1]`` of a ``cumsum``) is the lengths that were summed."""
+        shared = left.traces & right.traces
+        scans = frozenset(t for t in shared if _scanned(t))
+        if scans:
+            step = self.step(frame, None, "flow", _UNSCAN, "differences of the prefix sums")
+            return Val(t.then(step) for t in scans)
+        effect = ("subtraction", name)
+        known = self.operand(frame, right_node) if right_node is not None else "<expr>"
+        lk = self.operand(frame, left_node) if left_node is not None else "<expr>"
+        if isinstance(lk, int) and not left.traces:
+            # k - x: -x + k; a constant minuend minus lengths >= 1 can be 0 (x == k).
+            negated = self.extend(frame, right.only_traces(), Op(OpKind.NEG))
+            fresh = Val([Trace(None, (self.step(frame, None, "flow", Op(OpKind.NEG)),))])
+            op = Op(OpKind.ADD, lk)
+            step = self.step(frame, None, "source", op, "subtraction", effect)
+            return Val(t.then(step) for t in negated.join(fresh).traces)
+        if known == 0:
+            return left.only_traces()
+        if isinstance(known, int):
+            op = Op(OpKind.ADD, -known)
+        else:
+            op = Op(OpKind.SUB, known if known != "<expr>" else "subtrahend")
+        step = self.step(frame, None, "source", op, "subtraction", effect)
+        # New zero-able rows start here from real lengths (>= 1) that went through what is
+        # known of the minuend (a clamp before `- 1` counts); a concrete trace goes on.
+        # A minuend that went through an operation outside the model starts nothing: the
+        # judge could say nothing of it ((x + c - 1) // c is judged at its division).
+        fresh = [
+            Trace(None, t.steps).then(step)
+            for t in left.traces
+            if not t.concrete and all(s.op.kind != OpKind.OPAQUE for s in t.steps)
+        ]
+        if not left.traces:
+            fresh.append(Trace(None, (step,)))
+        return Val([*left.then(step).traces, *fresh])
+
+    def call_scan(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        value = sig.bind(args).get("input")
+        result = self.scan(frame, value[1] if value is not None else EMPTY, name)
+        self.out_target(frame, node, args, result)
+        return result
+
+    def method_scan(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        return self.scan(frame, recv, method)
+
+    def scan(self, frame: Frame, val: Val, name: str) -> Val:
+        """``cumsum``: a prefix sum of lengths >= 0 has a 0 row exactly where every length
+        up to it is 0, so under "every row 0" it keeps the lengths' zero-ability; the mark
+        lets a difference of neighbouring sums give the lengths back."""
+        return Val(
+            t.then(self.step(frame, None, "flow", _SCAN, f"prefix sum ({name})"))
+            for t in val.traces
+        )
+
+    def call_subtract(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        b = sig.bind(args)
+        if "input" not in b:
+            return None
+        if name.endswith("diff"):
+            result = self.difference(frame, b["input"][1], name)
+        elif "other" in b:
+            result = self.subtract(
+                frame, b["input"][1], b["other"][1], b["input"][0].value, b["other"][0].value, name
+            )
+        else:
+            return None
+        self.out_target(frame, node, args, result)
+        return result
+
+    def method_subtract(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        return self.difference(frame, recv, method)
+
+    def difference(self, frame: Frame, val: Val, name: str) -> Val:
+        """``torch.diff(x)``: neighbouring differences; of a prefix sum, the lengths."""
+        return self.subtract(frame, val, val, None, None, name)
 
     def where_replacement(
         self, frame: Frame, node: cst.Call, pos: list[tuple[cst.Arg, Val]]
@@ -504,6 +658,11 @@ class TorchModel:
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
     ) -> Val | None:
         kind = ARITH_METHODS[method]
+        if kind == "sub" and "other" in b:
+            result = self.subtract(frame, recv, b["other"][1], target, b["other"][0].value, method)
+            if method.endswith("_") and target is not None:
+                self.write_whole(frame, target, result)
+            return result
         if kind == "neg":
             result = self.extend(frame, recv, Op(OpKind.NEG))
         else:

@@ -74,6 +74,11 @@ class RawStep:
                 self.role,
                 self.op.kind,
                 str(self.op.arg),
+                # Steps of one statement that differ only in the node they are at or in
+                # what they say: never left to hash order when traces are cut.
+                self.note,
+                "" if self.node is None else self.mod.code(self.node),
+                "" if self.effect is None else self.effect[1],
             )
         return self._stable
 
@@ -159,7 +164,9 @@ class Trace:
                 _chain = hash((_chain, s._hash))
         self._chain = _chain
         self._hash = hash((id(origin), _chain))
-        self.live = any(s.op.kind in LIVE_KINDS for s in steps) if _live is None else _live
+        if _live is None:
+            _live = any(s.op.kind in LIVE_KINDS or s.role == "source" for s in steps)
+        self.live = _live
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -185,19 +192,45 @@ class Trace:
             self.origin,
             self.steps + (step,),
             hash((self._chain, step._hash)),
-            self.live or step.op.kind in LIVE_KINDS,
+            self.live or step.op.kind in LIVE_KINDS or step.role == "source",
         )
 
     def keep_order(self) -> tuple:
         """Which traces to keep when there are too many: live ones, short ones; ties broken
         by where the steps are, never by hashes (which change from run to run)."""
-        return (not self.live, len(self.steps), tuple(s.stable_key() for s in self.steps))
+        return (
+            not self.live,
+            len(self.steps),
+            tuple(s.stable_key() for s in self.steps),
+            _origin_key(self.origin),
+        )
 
     def key_source(self) -> RawStep | None:
         for step in self.steps:
-            if step.op.kind in LIVE_KINDS:
+            if step.op.kind in LIVE_KINDS or step.role == "source":
                 return step
         return None
+
+
+def _origin_key(origin: Origin | None, depth: int = 0) -> tuple:
+    """A description of where a trace starts that is the same from run to run (traces that
+    differ only in their origin must not be kept or dropped by hash order)."""
+    if origin is None or depth > 4:
+        return ()
+    if isinstance(origin, ParamOrigin):
+        return ("param", origin.func.mod.name, origin.func.name, origin.name)
+    if isinstance(origin, FieldOrigin):
+        cls = origin.cls if isinstance(origin.cls, str) else origin.cls.qualname
+        return ("field", cls, origin.attr)
+    if isinstance(origin, GlobalOrigin):
+        return ("global", origin.mod.name, origin.name)
+    if isinstance(origin, AttrOrigin):
+        return ("attr", _origin_key(origin.base, depth + 1), origin.attr)
+    if isinstance(origin, CallOrigin):
+        return ("call", origin.site.step.stable_key(), origin.index)
+    if isinstance(origin, EffectOrigin):
+        return ("effect", origin.site.step.stable_key(), str(origin.param))
+    return (type(origin).__name__,)
 
 
 # Refs: what a value may be when it is called or has attributes taken.
