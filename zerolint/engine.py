@@ -322,11 +322,18 @@ class RuleScope:
         return step.op.kind in SOURCE_KINDS and self.rule.is_source(step.effect)
 
     def live(self, trace: Trace) -> bool:
-        return any(self.is_source(s) for s in trace.steps)
+        return self.key_source(trace) is not None
 
     def key_source(self, trace: Trace) -> RawStep | None:
-        for step in trace.steps:
-            if self.is_source(step):
+        steps = trace.steps
+        for i, step in enumerate(steps):
+            if self.is_source(step) and not (
+                # A difference that then goes through an operation outside the model says
+                # nothing (index arithmetic is full of them): it starts no reported path.
+                step.effect is not None
+                and step.effect[0] == "subtraction"
+                and any(later.op.kind == OpKind.OPAQUE for later in steps[i + 1 :])
+            ):
                 return step
         return None
 

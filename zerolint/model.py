@@ -33,6 +33,7 @@ class OpKind(str, Enum):
     BELOW1_TO = "below1_to"
     FILL_ZERO = "fill_zero"
     PAD_ZERO = "pad_zero"
+    KNOWN_ROWS = "known_rows"
     IDENTITY = "identity"
     OPAQUE = "opaque"
 
@@ -67,6 +68,8 @@ class Op:
       below1_to rows below 1 become ``arg``          (x.masked_fill(x < 1, k), k != 1)
       fill_zero every row becomes 0                   (torch.zeros, .zero_(), buf[:] = 0)
       pad_zero  rows from ``arg`` on become 0         (buf[n:m] = 0: padding rows)
+      known_rows every row becomes a known value     (torch.tensor([4, 8]): arg "4,8", one
+                row each; torch.full((n,), 8) / torch.ones(n): arg "8" / "1", every row)
       identity  values unchanged                      (assignment, views, copies, casts)
       opaque    an operation outside the model        (arg names it)
     arg is an Operand; for clamp_min/clamp_max a non-literal bound is a str symbol.

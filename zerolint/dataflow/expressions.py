@@ -537,6 +537,9 @@ class Expressions:
             value = constant // op.arg if op.kind == OpKind.FLOORDIV else constant >> op.arg
             return self.zero_source(frame, note, effect) if value == 0 else EMPTY
         step = self.step(frame, None, "source", op, note, effect)
+        if val.traces and all(_known(t) for t in val.traces):
+            # Every value the dividend can hold is known (torch.tensor([8, 12]) // 4).
+            return Val(t.then(step) for t in val.traces)
         prefix = affine_prefix(dividend) if dividend is not None else []
         if prefix is None:
             prefix = [Op(OpKind.OPAQUE, "dividend")]
@@ -547,3 +550,13 @@ class Expressions:
 
     def eval_Call(self, frame: Frame, node: cst.Call) -> Val:
         return self.call(frame, node)
+
+
+def _known(trace: Trace) -> bool:
+    """A concrete trace that starts at known rows (a literal tensor, a known fill)."""
+    return (
+        trace.concrete
+        and bool(trace.steps)
+        and any(s.op.kind == OpKind.KNOWN_ROWS for s in trace.steps)
+        and all(s.op.kind != OpKind.OPAQUE for s in trace.steps)
+    )

@@ -320,3 +320,51 @@ def _scan_assigned(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
 
     scope.visit(_Visitor())
     return [] if other else found
+
+
+# Views that cover every element of what they view (a slice does not).
+_WHOLE_VIEWS = frozenset(
+    {
+        "view",
+        "reshape",
+        "flatten",
+        "view_as",
+        "reshape_as",
+        "unsqueeze",
+        "squeeze",
+        "t",
+        "transpose",
+        "permute",
+        "detach",
+        "unflatten",
+        "ravel",
+        "movedim",
+    }
+)
+
+
+def whole_view_of(scope: cst.CSTNode | None, alias: str, base: object) -> bool:
+    """Whether every binding of the local ``alias`` in ``scope`` is ``base`` itself or a
+    view of all of it (``buf``, ``buf.view(-1)``, ``buf.data``), so that a write of every
+    row of the alias writes every row of ``base``."""
+    if scope is None or not isinstance(base, str) or "." in alias or "[" in alias:
+        return False
+    values = _assigned_values(scope, alias)
+    if not values:
+        return False
+    for value in values:
+        node = value
+        while True:
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in _WHOLE_VIEWS
+            ):
+                node = node.func.value
+            elif isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT"):
+                node = node.value
+            else:
+                break
+        if dotted(node) != base:
+            return False
+    return True

@@ -47,6 +47,21 @@ _SCAN = Op(OpKind.IDENTITY, "cumsum")
 _UNSCAN = Op(OpKind.IDENTITY, "diff")
 
 
+# Tensors built from a Python list: a list of literals gives known rows.
+_LITERAL_TENSORS = frozenset(
+    {
+        "torch.tensor",
+        "torch.as_tensor",
+        "torch.asarray",
+        "torch.IntTensor",
+        "torch.LongTensor",
+        "torch.Tensor",
+        "numpy.array",
+        "numpy.asarray",
+    }
+)
+
+
 def _only_zero_fill(trace: Trace) -> bool:
     """A tensor that is all zero: a zero allocation, nothing since."""
     return trace.concrete and len(trace.steps) == 1 and trace.steps[0].op.kind == OpKind.FILL_ZERO
@@ -191,13 +206,24 @@ class TorchModel:
         chosen = sig.bind(args).get("fill_value")
         if chosen is not None and is_zero(chosen[0].value):
             return self.zero_source(frame, "tensor filled with 0", ("full", name))
+        fill = self.operand(frame, chosen[0].value) if chosen is not None else None
+        if isinstance(fill, int):
+            return self.known_rows(frame, str(fill), f"every row {fill}")
         # Every row is the fill value: its lengths are the rows'.
         return chosen[1].only_traces() if chosen is not None else EMPTY
 
     def call_constant(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
+        if name in ("torch.ones", "torch.ones_like", "numpy.ones", "numpy.ones_like"):
+            return self.known_rows(frame, "1", "every row 1")
         return EMPTY
+
+    def known_rows(self, frame: Frame, values: str, note: str) -> Val:
+        """A tensor whose rows are known (``"[4,8]"``: one per row; ``"8"``: every row):
+        the judge takes these values instead of real lengths >= 1."""
+        step = self.step(frame, None, "flow", Op(OpKind.KNOWN_ROWS, values), note)
+        return Val([Trace(None, (step,))])
 
     def call_concat(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -245,7 +271,23 @@ class TorchModel:
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
         value = sig.bind(args).get("input")
+        if value is not None and name in _LITERAL_TENSORS:
+            rows = self.literal_rows(frame, value[0].value)
+            if rows is not None:
+                return self.known_rows(frame, f"[{','.join(map(str, rows))}]", "known values")
         return value[1].only_traces() if value is not None else EMPTY
+
+    def literal_rows(self, frame: Frame, node: cst.BaseExpression) -> list[int] | None:
+        """The values of a flat list or tuple of integer literals or module constants."""
+        if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
+            return None
+        out = []
+        for el in node.elements:
+            v = self.operand(frame, el.value) if not isinstance(el, cst.StarredElement) else None
+            if not isinstance(v, int):
+                return None
+            out.append(v)
+        return out if len(out) <= 1024 else None
 
     def call_mask(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
