@@ -237,6 +237,11 @@ class Engine:
         finding.verdict = dataclasses.replace(shown[worst][2], flow_index=worst)
         if finding.verdict.status == "safe":
             finding.verdict = dataclasses.replace(finding.verdict, flow_index=None)
+            # --show-proved says why the call is safe; it must not ask for a clamp.
+            finding.message = (
+                f"`{expr}` reaching `{hit.spec.function}` ({hit.spec.argument_text()}) "
+                "is proved safe"
+            )
         return finding
 
     def worst_paths(
