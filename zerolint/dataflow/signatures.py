@@ -52,6 +52,8 @@ class LibEffect(Enum):
     IMPORT = "import"  # importlib.import_module("m")
     PARTIAL = "partial"  # functools.partial(f, ...)
     PAD = "pad"  # F.pad(x, pad, value=0): rows after x's set to the value
+    TL_LOAD = "tl_load"  # triton.language.load(ptr + offs): the values of the tensor at ptr
+    TL_STORE = "tl_store"  # triton.language.store(ptr + offs, v): v written into that tensor
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,15 @@ def _functions() -> dict[str, Signature]:
     table |= dict.fromkeys(CLAMP_FUNCTIONS, _CLAMP)
     table |= dict.fromkeys(BOUND_BY_OPERAND, _BY_OPERAND)
     table |= _rows(LibEffect.SCAN, ("torch.cumsum", "numpy.cumsum"), ("input", "dim"))
+    # Triton kernels (@triton.jit), interpreted as Python when launched as kernel[grid](...):
+    # pointers carry the tensors passed for them.
+    table |= _rows(LibEffect.TL_LOAD, ("triton.language.load",), ("pointer", "mask", "other"))
+    table |= _rows(LibEffect.TL_STORE, ("triton.language.store",), ("pointer", "value", "mask"))
+    table |= _rows(
+        LibEffect.CONSTANT,
+        ("triton.language.program_id", "triton.language.arange", "triton.language.num_programs"),
+    )
+    table |= _rows(LibEffect.MASK, ("triton.language.where",), ("condition", "input", "other"))
     table |= _rows(
         LibEffect.PAD,
         ("torch.nn.functional.pad", "torch.constant_pad_nd"),
@@ -198,6 +209,8 @@ BOUND_BY_OPERAND = (
     "min",
     "torch.min",
     "torch.minimum",
+    "triton.language.maximum",
+    "triton.language.minimum",
 )
 DIVISION_METHODS = ("floor_divide", "floor_divide_", "div", "div_", "divide", "divide_")
 CLAMP_METHODS = ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "maximum")

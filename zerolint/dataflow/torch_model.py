@@ -62,6 +62,14 @@ _LITERAL_TENSORS = frozenset(
 )
 
 
+def _pointer_base(node: cst.BaseExpression) -> cst.Name | None:
+    """The pointer in ``ptr + offs`` (``ptr + pid * stride + offs``, ``offs + ptr``): the one
+    name on an addition chain that is not an offset, taken as the leftmost name."""
+    while isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        node = node.left
+    return node if isinstance(node, cst.Name) else None
+
+
 def _only_zero_fill(trace: Trace) -> bool:
     """A tensor that is all zero: a zero allocation, nothing since."""
     return trace.concrete and len(trace.steps) == 1 and trace.steps[0].op.kind == OpKind.FILL_ZERO
@@ -404,6 +412,36 @@ class TorchModel:
             fresh.append(Trace(None, (step,)))
         return Val([*left.then(step).traces, *fresh])
 
+    def call_tl_load(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``tl.load(ptr + offs, mask=...)`` in a Triton kernel: the values of the tensor the
+        launch passed for ``ptr`` (offsets select rows; a masked-off row is ``other``)."""
+        pointer = sig.bind(args).get("pointer")
+        if pointer is None:
+            return None
+        base = _pointer_base(pointer[0].value)
+        if base is None:
+            return self.extend(frame, pointer[1].only_traces(), Op(OpKind.OPAQUE, name))
+        return self.eval(frame, base).only_traces()
+
+    def call_tl_store(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``tl.store(ptr + offs, v, mask=...)``: ``v`` is written into rows of the tensor
+        passed for ``ptr`` (a weak write: a mask or the grid may leave rows as they were)."""
+        b = sig.bind(args)
+        if "pointer" not in b or "value" not in b:
+            return None
+        base = _pointer_base(b["pointer"][0].value)
+        if base is None:
+            return EMPTY
+        written = (
+            b["value"][1].only_traces().then(self.step(frame, None, "flow", IDENTITY, "tl.store"))
+        )
+        self.write(frame, base, written, strong=False, in_place=True)
+        return EMPTY
+
     def call_scan(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
@@ -481,7 +519,7 @@ class TorchModel:
     def external_clamp(self, frame: Frame, name: str, sig: Signature, args: Args) -> Val:
         """``torch.clamp(x, min=1)`` (bounds by parameter) or ``max(x, 1)`` (the operand
         that carries no lengths is the bound)."""
-        upper = name in ("min", "torch.min", "torch.minimum")
+        upper = name in ("min", "torch.min", "torch.minimum", "triton.language.minimum")
         keywords = {a.keyword.value for a, _ in args if a.keyword is not None}
         if "min" in sig.params or keywords & {"min", "max"}:
             b = bind(args, ("input", "min", "max"))

@@ -74,10 +74,9 @@ class RawStep:
                 self.role,
                 self.op.kind,
                 str(self.op.arg),
-                # Steps of one statement that differ only in the node they are at or in
-                # what they say: never left to hash order when traces are cut.
+                # Steps of one statement that differ only in what they say: never left to
+                # hash order when traces are cut.
                 self.note,
-                "" if self.node is None else self.mod.code(self.node),
                 "" if self.effect is None else self.effect[1],
             )
         return self._stable
