@@ -1,3 +1,21 @@
-"""Fixtures shared by the command-line tests."""
+"""Fixtures shared by the command-line tests, and session-wide checks for the test run."""
 
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests import golden
 from tests.test_cli_check import check  # noqa: F401 - the `check` fixture, for every module
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The old update mode rewrote golden files and then passed against them: refuse it loudly
+    # rather than run green while ignoring what the user asked for.
+    if os.environ.get(golden.RETIRED_ENV):
+        raise pytest.UsageError(
+            f"{golden.RETIRED_ENV} is no longer read: a test run never rewrites golden files. "
+            f"Run `{golden.UPDATE_COMMAND}` (it exits 1 when it changed a file), review the "
+            "diff, then run the tests."
+        )

@@ -4,14 +4,31 @@ The reference builds the decode batches of DOMAIN.md section 3 concretely: a req
 with seq_len L and next_n query tokens has token lengths L - next_n + 1 .. L; native
 layouts read only the last (kernel batch = requests), flattened ones read every token
 (kernel batch = tokens). Sizes up to 300, lengths up to 600, ratios 2..8, k <= 3.
+
+The capture sizes and max_num_seqs the reference enumerates do not come from zerolint:
+they are what vLLM 0.27.1's own sizing code (``_set_cudagraph_sizes`` and the functions it
+calls, taken from the wheel's source by tests/fixtures/capture/generate.py) computes for
+each configuration, and zerolint must reject exactly the configurations vLLM rejects.
 """
 
 from __future__ import annotations
+
+import functools
+import importlib.util
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from zerolint.capture import CaptureConfig, CaptureConfigError, analyze, capture_sizes
+
+GENERATOR = Path(__file__).parent / "fixtures" / "capture" / "generate.py"
+VLLM = "0.27.1"
 
 configs = st.builds(
     CaptureConfig,
@@ -24,13 +41,72 @@ configs = st.builds(
 )
 
 
+@dataclass(frozen=True)
+class VllmSizing:
+    """What vLLM's sizing code made of a configuration: None where it raised."""
+
+    sizes: tuple[int, ...] | None
+    max_num_seqs: int
+
+
+@functools.lru_cache(maxsize=1)
+def generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("capture_sizes_generator", GENERATOR)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextmanager
+def stand_in_vllm_modules() -> Iterator[None]:
+    """The generator puts stand-in ``vllm`` modules in sys.modules: take them out again."""
+    before = {n: m for n, m in sys.modules.items() if n == "vllm" or n.startswith("vllm.")}
+    try:
+        yield
+    finally:
+        for name in [n for n in sys.modules if n == "vllm" or n.startswith("vllm.")]:
+            del sys.modules[name]
+        sys.modules.update(before)
+
+
+@functools.lru_cache(maxsize=512)
+def vllm_sizing(config: CaptureConfig) -> VllmSizing:
+    fields = {
+        "max_num_seqs": config.max_num_seqs,
+        "cudagraph_capture_sizes": list(config.cudagraph_capture_sizes or ()) or None,
+        "num_speculative_tokens": config.num_speculative_tokens,
+        "gpu": config.gpu,
+    }
+    with stand_in_vllm_modules():
+        try:
+            record = generator().vllm_sizes(VLLM, {k: v for k, v in fields.items() if v})
+        except (ValueError, AssertionError):
+            return VllmSizing(None, 0)
+    return VllmSizing(tuple(record["sizes"]), record["resolved"]["max_num_seqs"])
+
+
 def accepted(config: CaptureConfig) -> bool:
-    """vLLM rejects some configurations (the size fixtures cover those)."""
+    """vLLM rejects some configurations; zerolint must reject the same ones."""
     try:
         capture_sizes(config)
+        ours = True
     except CaptureConfigError:
-        return False
-    return True
+        ours = False
+    assert ours == (vllm_sizing(config).sizes is not None), config
+    return ours
+
+
+def vllm_capture_sizes(config: CaptureConfig) -> tuple[int, ...]:
+    sizes = vllm_sizing(config).sizes
+    assert sizes is not None
+    return sizes
+
+
+def full_decode(config: CaptureConfig, size: int) -> bool:
+    """A FULL decode graph is captured for sizes of 1 .. max_num_seqs whole requests."""
+    q = config.next_n
+    return q <= size <= q * vllm_sizing(config).max_num_seqs
 
 
 def native(config: CaptureConfig) -> bool:
@@ -62,9 +138,9 @@ def faults(batch: int) -> bool:
 
 def brute_capture(config: CaptureConfig) -> list[int]:
     q, hazards = config.next_n, []
-    for size in capture_sizes(config):
-        if not q <= size <= q * config.seqs:
-            continue  # no FULL decode graph
+    for size in vllm_capture_sizes(config):
+        if not full_decode(config, size):
+            continue
         dummy = read_lengths(config, q)  # every dummy request has seq_len = next_n
         zero = any(all_zero(config, dummy, c) for c in config.compress_ratios)
         if zero and faults(kernel_batch(config, size // q)):
@@ -75,7 +151,7 @@ def brute_capture(config: CaptureConfig) -> list[int]:
 def brute_live(config: CaptureConfig) -> dict[str, int] | None:
     """The smallest (B, seq_len, ratio) of live decode traffic that faults."""
     best = None
-    for requests in range(1, min(config.seqs, 300) + 1):
+    for requests in range(1, min(vllm_sizing(config).max_num_seqs, 300) + 1):
         batch = kernel_batch(config, requests)
         if not faults(batch):
             continue
@@ -97,8 +173,8 @@ def brute_live(config: CaptureConfig) -> dict[str, int] | None:
 def brute_idle(config: CaptureConfig) -> dict[str, int] | None:
     """The smallest padded FULL batch where one request of seq_len next_n faults."""
     q = config.next_n
-    for size in capture_sizes(config):
-        if not q <= size <= q * config.seqs:
+    for size in vllm_capture_sizes(config):
+        if not full_decode(config, size):
             continue
         batch = kernel_batch(config, size // q)
         rows = read_lengths(config, q) + [0] * (batch - kernel_batch(config, 1))

@@ -2,7 +2,8 @@
 
 Each ``tests/fixtures/fix/NAME.in.py`` is rewritten at every call of
 ``get_paged_mqa_logits_metadata`` and must equal ``NAME.out.py``; the result must compile,
-and fixing it again must change nothing. A new case is two files, no test code.
+and fixing it again must change nothing. A new case is two files, no test code
+(``python -m devtools.update_golden fix`` writes a first ``NAME.out.py``: read it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from tests import golden
 from zerolint.fix import FixTarget, apply_fixes, fix_source, targets_from_findings
 from zerolint.model import Finding
 
@@ -54,18 +56,25 @@ def test_there_are_enough_golden_cases() -> None:
         assert (FIXTURES / f"{name}.out.py").is_file(), f"{name}.in.py has no {name}.out.py"
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_golden(name: str) -> None:
-    source = (FIXTURES / f"{name}.in.py").read_text()
-    expected = (FIXTURES / f"{name}.out.py").read_text()
+def fixed(name: str) -> str:
+    """``NAME.in.py`` with every sink call fixed."""
+    source = (FIXTURES / f"{name}.in.py").read_text(encoding="utf-8")
     targets = sink_targets(source)
     assert targets, f"{name}.in.py has no sink call"
+    return fix_source(source, targets)
 
-    fixed = fix_source(source, targets)
 
-    assert fixed == expected
-    compile(fixed, f"{name}.out.py", "exec")
-    assert fix_source(fixed, sink_targets(fixed)) == fixed
+@golden.suite("fix")
+def goldens() -> list[golden.Golden]:
+    return [golden.Golden(FIXTURES / f"{n}.out.py", lambda n=n: fixed(n)) for n in CASES]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_golden(name: str) -> None:
+    result = fixed(name)
+    golden.assert_matches(FIXTURES / f"{name}.out.py", result)
+    compile(result, f"{name}.out.py", "exec")
+    assert fix_source(result, sink_targets(result)) == result
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 """Output formats as specifications: golden files, order, colour and paths.
 
 Each case in ``tests/fixtures/formats/reports.py`` is rendered in every format and compared
-with the file beside it. ``ZEROLINT_UPDATE_GOLDEN=1`` rewrites the files instead; review
-the diff before committing.
+with the file beside it. ``python -m devtools.update_golden formats`` rewrites the files
+(the tests never do); review the diff before committing.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from tests import golden
 from tests.fixtures.formats import reports
 from zerolint.formats import FORMATS, display_path, render, use_color
 from zerolint.model import Report
 
 GOLDEN_DIR = Path(__file__).parent / "fixtures" / "formats"
 EXTENSIONS = {"text": "txt", "json": "json", "sarif": "sarif", "github": "github"}
-UPDATE = os.environ.get("ZEROLINT_UPDATE_GOLDEN") == "1"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # (case, variant, format, options): the golden file is CASE[.VARIANT].EXT.
@@ -50,10 +50,18 @@ def _golden_name(case: str, variant: str, fmt: str) -> str:
 )
 def test_output_matches_golden_file(case: str, variant: str, fmt: str, options: dict) -> None:
     output = _render(reports.CASES[case](), fmt, **options)
-    golden = GOLDEN_DIR / _golden_name(case, variant, fmt)
-    if UPDATE:
-        golden.write_text(output, encoding="utf-8")
-    assert output == golden.read_text(encoding="utf-8")
+    golden.assert_matches(GOLDEN_DIR / _golden_name(case, variant, fmt), output)
+
+
+@golden.suite("formats")
+def goldens() -> list[golden.Golden]:
+    return [
+        golden.Golden(
+            GOLDEN_DIR / _golden_name(c, v, f),
+            lambda c=c, f=f, o=o: _render(reports.CASES[c](), f, **o),
+        )
+        for c, v, f, o in GOLDEN
+    ]
 
 
 def test_every_golden_file_is_checked() -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.golden import Golden, suite
 from zerolint.cli import main
 from zerolint.rules import Example, Rule, load_rule_file, load_rules
 
@@ -91,6 +92,12 @@ def golden_files() -> list[tuple[Path, Callable[[], str]]]:
         for suffix in VARIANTS
         if suffix == ".txt" or golden(code, case, suffix).exists()
     ]
+
+
+@suite("rules")
+def goldens() -> list[Golden]:
+    """The rules' golden files, for ``python -m devtools.update_golden rules``."""
+    return [Golden(path, produce_text) for path, produce_text in golden_files()]
 
 
 def case_id(case: tuple[str, str]) -> str:

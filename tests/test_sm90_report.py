@@ -3,12 +3,13 @@
 The GPU run (``python -m runtime_guard.verify_sm90``, docs/sm90-verification.md) is not part
 of CI. These tests keep what it recorded honest: every count and verdict follows from the
 raw rows, the inputs regenerate from the recorded seed, the recorded faults are exactly
-DOMAIN.md's predicate, and ``runtime_guard.reference`` still computes the schedules the real
-kernel wrote.
+DOMAIN.md's predicate, ``runtime_guard.reference`` still computes the schedules the real
+kernel wrote, and the sources that ran are today's (or the docs say which changed since).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -32,6 +33,12 @@ SECTIONS = (
     "empty_batch",
 )
 SHA256 = re.compile(r"[0-9a-f]{64}")
+REPO = DOCS.parent
+SOURCE_SUFFIXES = (".py", ".cu", ".cpp", ".h")  # what verify_sm90.source_hashes records
+CHANGED = re.compile(
+    r"<!-- changed-since-run:begin -->\n(?P<body>.*?)<!-- changed-since-run:end -->", re.DOTALL
+)
+CHANGED_ENTRY = re.compile(r"^- `(?P<path>runtime_guard/[^`]+)`: \S", re.MULTILINE)
 
 # DOMAIN.md section 2: the B=32 all-zero read lands at 0x400 reserved + 0x80 = prefix_sum[32].
 OUT_OF_BOUNDS_READ = "Access to 0x480 is out of bounds"
@@ -80,6 +87,50 @@ def test_hashes_are_sha256_digests(report: Row) -> None:
     digests = [*sources.values(), report["extension"]["header_sha256"]]
     digests += [pieces[role][key] for role in pieces for key in ("wheel_sha256", "header_sha256")]
     assert all(SHA256.fullmatch(digest) for digest in digests)
+
+
+def sources_today() -> dict[str, str]:
+    """sha256 of each runtime_guard source as it is now, chosen as the run chose them."""
+    files = (
+        p
+        for p in (REPO / "runtime_guard").rglob("*")
+        if p.suffix in SOURCE_SUFFIXES and "__pycache__" not in p.parts
+    )
+    return {
+        p.relative_to(REPO).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in files
+    }
+
+
+def changed_since_run_in_docs() -> set[str]:
+    found = CHANGED.search(DOC.read_text(encoding="utf-8"))
+    assert found, "docs/sm90-verification.md has lost its 'Changed since the run' markers"
+    body = found["body"].strip()
+    entries = {m["path"] for m in CHANGED_ENTRY.finditer(body)}
+    if not entries:
+        assert body.startswith("None"), f"unreadable 'Changed since the run' list: {body!r}"
+    else:
+        listed = [line for line in body.splitlines() if line.strip()]
+        assert len(listed) == len(entries), f"each line is - `runtime_guard/...`: what: {body!r}"
+    return entries
+
+
+def test_the_sources_that_ran_are_todays_or_the_docs_say_which_changed(report: Row) -> None:
+    recorded, today = report["runtime_guard_sources"], sources_today()
+    differ = {p for p in recorded.keys() | today.keys() if recorded.get(p) != today.get(p)}
+    listed = changed_since_run_in_docs()
+    unlisted, stale = sorted(differ - listed), sorted(listed - differ)
+    assert not unlisted, (
+        f"{', '.join(unlisted)} changed since the SM90 run: list it under 'Changed since the "
+        "run' in docs/sm90-verification.md (what changed, why the results still hold) or "
+        "rerun python -m runtime_guard.verify_sm90"
+    )
+    assert not stale, f"{', '.join(stale)} listed as changed but is the source that ran: unlist it"
+
+
+def test_the_recorded_sources_are_what_verify_sm90_records() -> None:
+    from runtime_guard.verify_sm90 import source_hashes
+
+    assert source_hashes() == sources_today()
 
 
 def test_each_deep_gemm_comes_from_the_wheel_domain_names(report: Row) -> None:

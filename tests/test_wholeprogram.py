@@ -8,7 +8,9 @@ a ``pyproject.toml`` and ``expected.txt``, the exact output of
     zerolint check --no-cache --color never pkg
 
 run in that folder. ``pkg/__init__.py`` says what the case shows and why that output is
-the right one. A new case is a new folder, no test code.
+the right one. A new case is a new folder, no test code
+(``python -m devtools.update_golden wholeprogram`` writes a first ``expected.txt``: check it
+by hand).
 
 The last tests run the analyzer on the real vLLM 0.27.1 tree: its wrapper
 ``vllm.utils.deep_gemm.get_paged_mqa_logits_metadata`` must be found to forward
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import golden
 from zerolint.cli import main
 from zerolint.config import Settings
 from zerolint.dataflow import Analyzer
@@ -48,14 +51,28 @@ def expected(case: str) -> str:
     return (CASES_DIR / case / "expected.txt").read_text(encoding="utf-8")
 
 
+CHECK = ["check", "--no-cache", "--color", "never", "pkg"]
+
+
+@golden.suite("wholeprogram")
+def goldens() -> list[golden.Golden]:
+    return [
+        golden.Golden(
+            CASES_DIR / case / "expected.txt",
+            lambda case=case: golden.run_cli(CHECK, cwd=CASES_DIR / case)[1],
+        )
+        for case in CASES
+    ]
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_case_prints_its_expected_output(
     case: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(CASES_DIR / case)
-    status = main(["check", "--no-cache", "--color", "never", "pkg"])
+    status = main(CHECK)
     out, err = capsys.readouterr()
-    assert out == expected(case)
+    golden.assert_matches(CASES_DIR / case / "expected.txt", out)
     assert err == ""
     assert status == (1 if "ZL001" in expected(case) else 0)
 

@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "rules": ("zerolint.ruledoc", "list the rules"),
     "capture": ("zerolint.capture", "which CUDA-graph capture sizes of a vLLM config fault"),
     "audit": ("zerolint.audit", "is this installed serving stack exposed, and is it protected"),
+    "server": ("zerolint.server", "run the language server over stdio (for editors)"),
 }
 
 

@@ -38,6 +38,8 @@ class Outcome:
     display: dict[Path, str]
     parsed: list[Path] = field(default_factory=list)
     candidates: set[Path] = field(default_factory=set)
+    # The names a file had to mention to be a candidate: the sinks and their wrappers.
+    names: set[str] = field(default_factory=set)
 
 
 def mention_pattern(names: Iterable[str]) -> re.Pattern[str]:
@@ -87,11 +89,15 @@ class Engine:
         on_file: Callable[[int, int], None] | None = None,
         overrides: dict[Path, str] | None = None,
         read: Callable[[Path], bytes] | None = None,
+        project: Project | None = None,
     ) -> Outcome:
         """Analyse ``files``. Files in ``skip`` are known (from the cache) not to mention any
         sink name, and are not read unless the set of names grows. ``read`` gives a file's
-        bytes (the cache passes the bytes it hashed)."""
-        project = Project(files, read=read)
+        bytes (the cache passes the bytes it hashed). ``project``, when given, is an index
+        of ``files`` kept from an earlier run (the language server's): its texts and parsed
+        modules are reused, and only what ``Project.set_text`` changed is read or parsed
+        again."""
+        project = project if project is not None else Project(files, read=read)
         for path, text in (overrides or {}).items():
             project.set_text(path, text)
         outcome = Outcome(report=Report(files_checked=len(files)), display={})
@@ -100,6 +106,7 @@ class Engine:
         analyzer = Analyzer(project, self.rules, whole_program=self.settings.whole_program)
         clock = time.perf_counter()
         modules, candidates = self.analyse(project, analyzer, on_file, skip or set())
+        outcome.names = self.settings.sink_names(self.rules) | analyzer.wrapper_names
         self.stats["index"] = time.perf_counter() - clock
         report = outcome.report
         clock = time.perf_counter()
@@ -140,10 +147,15 @@ class Engine:
         while True:
             pattern = mention_pattern(names)
             new: list[Path] = []
+            # Every file is read anyway unless the cache skips some: then the project's
+            # remembered substring scans (warm in the language server) say which to look at.
+            maybe = None if skip else set().union(*map(project.files_containing, names))
             for i, path in enumerate(project.files):
                 if first and on_file is not None:
                     on_file(i + 1, total)  # skipped files were checked by the cache or prescan
                 if path in candidates or (path in skip and names == base_names):
+                    continue
+                if maybe is not None and path not in maybe:
                     continue
                 text = project.text(path)
                 if text is not None and mentions(text, names, pattern):

@@ -336,6 +336,8 @@ class Project:
         self._texts: dict[Path, str] = {}
         self._modules: dict[Path, ModuleInfo | None] = {}
         self.diagnostics: dict[Path, Diagnostic] = {}
+        # text -> the files whose source contains it, in file order (see files_containing).
+        self._containing: dict[str, list[Path]] = {}
         for f in self.files:
             # First file wins; names are unique within a well-formed tree.
             self.by_name.setdefault(self.name_of[f], f)
@@ -360,8 +362,37 @@ class Project:
         self._texts[path] = text
         return text
 
-    def set_text(self, path: Path, text: str) -> None:
-        self._texts[path] = text
+    def set_text(self, path: Path, text: str | None) -> None:
+        """Analyse ``text`` as the contents of ``path`` from now on (None: read the file
+        again); what was parsed or diagnosed from the old text is forgotten."""
+        if text is None:
+            self._texts.pop(path, None)
+        else:
+            self._texts[path] = text
+        self._modules.pop(path, None)
+        self.diagnostics.pop(path, None)
+        if self._containing:
+            source = self.text(path) or ""
+            order = {p: i for i, p in enumerate(self.files)}
+            for needle, paths in self._containing.items():
+                kept = [p for p in paths if p != path]
+                if needle in source and path in order:
+                    kept.append(path)
+                    kept.sort(key=order.__getitem__)
+                self._containing[needle] = kept
+
+    def scanned_for(self) -> list[str]:
+        """Every text some analysis looked for with ``files_containing``."""
+        return list(self._containing)
+
+    def files_containing(self, needle: str) -> list[Path]:
+        """The files whose text contains ``needle``, in file order; remembered, since a
+        scan of a large tree costs tens of milliseconds, and kept current by set_text."""
+        found = self._containing.get(needle)
+        if found is None:
+            found = [p for p in self.files if needle in (self.text(p) or "")]
+            self._containing[needle] = found
+        return found
 
     def module_at(self, path: Path) -> ModuleInfo | None:
         if path in self._modules:

@@ -137,7 +137,7 @@ class Resolution:
         if f"self.{attr}" in text or "cls(" in text:
             return True
         short = f"{qual.rsplit('.', 1)[-1]}("
-        return any(short in (self.project.text(p) or "") for p in self.project.files)
+        return bool(self.project.files_containing(short))
 
     def field_values(self, cls_or_name: ClassInfo | str, attr: str) -> list[Val]:
         """Everything written to ``attr`` on instances of ``cls`` (its bases and subclasses)."""
@@ -189,10 +189,7 @@ class Resolution:
 
     def _modules_mentioning(self, text: str) -> list[ModuleInfo]:
         out = []
-        for path in self.project.files:
-            source = self.project.text(path)
-            if source is None or text not in source:
-                continue
+        for path in self.project.files_containing(text):
             name = self.project.name_of.get(path, "")
             if not self.may_parse(name):
                 continue

@@ -1,0 +1,440 @@
+"""`zerolint server` end to end: the real server process, a real LSP client, over stdio.
+
+Each test starts ``python -m zerolint server`` in a small workspace (a builder that hands
+floor-divided lengths from a helper module to the kernel, and a ``[tool.zerolint]``), and
+talks to it as an editor does: open, edit, ask for code actions, save, close, shut down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp  # the `server` extra, part of `test`
+
+from devtools.lsp_client import Client, apply_edit
+
+BUILDER = """\
+import deep_gemm
+
+from .utils import compressed_lens
+
+
+def build_schedule(seq_lens, compress_ratio, num_sms):
+    lens = compressed_lens(seq_lens, compress_ratio)
+    return deep_gemm.get_paged_mqa_logits_metadata(lens.unsqueeze(-1), 64, num_sms)
+"""
+CLAMPED_BUILDER = BUILDER.replace(
+    "    lens = compressed_lens(seq_lens, compress_ratio)\n",
+    "    lens = compressed_lens(seq_lens, compress_ratio)\n    lens = lens.clamp(min=1)\n",
+)
+HELPER = '''\
+"""Length helpers shared by the attention backends."""
+
+
+def compressed_lens(seq_lens, compress_ratio):
+    return seq_lens // compress_ratio
+'''
+CLAMPED_HELPER = HELPER.replace(
+    "    return seq_lens // compress_ratio\n",
+    "    return (seq_lens // compress_ratio).clamp(min=1)\n",
+)
+PYPROJECT = "[tool.zerolint]\ncompress-ratios = [4]\n"
+
+
+def is_zl001(diagnostics: list[lsp.Diagnostic]) -> bool:
+    return [d.code for d in diagnostics] == ["ZL001"]
+
+
+def is_clean(diagnostics: list[lsp.Diagnostic]) -> bool:
+    return diagnostics == []
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True)
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "builder.py").write_text(BUILDER)
+    (pkg / "utils.py").write_text(HELPER)
+    return root
+
+
+Session = Callable[[Callable[[Client], Awaitable[None]]], None]
+
+
+@pytest.fixture
+def session(workspace: Path) -> Session:
+    """Run a scenario against a fresh server; the server must shut down and exit 0."""
+
+    def run(scenario: Callable[[Client], Awaitable[None]]) -> None:
+        async def main() -> None:
+            client = Client(workspace, "--debounce-ms", "20")
+            await client.start()
+            try:
+                await asyncio.wait_for(scenario(client), 240)
+            except BaseException:
+                await client.kill()
+                raise
+            code = await client.stop()
+            assert code == 0, client.stderr.decode(errors="replace")
+
+        asyncio.run(main())
+
+    return run
+
+
+def test_initialize_announces_the_features(session: Session) -> None:
+    async def scenario(client: Client) -> None:
+        result = client.initialize_result
+        assert result is not None and result.server_info is not None
+        assert result.server_info.name == "zerolint"
+        caps = result.capabilities
+        sync = caps.text_document_sync
+        assert isinstance(sync, lsp.TextDocumentSyncOptions)
+        assert sync.change == lsp.TextDocumentSyncKind.Incremental
+        assert sync.open_close and sync.save  # a save of a pyproject.toml reloads it
+        assert isinstance(caps.code_action_provider, lsp.CodeActionOptions)
+        kinds = caps.code_action_provider.code_action_kinds or []
+        assert lsp.CodeActionKind.QuickFix in kinds and "source.fixAll.zerolint" in kinds
+        await client.log_matching("zerolint 0.")  # the start-up line, in the editor's log
+
+    session(scenario)
+
+
+def test_open_publishes_the_finding_with_its_path(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    helper = workspace / "pkg" / "utils.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        [diag] = await client.diagnostics_for(uri, is_zl001)
+        # The sink call, 8:12 to the end of the call (LSP positions are 0-based).
+        assert (diag.range.start.line, diag.range.start.character) == (7, 11)
+        assert diag.range.end.line == 7
+        assert diag.source == "zerolint"
+        assert diag.severity == lsp.DiagnosticSeverity.Error
+        assert "`lens.unsqueeze(-1)` can be all zero" in diag.message
+        assert "witness: B=32, seq_len=1, compress_ratio=4 -> every context length 0" in (
+            diag.message.replace("witness (path 1)", "witness")
+        )
+        assert diag.code_description is not None
+        assert diag.code_description.href.endswith("/ZL001.md")
+        assert Path(diag.code_description.href.removeprefix("file://")).is_file()
+        steps = [
+            (Path(r.location.uri.removeprefix("file://")), r.location.range.start.line + 1)
+            for r in diag.related_information or []
+        ]
+        # Into the helper (where the lengths are divided) and back to the call.
+        assert steps == [(helper, 5), (builder, 7), (builder, 8)]
+        messages = [r.message for r in diag.related_information or []]
+        assert "floor division" in messages[0] and "seq_lens // compress_ratio" in messages[0]
+        assert "sink (context_lens)" in messages[-1]
+
+    session(scenario)
+
+
+def test_positions_are_in_utf16_units(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    # One character outside the BMP before the call: two UTF-16 code units.
+    text = BUILDER.replace("    return deep_gemm", '    _ = "\U0001f600"; return deep_gemm')
+    builder.write_text(text)
+    line = text.splitlines()[7]
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        [diag] = await client.diagnostics_for(uri, is_zl001)
+        assert diag.range.start.character == line.index("deep_gemm.") + 1
+        actions = await client.code_actions(uri, diag)
+        [suppress] = [a for a in actions if a.title.startswith("Suppress")]
+        assert suppress.edit is not None and suppress.edit.changes is not None
+        [edit] = suppress.edit.changes[uri]
+        assert edit.range.end.character == len(line) + 1  # the whole line, in UTF-16
+
+    session(scenario)
+
+
+def test_change_that_adds_the_clamp_clears_it(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        client.change(uri, CLAMPED_BUILDER)
+        await client.diagnostics_for(uri, is_clean)
+        # Unsaved: what is analysed is the buffer, not the file on disk.
+        assert builder.read_text() == BUILDER
+        client.change(uri, BUILDER)
+        await client.diagnostics_for(uri, is_zl001)
+
+    session(scenario)
+
+
+def test_edits_in_quick_succession_are_checked_once(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        before = len(client.published)
+        for i in range(15):  # typing: each edit well within the 20 ms debounce of the last
+            client.change(uri, BUILDER + f"# {i}\n")
+        client.change(uri, CLAMPED_BUILDER)
+        await client.diagnostics_for(uri, is_clean)
+        mine = [p for p in client.published[before:] if p[1] == uri]
+        assert mine[-1][2] == client.versions[uri]  # the last version is the one shown
+        assert len(mine) <= 3, [p[2] for p in mine]
+
+    session(scenario)
+
+
+@pytest.mark.parametrize("title", ["Clamp", "Suppress"])
+def test_code_action_edit_makes_the_buffer_clean(
+    workspace: Path, session: Session, title: str
+) -> None:
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        [diag] = await client.diagnostics_for(uri, is_zl001)
+        actions = await client.code_actions(uri, diag)
+        assert {a.title.split()[0] for a in actions} >= {"Clamp", "Suppress"}
+        [action] = [a for a in actions if a.title.startswith(title)]
+        assert action.kind == lsp.CodeActionKind.QuickFix
+        assert action.edit is not None and action.edit.changes is not None
+        fixed = apply_edit(client.texts[uri], action.edit.changes[uri])
+        if title == "Clamp":
+            # The edit `zerolint check --fix` makes.
+            from zerolint.fix import FixTarget, fix_source
+
+            assert "get_paged_mqa_logits_metadata(torch.clamp(lens.unsqueeze(-1), min=1)" in fixed
+            assert "import torch\n" in fixed
+            assert fixed == fix_source(BUILDER, [FixTarget(8, 11, 0, 8, 83)])
+        else:
+            assert fixed.splitlines()[7].endswith("num_sms)  # noqa: ZL001")
+        client.change(uri, fixed)
+        await client.diagnostics_for(uri, is_clean)
+
+    session(scenario)
+
+
+def test_fix_all_source_action(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        result = await client.lsp.text_document_code_action_async(
+            lsp.CodeActionParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri),
+                range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+                context=lsp.CodeActionContext(
+                    diagnostics=[], only=[lsp.CodeActionKind.SourceFixAll]
+                ),
+            )
+        )
+        [action] = result or []
+        assert isinstance(action, lsp.CodeAction)
+        assert action.kind == "source.fixAll.zerolint"
+        assert action.edit is not None and action.edit.changes is not None
+        client.change(uri, apply_edit(client.texts[uri], action.edit.changes[uri]))
+        await client.diagnostics_for(uri, is_clean)
+
+    session(scenario)
+
+
+def test_helper_edit_republishes_the_finding_in_the_open_builder(
+    workspace: Path, session: Session
+) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    helper = workspace / "pkg" / "utils.py"
+
+    async def scenario(client: Client) -> None:
+        b = client.open(builder)
+        await client.diagnostics_for(b, is_zl001)
+        h = client.open(helper)
+        await client.diagnostics_for(h, is_clean)
+        client.change(h, CLAMPED_HELPER)  # the helper clamps: the builder is safe
+        await client.diagnostics_for(b, is_clean)
+        client.change(h, HELPER)  # and back: the finding returns in the builder
+        [diag] = await client.diagnostics_for(b, is_zl001)
+        assert diag.related_information is not None
+        assert diag.related_information[0].location.uri == client.uri(helper)
+
+    session(scenario)
+
+
+def test_syntax_error_in_the_buffer_is_logged_and_the_server_goes_on(
+    workspace: Path, session: Session
+) -> None:
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        client.change(uri, BUILDER.replace("(lens.unsqueeze(-1)", "(lens.unsqueeze(-1"))
+        [diag] = await client.diagnostics_for(uri, lambda ds: [d.code for d in ds] == ["ZL901"])
+        assert "syntax error" in diag.message
+        log = await client.log_matching("ZL901")
+        assert "builder.py" in log and "syntax error" in log
+        client.change(uri, BUILDER)
+        await client.diagnostics_for(uri, is_zl001)
+
+    session(scenario)
+
+
+def test_file_outside_the_workspace_is_checked_alone(
+    workspace: Path, tmp_path: Path, session: Session
+) -> None:
+    outside = tmp_path / "elsewhere" / "builder.py"
+    outside.parent.mkdir()
+    outside.write_text(
+        "import deep_gemm\n\n\ndef f(seq_lens, num_sms):\n"
+        "    lens = seq_lens // 4\n"
+        "    return deep_gemm.get_paged_mqa_logits_metadata(lens, 64, num_sms)\n"
+    )
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(outside)
+        await client.diagnostics_for(uri, is_zl001)
+        log = await client.log_matching("outside the workspace")
+        assert str(outside) in log
+
+    session(scenario)
+
+
+def test_file_deleted_while_open_keeps_its_buffer_checked(
+    workspace: Path, session: Session
+) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    helper = workspace / "pkg" / "utils.py"
+
+    async def scenario(client: Client) -> None:
+        b = client.open(builder)
+        h = client.open(helper)
+        await client.diagnostics_for(b, is_zl001)
+        helper.unlink()
+        client.watched(helper, lsp.FileChangeType.Deleted)
+        log = await client.log_matching("deleted while open")
+        assert str(helper) in log
+        client.change(h, CLAMPED_HELPER)  # the buffer still counts
+        await client.diagnostics_for(b, is_clean)
+        builder.unlink()
+        client.change(b, BUILDER + "\n")
+        await client.log_matching("not on disk")
+        client.close(h)  # closed and gone: the builder's path has no helper any more
+        await client.diagnostics_for(h, is_clean)
+
+    session(scenario)
+
+
+def test_messages_about_unknown_documents_are_logged(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    ghost = (workspace / "pkg" / "ghost.py").absolute().as_uri()
+
+    async def scenario(client: Client) -> None:
+        client.versions[ghost] = 1
+        client.change(ghost, "x = 1\n")
+        await client.log_matching("didChange for " + ghost)
+        client.close(ghost)
+        await client.log_matching("didClose for " + ghost)
+        client.save(ghost)
+        await client.log_matching("didSave for " + ghost)
+        diag = lsp.Diagnostic(range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 1)), message="")
+        assert await client.code_actions(ghost, diag) == []
+        await client.log_matching("codeAction for " + ghost)
+        # Still up and working.
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+
+    session(scenario)
+
+
+def test_configuration_change_is_reloaded(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    config = workspace / "pyproject.toml"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        assert any(r.method == "workspace/didChangeWatchedFiles" for r in client.registrations)
+        config.write_text(PYPROJECT + 'ignore = ["ZL001"]\n')
+        client.watched(config, lsp.FileChangeType.Changed)
+        await client.diagnostics_for(uri, is_clean)
+        await client.log_matching("configuration reloaded")
+        # Saving the pyproject.toml in the editor reloads it too.
+        config.write_text(PYPROJECT)
+        c = client.open(config, config.read_text())
+        client.save(c)
+        await client.diagnostics_for(uri, is_zl001)
+
+    session(scenario)
+
+
+def test_bad_configuration_is_logged_and_defaults_apply(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    (workspace / "pyproject.toml").write_text("[tool.zerolint]\nselect = 3\n")
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        log = await client.log_matching("using the default settings")
+        assert "pyproject.toml" in log and "select" in log
+
+    session(scenario)
+
+
+def test_excluded_file_gets_no_diagnostics(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    (workspace / "pyproject.toml").write_text(PYPROJECT + 'exclude = ["pkg/builder.py"]\n')
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_clean)
+        await client.log_matching("excluded by the configuration")
+
+    session(scenario)
+
+
+def test_per_file_ignores_apply(workspace: Path, session: Session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+    helper = workspace / "pkg" / "utils.py"
+    config = PYPROJECT + '[tool.zerolint.per-file-ignores]\n"pkg/builder.py" = ["ZL001"]\n'
+    (workspace / "pyproject.toml").write_text(config)
+    # The same finding in another file of the tree is still reported.
+    (workspace / "pkg" / "other.py").write_text(BUILDER)
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        other = client.open(workspace / "pkg" / "other.py")
+        await client.diagnostics_for(other, is_zl001)
+        await client.diagnostics_for(uri, is_clean)
+        assert helper.exists()
+
+    session(scenario)
+
+
+def test_server_without_pygls_says_what_to_install(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    # A Python that cannot import pygls: the package path without site-packages.
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    run = subprocess.run(
+        [sys.executable, "-S", "-m", "zerolint", "server"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    if "No module named" in run.stderr and "libcst" not in run.stderr:
+        pytest.fail(run.stderr)
+    assert run.returncode == 2
+    assert "server extra (pip install '/path/to/zerolint[server]')" in run.stderr

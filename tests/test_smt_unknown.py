@@ -1,0 +1,161 @@
+"""When Z3 gives up, or a path leaves the model, nobody hears "safe".
+
+A solver time-out is not a proof. Each case here makes Z3 really give up on a real query,
+by a resource limit of one unit (``rlimit``, Z3's deterministic stand-in for a time-out),
+and checks what each public entry point makes of that: the judge says ``unknown`` (and the
+finding is still reported), the capture-size search raises instead of returning an empty
+hazard list. A path through an operation the model cannot express (an unknown call) is
+``unknown`` too, unless what follows it proves every row >= 1 whatever it returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import z3
+
+from zerolint import decode_model, smt
+from zerolint.capture import CaptureConfig, analyze
+from zerolint.cli import main
+from zerolint.model import Flow, Op, Step, Verdict
+from zerolint.rules import rule_by_code
+
+# ZL001's predicate and witness hints, as its rule file declares them: the judge holds none.
+_RULE = rule_by_code("ZL001")
+assert _RULE is not None
+FAULT = _RULE.predicate
+HINTS = _RULE.options["witness-hints"]
+
+
+def judge_flow(f: Flow, **kw: Any) -> Verdict:
+    return smt.judge_flow(f, FAULT, hints=HINTS, **kw)
+
+
+DIV = Op("floordiv", "self.compress_ratio")
+CLAMP1 = Op("clamp_min", 1)
+HELPER = Op("opaque", "helper()")  # a call the analysis could not see into
+UNCLAMPED = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def build(seq_lens, num_sms):
+    return get_paged_mqa_logits_metadata(seq_lens // 4, 64, num_sms)
+"""
+
+
+def flow(*ops: Op) -> Flow:
+    steps = [Step("indexer.py", 900, 8, "seq_lens = common.seq_lens[:n]", "source")]
+    steps += [Step("indexer.py", 910 + i, 8, op.describe(), "flow", op) for i, op in enumerate(ops)]
+    steps.append(Step("indexer.py", 950, 8, "get_paged_mqa_logits_metadata(seq_lens)", "sink"))
+    return Flow(tuple(steps))
+
+
+@pytest.fixture
+def solver_gives_up() -> Iterator[None]:
+    """Every solver made meanwhile stops after one resource unit: ``check()`` is unknown.
+
+    The judge's memo is emptied on both sides so that no verdict crosses the boundary."""
+    smt._judge_ops.cache_clear()
+    z3.set_param("rlimit", 1)
+    try:
+        yield
+    finally:
+        z3.set_param("rlimit", 0)  # 0: no limit, Z3's default
+        smt._judge_ops.cache_clear()
+
+
+def test_the_limit_really_makes_z3_give_up(solver_gives_up: None) -> None:
+    solver = z3.Solver()
+    x = z3.Int("x")
+    solver.add(x * x == 49, x > 0)
+    assert solver.check() == z3.unknown
+
+
+@pytest.mark.parametrize(
+    "ops",
+    [
+        [DIV],  # really unsafe: the witness search gave up
+        [DIV, CLAMP1, Op("add", -1), Op("floordiv", "block_size")],  # really unsafe too
+    ],
+    ids=["divided", "clamped then shifted down"],
+)
+def test_a_solver_that_gives_up_is_unknown_not_safe(solver_gives_up: None, ops: list[Op]) -> None:
+    verdict = judge_flow(flow(*ops))
+    assert verdict.status == "unknown"
+    assert "solver gave up" in verdict.reason
+
+
+def test_the_same_flows_are_decided_without_the_limit() -> None:
+    """The cases above are not unknown by themselves: with Z3 unrestricted they are unsafe."""
+    smt._judge_ops.cache_clear()
+    assert judge_flow(flow(DIV)).status == "unsafe"
+
+
+def test_a_given_up_finding_is_still_reported(
+    solver_gives_up: None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "bad.py").write_text(UNCLAMPED, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    code = main(["check", "--no-cache", "--color", "never", "bad.py"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "bad.py:5:12: ZL001 " in out
+    assert "All checks passed!" not in out
+
+
+def test_capture_sizes_search_that_gives_up_raises(solver_gives_up: None) -> None:
+    shape = decode_model.DecodeShape(next_n=1, native=True)
+    with pytest.raises(smt.SolverGaveUp, match="solver gave up"):
+        decode_model.faulting_sizes(
+            shape,
+            [DIV],
+            [1, 2, 4, 8, 32, 64],
+            seq_len=1,
+            predicate=FAULT,
+            ratios={"compress_ratio": (4,)},
+        )
+
+
+def test_capture_analysis_that_gives_up_raises_not_an_empty_hazard_list(
+    solver_gives_up: None,
+) -> None:
+    with pytest.raises(smt.SolverGaveUp):
+        analyze(CaptureConfig())
+
+
+@pytest.mark.parametrize(
+    ("ops", "status"),
+    [
+        ([HELPER], "unknown"),
+        ([HELPER, DIV], "unknown"),
+        ([HELPER, Op("clamp_min", 0)], "unknown"),  # 0 stays 0
+        ([HELPER, CLAMP1, Op("add", -1)], "unknown"),  # 1 - 1 is 0
+        ([HELPER, CLAMP1], "safe"),
+        ([HELPER, DIV, CLAMP1, Op("mul", 2)], "safe"),
+    ],
+    ids=[
+        "alone",
+        "then divided",
+        "then clamped to 0",
+        "then clamped and -1",
+        "then clamped",
+        "clamped then doubled",
+    ],
+)
+def test_after_an_unmodelled_call_only_a_clamp_that_holds_proves_safe(
+    ops: list[Op], status: str
+) -> None:
+    assert judge_flow(flow(*ops)).status == status
+
+
+def test_after_an_unmodelled_call_a_solver_that_gives_up_proves_nothing(
+    solver_gives_up: None,
+) -> None:
+    assert judge_flow(flow(HELPER, CLAMP1)).status == "unknown"

@@ -1,0 +1,321 @@
+"""The language server's warm index: the one layer between the server and the engine.
+
+The server keeps one :class:`Context` per checked tree (a workspace folder, or the folder of
+a ``[tool.zerolint]`` inside one): its files, their texts (an open editor buffer wins over
+the file on disk), the modules parsed so far and the last results, file by file. An edit
+re-runs the engine over that warm :class:`~zerolint.project.Project`, so nothing of the tree
+is read or parsed again except the edited file, and only when the edit can matter at all:
+when the file was parsed for the last results, is (or was) a candidate, or now mentions a
+sink, a wrapper of one, or a name the analysis searched the tree for. Otherwise its results
+are known without analysis (none).
+
+Everything the server needs from the engine goes through this module (``Engine.run`` with a
+kept ``Project``, ``fix.apply_fixes`` for code actions), so the rest of the server does not
+depend on the engine's internals.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zerolint.config import ConfigError, Settings, find_pyproject, load_settings
+from zerolint.discovery import PY_SUFFIXES, discover, is_excluded
+from zerolint.model import Diagnostic, Finding, Report
+
+Log = Callable[[str, str], None]  # (level: "error" | "warning" | "info", message)
+
+
+@dataclass(slots=True)
+class FileResult:
+    """What the last analysis said about one file, and the text it analysed."""
+
+    findings: list[Finding] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    text: str | None = None
+
+    def key(self) -> tuple:
+        """Equal for results that show the same (to republish only what changed)."""
+        return (
+            tuple(
+                (f.code, f.line, f.col, f.end_line, f.end_col, f.message, tuple(f.flows), f.verdict)
+                for f in self.findings
+            ),
+            tuple(self.diagnostics),
+        )
+
+
+def absolute(display: str) -> Path:
+    """The file a finding's or step's path names (the engine shows paths relative to the
+    current directory, or absolute outside it)."""
+    return Path(os.path.abspath(display))
+
+
+class Context:
+    """One checked tree with its settings, indexed once and re-analysed on edits."""
+
+    def __init__(
+        self, root: Path, settings: Settings, overlays: dict[Path, str], *, alone: bool = False
+    ) -> None:
+        from zerolint.engine import Engine
+        from zerolint.project import Project
+
+        self.root = root
+        self.settings = settings
+        self.alone = alone  # a file outside the workspace: analysed by itself
+        self.engine = Engine(settings)
+        if alone:
+            self.files = [root]
+        else:
+            found = discover(
+                [root],
+                settings.exclude,
+                settings.root,
+                respect_gitignore=settings.respect_gitignore,
+            ).files
+            known = set(found)
+            # Open buffers not on disk (new, or deleted while open) belong to the tree too.
+            unsaved = [
+                p
+                for p in overlays
+                if p not in known
+                and root in p.parents
+                and p.suffix in PY_SUFFIXES
+                and not is_excluded(p, settings.exclude, settings.root)
+            ]
+            self.files = sorted([*found, *unsaved]) if unsaved else found
+        self.file_set = set(self.files)
+        self.project = Project(self.files)
+        for path, text in overlays.items():
+            if path in self.file_set:
+                self.project.set_text(path, text)
+        self.results: dict[Path, FileResult] = {}
+        self.parsed: set[Path] = set()
+        self.candidates: set[Path] = set()
+        self.names: set[str] = set(settings.sink_names())
+        self.analysed = False
+
+    def holds(self, path: Path) -> bool:
+        return path in self.file_set
+
+    def run(self) -> set[Path]:
+        """Analyse the tree (warm: only what changed is read or parsed); the files whose
+        results changed."""
+        collecting = gc.isenabled()
+        gc.disable()  # as in `zerolint check`: the collector would walk the LibCST trees
+        try:
+            outcome = self.engine.run(self.files, project=self.project)
+        finally:
+            if collecting:
+                gc.enable()
+        self.parsed = set(outcome.parsed)
+        self.candidates = set(outcome.candidates)
+        self.names = set(outcome.names) or self.names
+        self.apply_settings(outcome.report)
+        fresh: dict[Path, FileResult] = {}
+        for finding in outcome.report.findings:
+            fresh.setdefault(absolute(finding.path), FileResult()).findings.append(finding)
+        for diagnostic in outcome.report.diagnostics:
+            fresh.setdefault(absolute(diagnostic.path), FileResult()).diagnostics.append(diagnostic)
+        for path, result in fresh.items():
+            result.text = self.project.text(path) if path in self.file_set else None
+        changed = {
+            p
+            for p in set(fresh) | set(self.results)
+            if p not in fresh or p not in self.results or fresh[p].key() != self.results[p].key()
+        }
+        self.results = fresh
+        self.analysed = True
+        return changed
+
+    def apply_settings(self, report: Report) -> None:
+        """Drop what the configuration does not report (per-file-ignores, unselected ZL9xx
+        codes), as ``zerolint check`` does."""
+        from zerolint.codes import OPT_IN
+        from zerolint.config import matches
+
+        def keep(code: str, path: str) -> bool:
+            if not self.settings.enabled(code, opt_in=code in OPT_IN):
+                return False
+            return not matches(code, self.settings.ignored_in(path))
+
+        report.findings = [f for f in report.findings if keep(f.code, f.path)]
+        report.diagnostics = [d for d in report.diagnostics if keep(d.code, d.path)]
+
+    def may_matter(self, path: Path, old: str | None, new: str | None) -> bool:
+        """Whether an edit of ``path`` from ``old`` to ``new`` can change any result."""
+        if not self.analysed or path in self.parsed or path in self.candidates:
+            return True
+        needles = list(self.names) + self.project.scanned_for()
+        return any(n in text for text in (old, new) if text for n in needles)
+
+    def update(self, path: Path, text: str | None) -> set[Path]:
+        """``path`` now holds ``text`` (None: what is on disk); re-analyse if it can matter.
+        Returns the files whose results changed."""
+        old = self.project.text(path)
+        if text is not None and text == old:
+            return set()  # opened or saved as it was: the results stand
+        self.project.set_text(path, text)
+        new = self.project.text(path)
+        if not self.may_matter(path, old, new):
+            if path in self.results:
+                del self.results[path]
+                return {path}
+            return set()
+        return self.run()
+
+    def result(self, path: Path) -> FileResult:
+        found = self.results.get(path)
+        if found is None:
+            return FileResult(text=self.project.text(path) if path in self.file_set else None)
+        return found
+
+
+class WorkspaceIndex:
+    """Every context of a workspace, and the open buffers that override files on disk."""
+
+    def __init__(self, folders: Iterable[Path], log: Log) -> None:
+        self.folders = [Path(os.path.abspath(f)) for f in folders]
+        self.log = log
+        self.overlays: dict[Path, str] = {}
+        self.contexts: dict[tuple[Path, Path | None], Context] = {}
+
+    # ------------------------------------------------------------------ contexts
+
+    def folder_of(self, path: Path) -> Path | None:
+        inside = [f for f in self.folders if f == path or f in path.parents]
+        return max(inside, key=lambda f: len(f.parts)) if inside else None
+
+    def settings_for(self, path: Path) -> Settings:
+        try:
+            source = find_pyproject([path.parent])
+            return load_settings([path.parent], source) if source else Settings()
+        except ConfigError as exc:
+            self.log("error", f"zerolint: {exc}; using the default settings")
+            return Settings()
+
+    def context_for(self, path: Path) -> Context | None:
+        """The context that checks ``path`` (built and indexed on first use), or None when
+        the configuration excludes it. A file outside every workspace folder is checked by
+        itself; one new to its tree re-indexes the tree."""
+        settings = self.settings_for(path)
+        folder = self.folder_of(path)
+        if folder is None:
+            key = (path, None)
+            if key not in self.contexts:
+                self.log(
+                    "warning",
+                    f"zerolint: {path} is outside the workspace; checked by itself "
+                    "(paths through other modules are not followed)",
+                )
+                self.contexts[key] = Context(path, settings, self.overlays, alone=True)
+            return self.contexts[key]
+        root = folder
+        if settings.root is not None and (
+            settings.root == folder or folder in settings.root.parents
+        ):
+            root = settings.root
+        if is_excluded(path, settings.exclude, settings.root):
+            return None
+        key = (root, settings.source)
+        context = self.contexts.get(key)
+        if context is not None and path in self.overlays and not context.holds(path):
+            context = None  # a new buffer: module names and imports must see it
+        if context is None:
+            context = Context(root, settings, self.overlays)
+            self.contexts[key] = context
+        return context
+
+    def warm(self) -> None:
+        """Index every workspace folder now, so that the first file opened is answered from
+        a warm index."""
+        for folder in self.folders:
+            context = self.context_for(folder / "__init__.py")
+            if context is not None and not context.analysed:
+                context.run()
+
+    def reload(self) -> None:
+        """Forget every context (the configuration changed): each is rebuilt on next use."""
+        self.contexts.clear()
+
+    def forget_tree(self, path: Path) -> None:
+        """A file appeared or disappeared on disk: the trees holding it are rebuilt."""
+        for key, context in list(self.contexts.items()):
+            if context.holds(path) or (not context.alone and context.root in path.parents):
+                del self.contexts[key]
+
+    # ------------------------------------------------------------------ edits
+
+    def analyse(self, path: Path, text: str | None) -> tuple[Context | None, set[Path]]:
+        """Record ``text`` as the buffer of ``path`` (None: closed, use the disk) and bring
+        the results of its tree up to date: the context and the files whose results changed."""
+        if text is None:
+            self.overlays.pop(path, None)
+        else:
+            self.overlays[path] = text
+        context = self.context_for(path)
+        if context is None:
+            return None, {path}
+        if not context.holds(path):  # closed, and not on disk: nothing left to check
+            return context, {path}
+        if not context.analysed:
+            context.project.set_text(path, text)
+            return context, context.run() | {path}
+        return context, context.update(path, text) | {path}
+
+    def disk_changed(self, path: Path) -> set[Path]:
+        """A file changed on disk (not open in the editor): re-read it where it is indexed."""
+        changed: set[Path] = set()
+        for context in list(self.contexts.values()):
+            if context.holds(path) and path not in self.overlays:
+                changed |= context.update(path, None)
+        return changed
+
+    def contexts_holding(self, path: Path) -> list[Context]:
+        return [c for c in self.contexts.values() if c.holds(path)]
+
+
+def fix_edit(text: str, finding: Finding, settings: Settings) -> str | None:
+    """The text after the rule's fix of ``finding`` (the edit `zerolint check --fix` makes),
+    or None when the fix does not apply (already clamped, not a call) or does not compile."""
+    from zerolint.fix import FixError, apply_fixes, targets_from_findings
+
+    targets = targets_from_findings([finding], settings.sinks()).get(finding.path, [])
+    try:
+        fixed = apply_fixes(text, targets)
+    except FixError:
+        return None
+    if not fixed.changed:
+        return None
+    try:
+        compile(fixed.fixed, finding.path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    return fixed.fixed
+
+
+def fix_all(text: str, findings: list[Finding], settings: Settings) -> str | None:
+    """The text after fixing every finding of one file at once (``source.fixAll``)."""
+    from zerolint.fix import FixError, apply_fixes, targets_from_findings
+
+    targets = [t for ts in targets_from_findings(findings, settings.sinks()).values() for t in ts]
+    try:
+        fixed = apply_fixes(text, targets)
+    except FixError:
+        return None
+    return fixed.fixed if fixed.changed else None
+
+
+def suppression_line(line: str, code: str) -> str:
+    """``line`` with ``code`` suppressed: added to its ``# noqa:`` list, or a new one."""
+    from zerolint.suppression import NOQA
+
+    body = line.rstrip("\r\n")
+    ending = line[len(body) :]
+    m = NOQA.search(body)
+    if m is not None and m.group("codes"):
+        return body[: m.end()] + f", {code}" + body[m.end() :] + ending
+    return body.rstrip() + f"  # noqa: {code}" + ending

@@ -1,0 +1,621 @@
+"""The language server itself: LSP over stdio on pygls, findings as diagnostics.
+
+Each finding becomes one diagnostic at the sink call: the message carries the witness, each
+step of each path is a ``relatedInformation`` location (the editor jumps along the path),
+and the rule code links to its documentation. Code actions apply the rule's fix (the edit
+``zerolint check --fix`` makes) or add the suppression comment. Analysis runs in one worker
+thread on the warm index of ``zerolint.server_index``; the event loop stays free to read
+the next edit, and edits that come in quick succession are analysed once (debounced).
+
+Bad input never stops the server: a buffer that does not parse, a file outside the
+workspace, a file deleted while open or a message about a document that is not open is
+reported with ``window/logMessage`` and the server goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import gc
+import logging
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.uris import from_fs_path, to_fs_path
+
+from zerolint import __version__
+from zerolint.config import CONFIG_NAMES
+from zerolint.formats import step_code, step_note
+from zerolint.model import Diagnostic, Finding
+from zerolint.server_index import (
+    FileResult,
+    WorkspaceIndex,
+    absolute,
+    fix_all,
+    fix_edit,
+    suppression_line,
+)
+
+SOURCE = "zerolint"
+FIX_ALL = f"{lsp.CodeActionKind.SourceFixAll.value}.zerolint"
+LEVELS = {
+    "error": lsp.MessageType.Error,
+    "warning": lsp.MessageType.Warning,
+    "info": lsp.MessageType.Info,
+}
+
+
+def is_python(path: Path) -> bool:
+    return path.suffix in (".py", ".pyi")
+
+
+class Protocol(LanguageServerProtocol):
+    """pygls' protocol, except that a change, save or close of a document that was never
+    opened is logged and ignored instead of failing inside pygls."""
+
+    def _unknown(self, method: str, uri: str) -> bool:
+        if unquote(uri) in self.workspace.text_documents:
+            return False
+        server = self._server
+        if isinstance(server, ZerolintServer):
+            server.log("warning", f"zerolint: {method} for {uri}, which is not open; ignored")
+        return True
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams):
+        if self._unknown("textDocument/didChange", params.text_document.uri):
+            return
+        yield from super().lsp_text_document__did_change(params)
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: lsp.DidCloseTextDocumentParams):
+        if self._unknown("textDocument/didClose", params.text_document.uri):
+            return
+        yield from super().lsp_text_document__did_close(params)
+
+
+class ZerolintServer(LanguageServer):
+    """zerolint's language server (one per editor session)."""
+
+    def __init__(self, debounce: float = 0.05) -> None:
+        super().__init__(
+            SOURCE,
+            __version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=Protocol,
+        )
+        self.debounce = debounce
+        self.index: WorkspaceIndex | None = None
+        # One thread owns the index: analyses never overlap and never block the loop.
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zerolint-index")
+        self.sleeping: dict[str, asyncio.Task] = {}
+        # Documents being analysed, and those edited meanwhile: however fast the typing,
+        # one analysis per document is in flight and at most one more is owed.
+        self.running: set[str] = set()
+        self.dirty: set[str] = set()
+        self.shown: dict[Path, tuple[FileResult, int | None, Any]] = {}
+        self.published: dict[Path, tuple] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    # ------------------------------------------------------------------ logging
+
+    def log(self, level: str, message: str) -> None:
+        """A ``window/logMessage`` (from any thread: sent from the event loop)."""
+        logging.getLogger("zerolint.server").log(
+            logging.ERROR if level == "error" else logging.INFO, message
+        )
+        params = lsp.LogMessageParams(type=LEVELS.get(level, lsp.MessageType.Info), message=message)
+        if self.loop is not None and not self._in_loop():
+            self.loop.call_soon_threadsafe(self.window_log_message, params)
+        else:
+            self.window_log_message(params)
+
+    def _in_loop(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            return False
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Requests answer with their error; everything else is logged, never shown as a popup.
+        self.log("error", f"zerolint: internal error: {type(error).__name__}: {error}")
+
+    # ------------------------------------------------------------------ documents
+
+    def open_documents(self) -> dict[Path, tuple[str, int | None]]:
+        out = {}
+        for uri, doc in self.workspace.text_documents.items():
+            path = path_of(uri)
+            if path is not None and is_python(path):
+                out[path] = (doc.source, doc.version)
+        return out
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Analyse ``uri`` after ``delay`` seconds unless another edit comes first."""
+        waiting = self.sleeping.pop(uri, None)
+        if waiting is not None:
+            waiting.cancel()
+        self.sleeping[uri] = asyncio.ensure_future(self._after(uri, delay))
+
+    async def _after(self, uri: str, delay: float) -> None:
+        try:
+            if delay > 0:
+                await asyncio.sleep(delay)
+        except asyncio.CancelledError:
+            return
+        if self.sleeping.get(uri) is asyncio.current_task():
+            del self.sleeping[uri]
+        if uri in self.running:
+            self.dirty.add(uri)  # checked again once the analysis in flight is done
+            return
+        self.running.add(uri)
+        try:
+            while True:
+                self.dirty.discard(uri)
+                await self.analyse(uri)
+                if uri not in self.dirty:
+                    break
+        finally:
+            self.running.discard(uri)
+
+    async def analyse(self, uri: str, *, closed: bool = False) -> None:
+        """Bring ``uri``'s results up to date, and republish every open file whose findings
+        changed with it (a helper edited here, the sink in another open file)."""
+        path = path_of(uri)
+        if path is None:
+            self.log("info", f"zerolint: {uri} is not a file on disk; not checked")
+            return
+        if not is_python(path):
+            return
+        doc = None if closed else self.workspace.text_documents.get(unquote(uri))
+        text = doc.source if doc is not None else None
+        if doc is not None and not path.exists():
+            self.log(
+                "warning",
+                f"zerolint: {path} is not on disk (deleted or not saved yet); "
+                "checking the editor's buffer",
+            )
+        opened = self.open_documents()
+        loop = asyncio.get_running_loop()
+        try:
+            results = await loop.run_in_executor(
+                self.worker, self._analyse_in_worker, path, text, opened
+            )
+        except Exception as exc:  # noqa: BLE001 - the server stays up whatever happens
+            self.log("error", f"zerolint: {path}: internal error: {type(exc).__name__}: {exc}")
+            return
+        if closed:
+            self.publish(path, FileResult(), None, None)
+        self.publish_all(results, opened, path)
+        # The run's garbage is freed after its diagnostics are out, not while the next
+        # edit waits (the analysis itself runs with the collector off).
+        with contextlib.suppress(RuntimeError):  # the worker is gone: shutting down
+            self.worker.submit(gc.collect)
+
+    def _analyse_in_worker(
+        self, path: Path, text: str | None, opened: dict[Path, tuple[str, int | None]]
+    ) -> dict[Path, tuple[FileResult, Any]]:
+        """Runs in the worker: the new results of ``path`` (when open) and of every other
+        open file that the same tree checks."""
+        assert self.index is not None
+        context, _ = self.index.analyse(path, text)
+        if context is None:
+            self.log("info", f"zerolint: {path} is excluded by the configuration; not checked")
+        for diagnostic in context.result(path).diagnostics if context else []:
+            self.log("warning", f"zerolint: {describe(diagnostic)}")
+        out: dict[Path, tuple[FileResult, Any]] = {}
+        if text is not None:
+            out[path] = (
+                (context.result(path), context.settings) if context else (FileResult(), None)
+            )
+        for other in opened:
+            if (
+                other != path
+                and context is not None
+                and context.holds(other)
+                and self.index.context_for(other) is context
+            ):
+                out[other] = (context.result(other), context.settings)
+        return out
+
+    def publish_all(
+        self,
+        results: dict[Path, tuple[FileResult, Any]],
+        opened: dict[Path, tuple[str, int | None]],
+        edited: Path,
+    ) -> None:
+        current = self.open_documents()
+        for path, (result, settings) in results.items():
+            if path not in current:
+                continue
+            version = opened.get(path, (None, None))[1]
+            self.publish(path, result, version, settings, force=path == edited)
+
+    def publish(
+        self,
+        path: Path,
+        result: FileResult,
+        version: int | None,
+        settings: Any,
+        *,
+        force: bool = True,
+    ) -> None:
+        """Send ``path``'s diagnostics; unless ``force``, only when they changed."""
+        key = result.key()
+        self.shown[path] = (result, version, settings)
+        if not force and self.published.get(path) == key:
+            return
+        self.published[path] = key
+        convert = self.encoder(path, result.text)
+        diagnostics = [to_diagnostic(f, convert) for f in result.findings]
+        diagnostics += [from_engine_diagnostic(d) for d in result.diagnostics]
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(
+                uri=from_fs_path(str(path)) or path.as_uri(),
+                version=version,
+                diagnostics=diagnostics,
+            )
+        )
+
+    # ------------------------------------------------------------------ the tree
+
+    async def in_worker(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+
+    def warm(self) -> None:
+        """Runs in the worker: index the workspace before the first file is opened."""
+        try:
+            if self.index is not None:
+                self.index.warm()
+            # The warm index lives as long as the server: the collector need not walk it.
+            gc.collect()
+            gc.freeze()
+        except Exception as exc:  # noqa: BLE001 - the files are checked when opened
+            self.log("error", f"zerolint: indexing failed: {type(exc).__name__}: {exc}")
+
+    async def watch_configuration(self) -> None:
+        """Ask the client to tell us about configuration and Python files changing on disk."""
+        watchers = [lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
+        watchers.append(lsp.FileSystemWatcher(glob_pattern="**/*.py"))
+        registration = lsp.Registration(
+            id="zerolint-watch",
+            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+        )
+        try:
+            await self.client_register_capability_async(
+                lsp.RegistrationParams(registrations=[registration])
+            )
+        except Exception as exc:  # noqa: BLE001 - saving a pyproject.toml still reloads it
+            self.log("warning", f"zerolint: cannot watch pyproject.toml files: {exc}")
+
+    async def reload(self, why: str) -> None:
+        """The configuration changed: rebuild every tree and recheck the open files."""
+        if self.index is None:
+            return
+        await self.in_worker(self.index.reload)
+        self.log("info", f"zerolint: configuration reloaded ({why})")
+        await self.refresh_open()
+
+    async def refresh_open(self) -> None:
+        for uri in list(self.workspace.text_documents):
+            path = path_of(uri)
+            if path is not None and is_python(path):
+                await self.analyse(uri)
+
+    async def forget_tree(self, path: Path) -> None:
+        if self.index is not None:
+            await self.in_worker(self.index.forget_tree, path)
+
+    async def disk_changed(self, path: Path) -> None:
+        if self.index is not None:
+            await self.in_worker(self.index.disk_changed, path)
+            await self.refresh_open()
+
+    def encoder(self, path: Path, text: str | None) -> Convert:
+        """Positions in ``path`` (whose text is ``text``) in the client's units."""
+        if not text or text.isascii():
+            return same
+        codec = self.workspace.position_codec
+        lines = text.splitlines(keepends=True)
+
+        def convert(file: Path, position: lsp.Position) -> lsp.Position:
+            return codec.position_to_client_units(lines, position) if file == path else position
+
+        return convert
+
+    # ------------------------------------------------------------------ code actions
+
+    def code_actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        uri = params.text_document.uri
+        doc = self.workspace.text_documents.get(unquote(uri))
+        path = path_of(uri)
+        if doc is None or path is None:
+            self.log("warning", f"zerolint: textDocument/codeAction for {uri}, which is not open")
+            return []
+        shown = self.shown.get(path)
+        if shown is None:
+            return []
+        result, _, settings = shown
+        text = result.text
+        if text is None or text != doc.source or settings is None:
+            return []  # the buffer changed since: new diagnostics (and actions) are coming
+        wanted = params.context.only
+        actions: list[lsp.CodeAction] = []
+        for finding in result.findings:
+            diagnostic = to_diagnostic(finding, self.encoder(path, text))
+            if not overlaps(diagnostic.range, params.range):
+                continue
+            if wants(wanted, lsp.CodeActionKind.QuickFix):
+                fixed = fix_edit(text, finding, settings)
+                if fixed is not None:
+                    actions.append(
+                        lsp.CodeAction(
+                            title=f"Clamp the lengths at `{finding.sink}` to >= 1 ({finding.code})",
+                            kind=lsp.CodeActionKind.QuickFix,
+                            diagnostics=[diagnostic],
+                            is_preferred=True,
+                            edit=workspace_edit(uri, text, fixed),
+                        )
+                    )
+                lines = text.splitlines(keepends=True)
+                if 0 < finding.line <= len(lines):
+                    line = lines[finding.line - 1]
+                    new = suppression_line(line, finding.code)
+                    actions.append(
+                        lsp.CodeAction(
+                            title=f"Suppress {finding.code} on this line (# noqa)",
+                            kind=lsp.CodeActionKind.QuickFix,
+                            diagnostics=[diagnostic],
+                            edit=line_edit(
+                                uri,
+                                finding.line - 1,
+                                self.workspace.position_codec.client_num_units(line.rstrip("\r\n")),
+                                new,
+                            ),
+                        )
+                    )
+        if result.findings and wants(wanted, lsp.CodeActionKind.SourceFixAll):
+            fixed = fix_all(text, result.findings, settings)
+            if fixed is not None:
+                actions.append(
+                    lsp.CodeAction(
+                        title="zerolint: clamp the lengths at every reported sink",
+                        kind=FIX_ALL,
+                        edit=workspace_edit(uri, text, fixed),
+                    )
+                )
+        return actions
+
+
+def wants(only: list[str] | None, kind: str) -> bool:
+    return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+def path_of(uri: str) -> Path | None:
+    if not uri.startswith("file:"):
+        return None
+    fs = to_fs_path(uri)
+    return Path(os.path.abspath(fs)) if fs else None
+
+
+def overlaps(a: lsp.Range, b: lsp.Range) -> bool:
+    def key(p: lsp.Position) -> tuple[int, int]:
+        return (p.line, p.character)
+
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def rule_doc_uri(code: str) -> str | None:
+    from zerolint.rules import rules_dir
+
+    doc = rules_dir() / f"{code}.md"
+    return doc.resolve().as_uri() if doc.is_file() else None
+
+
+Convert = Callable[[Path, lsp.Position], lsp.Position]
+
+
+def same(file: Path, position: lsp.Position) -> lsp.Position:
+    return position
+
+
+def to_diagnostic(finding: Finding, convert: Convert = same) -> lsp.Diagnostic:
+    """The finding as the editor shows it; ``convert`` turns a position in characters into
+    the client's units (UTF-16 by default) where the file's text is known."""
+    here = absolute(finding.path)
+    start = lsp.Position(max(finding.line - 1, 0), max(finding.col - 1, 0))
+    if finding.end_line:
+        end = lsp.Position(max(finding.end_line - 1, 0), max(finding.end_col - 1, 0))
+    else:
+        end = start
+    start, end = convert(here, start), convert(here, end)
+    verdict = finding.verdict
+    message = finding.message
+    if verdict is not None and verdict.witness:
+        index = (verdict.flow_index or 0) + 1
+        message += f"\nwitness (path {index}): {verdict.witness_text()}"
+    elif verdict is not None and verdict.status == "unknown" and verdict.reason:
+        message += f"\nnot decided: {verdict.reason}"
+    related = []
+    for i, flow in enumerate(finding.flows, 1):
+        for step in flow.steps:
+            file = absolute(step.path)
+            where = convert(file, lsp.Position(max(step.line - 1, 0), max(step.col - 1, 0)))
+            note = step_note(step)
+            related.append(
+                lsp.DiagnosticRelatedInformation(
+                    location=lsp.Location(uri=file.as_uri(), range=lsp.Range(where, where)),
+                    message=f"path {i}: {step_code(step)}" + (f"   {note}" if note else ""),
+                )
+            )
+    href = rule_doc_uri(finding.code)
+    return lsp.Diagnostic(
+        range=lsp.Range(start, end),
+        message=message,
+        severity=lsp.DiagnosticSeverity.Error
+        if verdict is None or verdict.status == "unsafe"
+        else lsp.DiagnosticSeverity.Warning,
+        code=finding.code,
+        code_description=lsp.CodeDescription(href=href) if href else None,
+        source=SOURCE,
+        related_information=related,
+    )
+
+
+def from_engine_diagnostic(d: Diagnostic) -> lsp.Diagnostic:
+    where = lsp.Position(max(d.line - 1, 0), max(d.col - 1, 0))
+    return lsp.Diagnostic(
+        range=lsp.Range(where, where),
+        message=d.message,
+        severity=lsp.DiagnosticSeverity.Error,
+        code=d.code,
+        source=SOURCE,
+    )
+
+
+def describe(d: Diagnostic) -> str:
+    where = f":{d.line}" if d.line else ""
+    return f"{d.path}{where}: {d.code} {d.message}"
+
+
+def line_edit(uri: str, line: int, width: int, new: str) -> lsp.WorkspaceEdit:
+    """Replace line ``line`` (``width`` code units long, without its line break)."""
+    edit = lsp.TextEdit(
+        range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, width)),
+        new_text=new.rstrip("\r\n"),
+    )
+    return lsp.WorkspaceEdit(changes={uri: [edit]})
+
+
+def workspace_edit(uri: str, before: str, after: str) -> lsp.WorkspaceEdit:
+    """The edits turning ``before`` into ``after``: one per changed run of lines."""
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    edits = []
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        edits.append(
+            lsp.TextEdit(
+                range=lsp.Range(lsp.Position(i1, 0), lsp.Position(i2, 0)),
+                new_text="".join(new[j1:j2]),
+            )
+        )
+    return lsp.WorkspaceEdit(changes={uri: edits})
+
+
+# ---------------------------------------------------------------------- the features
+
+
+def build(debounce: float = 0.05) -> ZerolintServer:
+    """A server with every feature registered (not started)."""
+    server = ZerolintServer(debounce)
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(ls: ZerolintServer, params: lsp.InitializedParams) -> None:
+        ls.loop = asyncio.get_running_loop()
+        folders = [path_of(f.uri) for f in ls.workspace.folders.values()]
+        roots = [f for f in folders if f is not None]
+        if not roots and ls.workspace.root_path:
+            roots = [Path(ls.workspace.root_path)]
+        ls.index = WorkspaceIndex(roots, ls.log)
+        ls.log("info", f"zerolint {__version__}: checking {', '.join(map(str, roots)) or '-'}")
+        warming = ls.in_worker(ls.warm)
+        caps = ls.client_capabilities.workspace
+        watch = caps.did_change_watched_files if caps else None
+        if watch is not None and watch.dynamic_registration:
+            await ls.watch_configuration()
+        await warming
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: ZerolintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: ZerolintServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, ls.debounce)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    async def did_save(ls: ZerolintServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        path = path_of(uri)
+        if path is not None and path.name in CONFIG_NAMES:
+            await ls.reload(f"{path} was saved")
+        elif unquote(uri) in ls.workspace.text_documents:
+            ls.schedule(uri, 0)
+        else:
+            ls.log("warning", f"zerolint: textDocument/didSave for {uri}, which is not open")
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: ZerolintServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        waiting = ls.sleeping.pop(uri, None)
+        if waiting is not None:
+            waiting.cancel()
+        path = path_of(uri)
+        if path is not None and is_python(path):
+            if not path.exists() and ls.index is not None:
+                await ls.forget_tree(path)
+            await ls.analyse(uri, closed=True)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def watched(ls: ZerolintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        configs = [c for c in params.changes if c.uri.rsplit("/", 1)[-1] in CONFIG_NAMES]
+        if configs:
+            await ls.reload(f"{path_of(configs[0].uri)} changed")
+            return
+        for change in params.changes:
+            path = path_of(change.uri)
+            if path is None or not is_python(path):
+                continue
+            is_open = unquote(change.uri) in ls.workspace.text_documents
+            if change.type == lsp.FileChangeType.Deleted and is_open:
+                ls.log(
+                    "warning",
+                    f"zerolint: {path} was deleted while open; checking the editor's buffer",
+                )
+            elif change.type in (lsp.FileChangeType.Created, lsp.FileChangeType.Deleted):
+                await ls.forget_tree(path)
+                await ls.refresh_open()
+            elif not is_open:
+                await ls.disk_changed(path)
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION,
+        lsp.CodeActionOptions(
+            code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False
+        ),
+    )
+    def code_action(ls: ZerolintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        try:
+            return ls.code_actions(params)
+        except Exception as exc:  # noqa: BLE001 - answer nothing rather than fail
+            ls.log("error", f"zerolint: code action failed: {type(exc).__name__}: {exc}")
+            return []
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: ZerolintServer, *args: Any) -> None:
+        for task in ls.sleeping.values():
+            task.cancel()
+        ls.sleeping.clear()
+        ls.worker.shutdown(wait=False, cancel_futures=True)
+
+    return server
+
+
+def serve(debounce: float = 0.05) -> int:
+    """Run the server on stdin/stdout until the client says exit."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
+    build(debounce).start_io()
+    return 0
