@@ -29,6 +29,7 @@ from zerolint.dataflow.values import (
     EMPTY,
     Effect,
     FuncRef,
+    ParamOrigin,
     PendingRef,
     Ref,
     SinkRef,
@@ -406,7 +407,10 @@ class TorchModel:
         fresh = [
             Trace(None, t.steps).then(step)
             for t in left.traces
-            if not t.concrete and all(s.op.kind != OpKind.OPAQUE for s in t.steps)
+            # A parameter's lengths are real requests' (>= 1) wherever the caller is not
+            # seen; a call's or a field's are resolved to what made them.
+            if isinstance(t.origin, ParamOrigin)
+            and all(s.op.kind != OpKind.OPAQUE for s in t.steps)
         ]
         if not left.traces:
             fresh.append(Trace(None, (step,)))
