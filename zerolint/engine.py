@@ -27,7 +27,7 @@ from zerolint.rules import Rule, SinkSpec
 
 # Ops that can start zero-able rows: divisions and fills, and padding writes for the rules
 # whose [sources] name them ("[n:]=").
-SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO}
+SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO, OpKind.SUB, OpKind.ADD}
 
 
 @dataclass(slots=True)
@@ -303,6 +303,11 @@ class Engine:
         finding.verdict = dataclasses.replace(shown[worst][2], flow_index=worst)
         if finding.verdict.status == "safe":
             finding.verdict = dataclasses.replace(finding.verdict, flow_index=None)
+            # --show-proved says why the call is safe; it must not ask for a clamp.
+            finding.message = (
+                f"`{expr}` reaching `{hit.spec.function}` ({hit.spec.argument_text()}) "
+                "is proved safe"
+            )
         return finding
 
     def worst_paths(
@@ -406,11 +411,18 @@ class RuleScope:
         return step.op.kind in SOURCE_KINDS and self.rule.is_source(step.effect)
 
     def live(self, trace: Trace) -> bool:
-        return any(self.is_source(s) for s in trace.steps)
+        return self.key_source(trace) is not None
 
     def key_source(self, trace: Trace) -> RawStep | None:
-        for step in trace.steps:
-            if self.is_source(step):
+        steps = trace.steps
+        for i, step in enumerate(steps):
+            if self.is_source(step) and not (
+                # A difference that then goes through an operation outside the model says
+                # nothing (index arithmetic is full of them): it starts no reported path.
+                step.effect is not None
+                and step.effect[0] == "subtraction"
+                and any(later.op.kind == OpKind.OPAQUE for later in steps[i + 1 :])
+            ):
                 return step
         return None
 

@@ -25,6 +25,7 @@ class OpKind(str, Enum):
     RSHIFT = "rshift"
     ADD = "add"
     MUL = "mul"
+    SUB = "sub"
     NEG = "neg"
     CLAMP_MIN = "clamp_min"
     CLAMP_MAX = "clamp_max"
@@ -32,6 +33,7 @@ class OpKind(str, Enum):
     BELOW1_TO = "below1_to"
     FILL_ZERO = "fill_zero"
     PAD_ZERO = "pad_zero"
+    KNOWN_ROWS = "known_rows"
     IDENTITY = "identity"
     OPAQUE = "opaque"
 
@@ -58,6 +60,7 @@ class Op:
       rshift    rows become ``row >> arg``
       add       rows become ``row + arg``             (``-`` is add of the negated literal)
       mul       rows become ``row * arg``
+      sub       rows become ``row - arg``             (a - b: arg is the subtrahend's symbol)
       neg       rows become ``-row``
       clamp_min rows become ``max(row, arg)``         (clamp(min=), clamp_min, maximum, max)
       clamp_max rows become ``min(row, arg)``
@@ -65,6 +68,8 @@ class Op:
       below1_to rows below 1 become ``arg``          (x.masked_fill(x < 1, k), k != 1)
       fill_zero every row becomes 0                   (torch.zeros, .zero_(), buf[:] = 0)
       pad_zero  rows from ``arg`` on become 0         (buf[n:m] = 0: padding rows)
+      known_rows every row becomes a known value     (torch.tensor([4, 8]): arg "4,8", one
+                row each; torch.full((n,), 8) / torch.ones(n): arg "8" / "1", every row)
       identity  values unchanged                      (assignment, views, copies, casts)
       opaque    an operation outside the model        (arg names it)
     arg is an Operand; for clamp_min/clamp_max a non-literal bound is a str symbol.

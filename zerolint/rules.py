@@ -49,6 +49,9 @@ SOURCE_KEYS = frozenset(
         "full_methods",
         "zero_fill",
         "zero_fill_methods",
+        "mask_zero",
+        "mask_zero_methods",
+        "subtraction",
     }
 )
 SANITIZER_KEYS = frozenset({"clamp", "clamp_methods", "ceil_division", "at_least_one", "mask"})

@@ -49,6 +49,7 @@ _ROW_OPS = frozenset(
         OpKind.RSHIFT,
         OpKind.ADD,
         OpKind.MUL,
+        OpKind.SUB,
         OpKind.NEG,
         OpKind.CLAMP_MIN,
         OpKind.CLAMP_MAX,
@@ -56,7 +57,7 @@ _ROW_OPS = frozenset(
         OpKind.BELOW1_TO,
     }
 )
-RESET_OPS = frozenset({OpKind.FILL_ZERO, OpKind.PAD_ZERO})
+RESET_OPS = frozenset({OpKind.FILL_ZERO, OpKind.PAD_ZERO, OpKind.KNOWN_ROWS})
 _SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
 _LEAST = {"divisor": 1, "shift": 0}  # the smallest configured value each role accepts
 
@@ -183,6 +184,8 @@ def _judge_after_unknown(
         for i, op in enumerate(suffix):
             if op.kind == OpKind.FILL_ZERO:
                 value = z3.IntVal(0)
+            elif op.kind == OpKind.KNOWN_ROWS:
+                raise OutsideModel("known rows after an operation outside the model")
             elif op.kind == OpKind.PAD_ZERO:  # this row may be a padding row
                 value = z3.If(z3.Bool(f"padding_{i}"), 0, value)
             elif op.kind != OpKind.IDENTITY:
@@ -232,12 +235,18 @@ class _FlowEncoding:
         enc.constraints.append(self.seq_len >= 1)
         groups = [(self._apply_from(0, self.seq_len), self.real_present)]
         for i in self.resets:
-            groups.append((self._apply_from(i + 1, z3.IntVal(0)), self._reset_present(i)))
+            values, per_row = (
+                known_rows(ops[i]) if ops[i].kind == OpKind.KNOWN_ROWS else ((0,), False)
+            )
+            if per_row:  # a tensor of literal rows: the batch is exactly those rows
+                enc.constraints.append(self.batch == len(values))
+            for v in dict.fromkeys(values):
+                groups.append((self._apply_from(i + 1, z3.IntVal(v)), self._reset_present(i)))
         self.fault = predicate.fault(z3, self.batch, groups)
 
     def _start(self, i: int) -> Any:
         op = self.ops[i]
-        if op.kind == OpKind.FILL_ZERO:
+        if op.kind in (OpKind.FILL_ZERO, OpKind.KNOWN_ROWS):
             return self.enc.z3.IntVal(0)
         if isinstance(op.arg, int):
             return self.enc.z3.IntVal(op.arg)
@@ -288,6 +297,9 @@ class _FlowEncoding:
             for i, op in enumerate(self.ops):
                 if i in starts and row >= starts[i]:
                     value = 0
+                    if op.kind == OpKind.KNOWN_ROWS:
+                        values, per_row = known_rows(op)
+                        value = values[row] if per_row else values[0]
                 elif op.kind in _ROW_OPS:
                     value = apply_int(op, value, env)
             rows.append(value)
@@ -295,7 +307,7 @@ class _FlowEncoding:
 
     def _start_value(self, i: int, batch: int, env: dict[str, int]) -> int:
         op = self.ops[i]
-        if op.kind == OpKind.FILL_ZERO:
+        if op.kind in (OpKind.FILL_ZERO, OpKind.KNOWN_ROWS):
             return 0
         if isinstance(op.arg, int):
             return op.arg
@@ -376,6 +388,8 @@ class Encoder:
             return value + operand
         if kind == OpKind.MUL:
             return value * operand
+        if kind == OpKind.SUB:
+            return value - operand
         if kind == OpKind.CLAMP_MIN:
             return z3.If(value >= operand, value, operand)
         if kind == OpKind.CLAMP_MAX:
@@ -480,7 +494,8 @@ def decide(
     for name in enc.pads:
         full[_short_name(name)] = value = _int(model, enc.symbols[name])
         if value < full["B"]:  # a padding start at B: no padding rows
-            witness[_short_name(name)] = value
+            # A mask's start is how many rows it keeps (the rest are 0).
+            witness["rows_kept" if name == ANY_ROWS else _short_name(name)] = value
     if not _replays(replay, full):
         return Verdict("unknown", reason=f"witness {witness} did not replay to a fault (model bug)")
     return Verdict("unsafe", witness=witness, outcome=outcome)
@@ -550,6 +565,8 @@ def apply_int(op: Op, value: int, env: Mapping[str, int]) -> int:
         return value + arg
     if kind == OpKind.MUL:
         return value * arg
+    if kind == OpKind.SUB:
+        return value - arg
     if kind == OpKind.NEG:
         return -value
     if kind == OpKind.CLAMP_MIN:
@@ -572,6 +589,15 @@ def _value(arg: Any, env: Mapping[str, int]) -> int:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def known_rows(op: Op) -> tuple[tuple[int, ...], bool]:
+    """A ``known_rows`` op's values, and whether there is one per row (a literal list,
+    written ``"[4,8]"``) rather than one for every row (``"8"``)."""
+    text = str(op.arg)
+    if text.startswith("["):
+        return tuple(int(v) for v in text[1:-1].split(",")), True
+    return (int(text),), False
 
 
 def _pad_name(index: int, op: Op) -> str:

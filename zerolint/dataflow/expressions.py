@@ -23,6 +23,7 @@ from zerolint.dataflow.syntax import (
     affine_prefix,
     dotted,
     int_value,
+    is_mask,
     operand,
     slice_bounds,
     slice_cell,
@@ -473,6 +474,8 @@ class Expressions:
         name = type(op).__name__.replace("Assign", "")
         rv = int_value(right_node)
         lv = int_value(left_node)
+        if name == "Subtract":
+            return self.subtract(frame, left, right, left_node, right_node, "-")
         if name in ("Add", "Subtract"):
             sign = 1 if name == "Add" else -1
             if left.traces and rv is not None:
@@ -480,6 +483,11 @@ class Expressions:
             if right.traces and lv is not None and name == "Add":
                 return self.extend(frame, right, Op(OpKind.ADD, lv))
         if name == "Multiply":
+            scope = frame.key.node
+            if left.traces and rv is None and is_mask(right_node, scope):
+                return self.mask_zero(frame, left, "*")
+            if right.traces and lv is None and left_node is not None and is_mask(left_node, scope):
+                return self.mask_zero(frame, right, "*")
             if left.traces and rv is not None:
                 return self.extend(frame, left, Op(OpKind.MUL, rv))
             if right.traces and lv is not None:
@@ -529,6 +537,9 @@ class Expressions:
             value = constant // op.arg if op.kind == OpKind.FLOORDIV else constant >> op.arg
             return self.zero_source(frame, note, effect) if value == 0 else EMPTY
         step = self.step(frame, None, "source", op, note, effect)
+        if val.traces and all(_known(t) for t in val.traces):
+            # Every value the dividend can hold is known (torch.tensor([8, 12]) // 4).
+            return Val(t.then(step) for t in val.traces)
         prefix = affine_prefix(dividend) if dividend is not None else []
         if prefix is None:
             prefix = [Op(OpKind.OPAQUE, "dividend")]
@@ -539,3 +550,13 @@ class Expressions:
 
     def eval_Call(self, frame: Frame, node: cst.Call) -> Val:
         return self.call(frame, node)
+
+
+def _known(trace: Trace) -> bool:
+    """A concrete trace that starts at known rows (a literal tensor, a known fill)."""
+    return (
+        trace.concrete
+        and bool(trace.steps)
+        and any(s.op.kind == OpKind.KNOWN_ROWS for s in trace.steps)
+        and all(s.op.kind != OpKind.OPAQUE for s in trace.steps)
+    )

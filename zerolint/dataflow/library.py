@@ -183,8 +183,6 @@ REDUCTIONS = frozenset(
         "ge",
         "equal",
         "isnan",
-        "cumsum",
-        "diff",
     }
 )
 SHAPE_ATTRS = frozenset(

@@ -45,10 +45,15 @@ class LibEffect(Enum):
     COPY = "copy"  # x.copy_(src): the values of src, written into x
     MASK = "mask"  # rows a mask picks set to a value (where, masked_fill)
     AT_LEAST_ONE = "at_least_one"  # >= 1 whatever it is given (a rule's own sanitizer)
-    REDUCE = "reduce"  # a scalar, a size, a scan: the lengths' path ends here
+    REDUCE = "reduce"  # a scalar, a size: the lengths' path ends here
+    SCAN = "scan"  # a prefix sum (cumsum): zero-able exactly when its lengths are
+    SUBTRACT = "subtract"  # a - b, diff(x): a source (a difference of lengths can be 0)
     ATTRIBUTE = "attribute"  # getattr(x, "name")
     IMPORT = "import"  # importlib.import_module("m")
     PARTIAL = "partial"  # functools.partial(f, ...)
+    PAD = "pad"  # F.pad(x, pad, value=0): rows after x's set to the value
+    TL_LOAD = "tl_load"  # triton.language.load(ptr + offs): the values of the tensor at ptr
+    TL_STORE = "tl_store"  # triton.language.store(ptr + offs, v): v written into that tensor
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +136,22 @@ def _functions() -> dict[str, Signature]:
     table |= _rows(LibEffect.CEIL_DIVISION, CEIL_FUNCTIONS)
     table |= dict.fromkeys(CLAMP_FUNCTIONS, _CLAMP)
     table |= dict.fromkeys(BOUND_BY_OPERAND, _BY_OPERAND)
+    table |= _rows(LibEffect.SCAN, ("torch.cumsum", "numpy.cumsum"), ("input", "dim"))
+    # Triton kernels (@triton.jit), interpreted as Python when launched as kernel[grid](...):
+    # pointers carry the tensors passed for them.
+    table |= _rows(LibEffect.TL_LOAD, ("triton.language.load",), ("pointer", "mask", "other"))
+    table |= _rows(LibEffect.TL_STORE, ("triton.language.store",), ("pointer", "value", "mask"))
+    table |= _rows(
+        LibEffect.CONSTANT,
+        ("triton.language.program_id", "triton.language.arange", "triton.language.num_programs"),
+    )
+    table |= _rows(LibEffect.MASK, ("triton.language.where",), ("condition", "input", "other"))
+    table |= _rows(
+        LibEffect.PAD,
+        ("torch.nn.functional.pad", "torch.constant_pad_nd"),
+        ("input", "pad", "mode", "value"),
+    )
+    table |= _rows(LibEffect.SUBTRACT, ("torch.sub", "torch.subtract", "torch.diff", "numpy.diff"))
     return table
 
 
@@ -151,12 +172,12 @@ def _methods() -> dict[str, Signature]:
         DIVISION_METHODS, Signature(LibEffect.FLOOR_DIVISION, ("other",), ("rounding_mode", "out"))
     )
     table |= _rows(LibEffect.CLAMP, CLAMP_METHODS, ("min", "max"))
+    table |= _rows(LibEffect.SCAN, ("cumsum", "cumsum_"), ("dim",))
+    table |= _rows(LibEffect.SUBTRACT, ("diff",), ("n", "dim"))
     return table
 
 
 REDUCTION_FUNCTIONS = (
-    "torch.diff",
-    "torch.cumsum",
     "torch.sum",
     "len",
     "isinstance",
@@ -188,6 +209,8 @@ BOUND_BY_OPERAND = (
     "min",
     "torch.min",
     "torch.minimum",
+    "triton.language.maximum",
+    "triton.language.minimum",
 )
 DIVISION_METHODS = ("floor_divide", "floor_divide_", "div", "div_", "divide", "divide_")
 CLAMP_METHODS = ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "maximum")

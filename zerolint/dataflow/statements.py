@@ -29,6 +29,7 @@ from zerolint.dataflow.syntax import (
     row_slice,
     slice_bounds,
     slice_cell,
+    whole_view_of,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -334,6 +335,7 @@ class Statements:
         if key is None:
             return
         exact = key == dotted(target)
+        through_slice = not exact  # buf[:] = x writes into buf's storage, as in place
         rows = row_slice(target, key)
         if rows == "all":
             exact, strong = True, True  # buf[:] = x writes every row
@@ -354,14 +356,20 @@ class Statements:
             frame.state[cell] = val
             frame.cells[key] = frozenset((cell,))
         self.record_write(frame, key, frame.state[key] if strong and exact else val)
-        if in_place or not exact:
+        if in_place or not exact or through_slice:
             for base in frame.aliases.get(key, frozenset()):
                 if isinstance(base, ParamObject):
                     pname = base.name
                     prev = frame.summary.param_effects.get(pname, EMPTY)
                     frame.summary.param_effects[pname] = prev.join(val.only_traces())
                     continue
-                frame.state[base] = self.read_key(frame, base).join(val)
+                if strong and exact and whole_view_of(frame.key.node, key, base):
+                    # `view = buf.view(-1); view[:] = x`: every row of buf is written.
+                    frame.state[base] = val
+                    for known in [k for k in frame.state if k.startswith(base + "[")]:
+                        del frame.state[known]
+                else:
+                    frame.state[base] = self.read_key(frame, base).join(val)
                 self.record_write(frame, base, val)
         if "." not in key and (key in frame.globals_declared or frame.key.node is None):
             prev = frame.summary.global_writes.get(key, EMPTY)

@@ -236,3 +236,135 @@ def affine_prefix(node: cst.BaseExpression) -> list[Op] | None:
             inner = affine_prefix(node.left)
             return None if inner is None else inner + [Op(OpKind.MUL, rv)]
     return []
+
+
+# Casts that keep a boolean mask a 0/1 mask: `(pos >= 0).int()`, `mask.to(torch.int32)`.
+_MASK_CASTS = frozenset({"bool", "int", "long", "float", "half", "to", "type", "short", "byte"})
+_MASK_FUNCTIONS = frozenset(
+    {
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "logical_xor",
+        "isin",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+    }
+)
+
+
+def is_mask(node: cst.BaseExpression | None, scope: cst.CSTNode | None, depth: int = 0) -> bool:
+    """Whether ``node`` is a boolean (or 0/1) mask: a comparison, ``~m``, ``m & n``, a cast of
+    one, ``torch.logical_and(...)``, or a name every assignment in ``scope`` (the enclosing
+    function) binds to one."""
+    if node is None or depth > 8:
+        return False
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+        return is_mask(node.expression, scope, depth + 1)
+    if isinstance(node, cst.BinaryOperation) and isinstance(
+        node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)
+    ):
+        return is_mask(node.left, scope, depth + 1) and is_mask(node.right, scope, depth + 1)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        attr = node.func.attr.value
+        if attr in _MASK_CASTS:
+            return is_mask(node.func.value, scope, depth + 1)
+        return attr in _MASK_FUNCTIONS and (dotted(node.func.value) or "").endswith("torch")
+    if isinstance(node, cst.Name) and scope is not None:
+        values = _assigned_values(scope, node.value)
+        return bool(values) and all(is_mask(v, scope, depth + 1) for v in values)
+    return False
+
+
+_ASSIGNED: dict[tuple[int, str], tuple[cst.CSTNode, list[cst.BaseExpression]]] = {}
+
+
+def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    cached = _ASSIGNED.get((id(scope), name))
+    if cached is not None and cached[0] is scope:
+        return cached[1]
+    if len(_ASSIGNED) > 4096:
+        _ASSIGNED.clear()
+    values = _scan_assigned(scope, name)
+    _ASSIGNED[(id(scope), name)] = (scope, values)
+    return values
+
+
+def _scan_assigned(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """Every value ``name`` is bound to by a plain assignment in ``scope``; a name bound any
+    other way (a parameter, a loop, an augmented assignment) gives ``[]``."""
+    found: list[cst.BaseExpression] = []
+    other = False
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name) and t.target.value == name:
+                    found.append(node.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            nonlocal other
+            if isinstance(node.target, cst.Name) and node.target.value == name:
+                other = True
+
+        def visit_Param(self, node: cst.Param) -> None:
+            nonlocal other
+            if node.name.value == name:
+                other = True
+
+    scope.visit(_Visitor())
+    return [] if other else found
+
+
+# Views that cover every element of what they view (a slice does not).
+_WHOLE_VIEWS = frozenset(
+    {
+        "view",
+        "reshape",
+        "flatten",
+        "view_as",
+        "reshape_as",
+        "unsqueeze",
+        "squeeze",
+        "t",
+        "transpose",
+        "permute",
+        "detach",
+        "unflatten",
+        "ravel",
+        "movedim",
+    }
+)
+
+
+def whole_view_of(scope: cst.CSTNode | None, alias: str, base: object) -> bool:
+    """Whether every binding of the local ``alias`` in ``scope`` is ``base`` itself or a
+    view of all of it (``buf``, ``buf.view(-1)``, ``buf.data``), so that a write of every
+    row of the alias writes every row of ``base``."""
+    if scope is None or not isinstance(base, str) or "." in alias or "[" in alias:
+        return False
+    values = _assigned_values(scope, alias)
+    if not values:
+        return False
+    for value in values:
+        node = value
+        while True:
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in _WHOLE_VIEWS
+            ):
+                node = node.func.value
+            elif isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT"):
+                node = node.value
+            else:
+                break
+        if dotted(node) != base:
+            return False
+    return True

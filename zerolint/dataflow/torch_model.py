@@ -29,6 +29,7 @@ from zerolint.dataflow.values import (
     EMPTY,
     Effect,
     FuncRef,
+    ParamOrigin,
     PendingRef,
     Ref,
     SinkRef,
@@ -41,6 +42,48 @@ from zerolint.project import resolve_relative
 
 Args = list[tuple[cst.Arg, Val]]
 Target = cst.BaseExpression | None
+# A prefix sum, and the difference of neighbouring ones: the values are unchanged under the
+# row model (see scan), but the marks pair a cumsum with the differences that undo it.
+_SCAN = Op(OpKind.IDENTITY, "cumsum")
+_UNSCAN = Op(OpKind.IDENTITY, "diff")
+
+
+# Tensors built from a Python list: a list of literals gives known rows.
+_LITERAL_TENSORS = frozenset(
+    {
+        "torch.tensor",
+        "torch.as_tensor",
+        "torch.asarray",
+        "torch.IntTensor",
+        "torch.LongTensor",
+        "torch.Tensor",
+        "numpy.array",
+        "numpy.asarray",
+    }
+)
+
+
+def _pointer_base(node: cst.BaseExpression) -> cst.Name | None:
+    """The pointer in ``ptr + offs`` (``ptr + pid * stride + offs``, ``offs + ptr``): the one
+    name on an addition chain that is not an offset, taken as the leftmost name."""
+    while isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        node = node.left
+    return node if isinstance(node, cst.Name) else None
+
+
+def _only_zero_fill(trace: Trace) -> bool:
+    """A tensor that is all zero: a zero allocation, nothing since."""
+    return trace.concrete and len(trace.steps) == 1 and trace.steps[0].op.kind == OpKind.FILL_ZERO
+
+
+def _scanned(trace: Trace) -> bool:
+    """The trace's last scan mark is a prefix sum (not yet differenced)."""
+    for step in reversed(trace.steps):
+        if step.op == _SCAN:
+            return True
+        if step.op == _UNSCAN:
+            return False
+    return False
 
 
 class TorchModel:
@@ -172,24 +215,88 @@ class TorchModel:
         chosen = sig.bind(args).get("fill_value")
         if chosen is not None and is_zero(chosen[0].value):
             return self.zero_source(frame, "tensor filled with 0", ("full", name))
+        fill = self.operand(frame, chosen[0].value) if chosen is not None else None
+        if isinstance(fill, int):
+            return self.known_rows(frame, str(fill), f"every row {fill}")
         # Every row is the fill value: its lengths are the rows'.
         return chosen[1].only_traces() if chosen is not None else EMPTY
 
     def call_constant(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
+        if name in ("torch.ones", "torch.ones_like", "numpy.ones", "numpy.ones_like"):
+            return self.known_rows(frame, "1", "every row 1")
         return EMPTY
+
+    def known_rows(self, frame: Frame, values: str, note: str) -> Val:
+        """A tensor whose rows are known (``"[4,8]"``: one per row; ``"8"``: every row):
+        the judge takes these values instead of real lengths >= 1."""
+        step = self.step(frame, None, "flow", Op(OpKind.KNOWN_ROWS, values), note)
+        return Val([Trace(None, (step,))])
 
     def call_concat(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
-        return join_all(v for _, v in args).only_traces()
+        """``torch.cat([x, torch.zeros(n)])``: zero parts joined to other rows are padding
+        rows after them (the rows before are the others'); without a zero part, every
+        part's lengths."""
+        joined = join_all(v for _, v in args).only_traces()
+        parts = args[0][1].elements if args and args[0][0].keyword is None else None
+        if not parts or len(parts) < 2:
+            return joined
+        zeros = [p for p in parts if p.traces and all(_only_zero_fill(t) for t in p.traces)]
+        others = [p for p in parts if not any(p is z for z in zeros)]
+        if not zeros or not others:
+            return joined
+        return self.padding(frame, join_all(others).only_traces(), f"{name} with zeros")
+
+    def padding(self, frame: Frame, val: Val, note: str) -> Val:
+        """Rows of 0 after the rows of ``val`` (which come first, at least one): the
+        ``"[n:]="`` form, a source only of the rules that count padding rows."""
+        op = Op(OpKind.PAD_ZERO, "rows_before_padding")
+        step = self.step(frame, None, "flow", op, note, ("zero_fill", "[n:]="))
+        return Val([*val.then(step).traces, Trace(None, (step,))])
+
+    def call_pad(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``F.pad(x, (0, n))`` adds rows of 0 (its default ``value``); ``value=k`` with a
+        literal ``k >= 1`` adds rows of ``k``, which are never 0; another value is opaque."""
+        b = sig.bind(args)
+        if "input" not in b:
+            return None
+        val = b["input"][1].only_traces()
+        mode = string_value(b["mode"][0].value) if "mode" in b else "constant"
+        value = int_value(b["value"][0].value) if "value" in b else 0
+        if is_none(b["value"][0].value if "value" in b else None):
+            value = 0
+        if mode != "constant" or value is None or value < 0:
+            return self.extend(frame, val, Op(OpKind.OPAQUE, name))
+        if value == 0:
+            return self.padding(frame, val, f"{name}: rows of 0 added")
+        return self.extend(frame, val, IDENTITY, f"{name}: rows of {value} added")
 
     def call_view(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
         value = sig.bind(args).get("input")
+        if value is not None and name in _LITERAL_TENSORS:
+            rows = self.literal_rows(frame, value[0].value)
+            if rows is not None:
+                return self.known_rows(frame, f"[{','.join(map(str, rows))}]", "known values")
         return value[1].only_traces() if value is not None else EMPTY
+
+    def literal_rows(self, frame: Frame, node: cst.BaseExpression) -> list[int] | None:
+        """The values of a flat list or tuple of integer literals or module constants."""
+        if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
+            return None
+        out = []
+        for el in node.elements:
+            v = self.operand(frame, el.value) if not isinstance(el, cst.StarredElement) else None
+            if not isinstance(v, int):
+                return None
+            out.append(v)
+        return out if len(out) <= 1024 else None
 
     def call_mask(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -204,7 +311,8 @@ class TorchModel:
             return replaced
         val = pos[1][1].join(pos[2][1]).only_traces()
         if is_zero(pos[2][0].value) or is_zero(pos[1][0].value):
-            return self.extend(frame, val, Op(OpKind.OPAQUE, "where"))
+            # The rows the mask does not keep become 0, and a mask may keep none.
+            return self.mask_zero(frame, val, name)
         return val
 
     def call_attribute(
@@ -245,6 +353,147 @@ class TorchModel:
         self.out_target(frame, node, args, EMPTY)
         return EMPTY
 
+    def mask_zero(self, frame: Frame, val: Val, name: str, *, methods: bool = False) -> Val:
+        """``torch.where(mask, x, 0)``, ``x.masked_fill(m, 0)``, ``x * mask``: the rows a
+        mask does not keep become 0, and a mask may keep none (every row 0). A source of the
+        rules that name it under ``mask_zero`` (``mask_zero_methods`` for a method); the
+        lengths that flow in go through it as zero padding of any rows."""
+        key = "mask_zero_methods" if methods else "mask_zero"
+        op = Op(OpKind.PAD_ZERO, ANY_ROWS)
+        step = self.step(frame, None, "source", op, "rows outside the mask set to 0", (key, name))
+        return Val([*val.then(step).traces, Trace(None, (step,))])
+
+    def subtract(
+        self,
+        frame: Frame,
+        left: Val,
+        right: Val,
+        left_node: cst.BaseExpression | None,
+        right_node: cst.BaseExpression | None,
+        name: str,
+    ) -> Val:
+        """``a - b``: a source of the rules that name it under ``subtraction`` (a difference
+        of lengths >= 1 can be 0: ``seq_lens - query_lens`` on a first prefill chunk). The
+        judge decides from what is known: ``x - k`` with a known ``k`` (a literal, a module
+        constant) is ``x + (-k)``, so ``x - 0`` or a clamp to >= k + 1 before it is safe; an
+        unknown subtrahend is a symbol. The difference of neighbouring prefix sums
+        (``cu[1:] - cu[:-1]`` of a ``cumsum``) is the lengths that were summed."""
+        shared = left.traces & right.traces
+        scans = frozenset(t for t in shared if _scanned(t))
+        if scans:
+            step = self.step(frame, None, "flow", _UNSCAN, "differences of the prefix sums")
+            return Val(t.then(step) for t in scans)
+        effect = ("subtraction", name)
+        known = self.operand(frame, right_node) if right_node is not None else "<expr>"
+        lk = self.operand(frame, left_node) if left_node is not None else "<expr>"
+        if isinstance(lk, int) and not left.traces:
+            # k - x: -x + k; a constant minuend minus lengths >= 1 can be 0 (x == k).
+            negated = self.extend(frame, right.only_traces(), Op(OpKind.NEG))
+            fresh = Val([Trace(None, (self.step(frame, None, "flow", Op(OpKind.NEG)),))])
+            op = Op(OpKind.ADD, lk)
+            step = self.step(frame, None, "source", op, "subtraction", effect)
+            return Val(t.then(step) for t in negated.join(fresh).traces)
+        if known == 0:
+            return left.only_traces()
+        if isinstance(known, int):
+            op = Op(OpKind.ADD, -known)
+        else:
+            op = Op(OpKind.SUB, known if known != "<expr>" else "subtrahend")
+        step = self.step(frame, None, "source", op, "subtraction", effect)
+        # New zero-able rows start here from real lengths (>= 1) that went through what is
+        # known of the minuend (a clamp before `- 1` counts); a concrete trace goes on.
+        # A minuend that went through an operation outside the model starts nothing: the
+        # judge could say nothing of it ((x + c - 1) // c is judged at its division).
+        fresh = [
+            Trace(None, t.steps).then(step)
+            for t in left.traces
+            # A parameter's lengths are real requests' (>= 1) wherever the caller is not
+            # seen; a call's or a field's are resolved to what made them.
+            if isinstance(t.origin, ParamOrigin)
+            and all(s.op.kind != OpKind.OPAQUE for s in t.steps)
+        ]
+        if not left.traces:
+            fresh.append(Trace(None, (step,)))
+        return Val([*left.then(step).traces, *fresh])
+
+    def call_tl_load(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``tl.load(ptr + offs, mask=...)`` in a Triton kernel: the values of the tensor the
+        launch passed for ``ptr`` (offsets select rows; a masked-off row is ``other``)."""
+        pointer = sig.bind(args).get("pointer")
+        if pointer is None:
+            return None
+        base = _pointer_base(pointer[0].value)
+        if base is None:
+            return self.extend(frame, pointer[1].only_traces(), Op(OpKind.OPAQUE, name))
+        return self.eval(frame, base).only_traces()
+
+    def call_tl_store(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``tl.store(ptr + offs, v, mask=...)``: ``v`` is written into rows of the tensor
+        passed for ``ptr`` (a weak write: a mask or the grid may leave rows as they were)."""
+        b = sig.bind(args)
+        if "pointer" not in b or "value" not in b:
+            return None
+        base = _pointer_base(b["pointer"][0].value)
+        if base is None:
+            return EMPTY
+        written = (
+            b["value"][1].only_traces().then(self.step(frame, None, "flow", IDENTITY, "tl.store"))
+        )
+        self.write(frame, base, written, strong=False, in_place=True)
+        return EMPTY
+
+    def call_scan(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        value = sig.bind(args).get("input")
+        result = self.scan(frame, value[1] if value is not None else EMPTY, name)
+        self.out_target(frame, node, args, result)
+        return result
+
+    def method_scan(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        return self.scan(frame, recv, method)
+
+    def scan(self, frame: Frame, val: Val, name: str) -> Val:
+        """``cumsum``: a prefix sum of lengths >= 0 has a 0 row exactly where every length
+        up to it is 0, so under "every row 0" it keeps the lengths' zero-ability; the mark
+        lets a difference of neighbouring sums give the lengths back."""
+        return Val(
+            t.then(self.step(frame, None, "flow", _SCAN, f"prefix sum ({name})"))
+            for t in val.traces
+        )
+
+    def call_subtract(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        b = sig.bind(args)
+        if "input" not in b:
+            return None
+        if name.endswith("diff"):
+            result = self.difference(frame, b["input"][1], name)
+        elif "other" in b:
+            result = self.subtract(
+                frame, b["input"][1], b["other"][1], b["input"][0].value, b["other"][0].value, name
+            )
+        else:
+            return None
+        self.out_target(frame, node, args, result)
+        return result
+
+    def method_subtract(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        return self.difference(frame, recv, method)
+
+    def difference(self, frame: Frame, val: Val, name: str) -> Val:
+        """``torch.diff(x)``: neighbouring differences; of a prefix sum, the lengths."""
+        return self.subtract(frame, val, val, None, None, name)
+
     def where_replacement(
         self, frame: Frame, node: cst.Call, pos: list[tuple[cst.Arg, Val]]
     ) -> Val | None:
@@ -274,7 +523,7 @@ class TorchModel:
     def external_clamp(self, frame: Frame, name: str, sig: Signature, args: Args) -> Val:
         """``torch.clamp(x, min=1)`` (bounds by parameter) or ``max(x, 1)`` (the operand
         that carries no lengths is the bound)."""
-        upper = name in ("min", "torch.min", "torch.minimum")
+        upper = name in ("min", "torch.min", "torch.minimum", "triton.language.minimum")
         keywords = {a.keyword.value for a, _ in args if a.keyword is not None}
         if "min" in sig.params or keywords & {"min", "max"}:
             b = bind(args, ("input", "min", "max"))
@@ -493,6 +742,11 @@ class TorchModel:
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
     ) -> Val | None:
         kind = ARITH_METHODS[method]
+        if kind == "sub" and "other" in b:
+            result = self.subtract(frame, recv, b["other"][1], target, b["other"][0].value, method)
+            if method.endswith("_") and target is not None:
+                self.write_whole(frame, target, result)
+            return result
         if kind == "neg":
             result = self.extend(frame, recv, Op(OpKind.NEG))
         else:
@@ -528,6 +782,8 @@ class TorchModel:
             if target is None or "condition" not in b or k is None:
                 return None
             rows = mask_rows(frame.mod, b["condition"][0].value, target, keeps=True)
+            if rows is None and k == 0:
+                return self.mask_zero(frame, recv, method, methods=True)
             return self.replace_rows(frame, recv, rows, k, "where") if rows is not None else None
         value = b.get("value")
         if method.startswith("masked_fill") and target is not None:
@@ -540,8 +796,23 @@ class TorchModel:
                     self.write_whole(frame, target, result)
                 return result
         value_node = value[0].value if value is not None else None
-        op = Op(OpKind.PAD_ZERO, ANY_ROWS) if is_zero(value_node) else Op(OpKind.OPAQUE, method)
-        result = self.extend(frame, recv, op)
+        over_itself = (
+            method.startswith("masked_fill")
+            and target is not None
+            and "mask" in b
+            and mask_rows(frame.mod, b["mask"][0].value, target) is not None
+        )
+        if is_zero(value_node) and over_itself:
+            # x.masked_fill(x < 1, 0): the rows set to 0 were below 1 already; no new rows.
+            result = self.extend(frame, recv, Op(OpKind.PAD_ZERO, ANY_ROWS))
+        elif is_zero(value_node):
+            result = self.mask_zero(frame, recv, method, methods=True)
+            if method.endswith("_") and target is not None:
+                # Every row is either kept or set to 0: the tensor holds only these values.
+                self.write(frame, target, result, strong=True, in_place=True)
+            return result
+        else:
+            result = self.extend(frame, recv, Op(OpKind.OPAQUE, method))
         if method.endswith("_") and target is not None:
             self.write(frame, target, result, strong=False, in_place=True)
         return result

@@ -74,6 +74,10 @@ class RawStep:
                 self.role,
                 self.op.kind,
                 str(self.op.arg),
+                # Steps of one statement that differ only in what they say: never left to
+                # hash order when traces are cut.
+                self.note,
+                "" if self.effect is None else self.effect[1],
             )
         return self._stable
 
@@ -182,7 +186,9 @@ class Trace:
                 _chain = hash((_chain, s._hash))
         self._chain = _chain
         self._hash = hash((id(origin), _chain))
-        self.live = any(s.op.kind in LIVE_KINDS for s in steps) if _live is None else _live
+        if _live is None:
+            _live = any(s.op.kind in LIVE_KINDS or s.role == "source" for s in steps)
+        self.live = _live
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -208,7 +214,7 @@ class Trace:
             self.origin,
             self.steps + (step,),
             hash((self._chain, step._hash)),
-            self.live or step.op.kind in LIVE_KINDS,
+            self.live or step.op.kind in LIVE_KINDS or step.role == "source",
         )
 
     def keep_order(self) -> tuple:
@@ -224,7 +230,7 @@ class Trace:
 
     def key_source(self) -> RawStep | None:
         for step in self.steps:
-            if step.op.kind in LIVE_KINDS:
+            if step.op.kind in LIVE_KINDS or step.role == "source":
                 return step
         return None
 
