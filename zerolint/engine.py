@@ -27,7 +27,7 @@ from zerolint.rules import Rule, SinkSpec
 
 # Ops that can start zero-able rows: divisions and fills, and padding writes for the rules
 # whose [sources] name them ("[n:]=").
-SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO}
+SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO}  # LIVE_KINDS has ROWS (empty-batch rules)
 
 
 @dataclass(slots=True)
@@ -253,6 +253,7 @@ class Engine:
         predicate = scope.predicate
         ratios_of = self.ratios_of(scope.rule)
         hints = scope.rule.options.get("witness-hints")
+        facts = tuple(self.settings.option(scope.rule, "facts") or ())
         for t in traces:
             src = scope.key_source(t)
             key = (src.mod.display, src.mod.statement_order(src.stmt)) if src else ("", id(t))
@@ -266,7 +267,11 @@ class Engine:
             best: tuple[Flow, Trace, Verdict] | None = None
             for flow, trace in candidates:
                 verdict = smt.judge_flow(
-                    flow, predicate, ratios=ratios_for(flow, ratios_of), hints=hints
+                    flow,
+                    predicate,
+                    ratios=ratios_for(flow, ratios_of),
+                    hints=hints,
+                    facts=facts,
                 )
                 if best is None or SEVERITY[verdict.status] > SEVERITY[best[2].status]:
                     best = (flow, trace, verdict)
@@ -322,6 +327,9 @@ class RuleScope:
         return step.op.kind in SOURCE_KINDS and self.rule.is_source(step.effect)
 
     def live(self, trace: Trace) -> bool:
+        first = trace.steps[0] if trace.steps else None
+        if first is not None and first.op.kind == OpKind.ROWS and not self.is_source(first):
+            return False  # a row count starts it: only a rule about row counts follows it
         return any(self.is_source(s) for s in trace.steps)
 
     def key_source(self, trace: Trace) -> RawStep | None:

@@ -34,6 +34,8 @@ class OpKind(str, Enum):
     PAD_ZERO = "pad_zero"
     IDENTITY = "identity"
     OPAQUE = "opaque"
+    ROWS = "rows"
+    GUARD = "guard"
 
     # Hash and print as the string value, so that sets and dicts of either spelling agree.
     __hash__ = str.__hash__
@@ -65,6 +67,10 @@ class Op:
       below1_to rows below 1 become ``arg``          (x.masked_fill(x < 1, k), k != 1)
       fill_zero every row becomes 0                   (torch.zeros, .zero_(), buf[:] = 0)
       pad_zero  rows from ``arg`` on become 0         (buf[n:m] = 0: padding rows)
+      rows      the tensor now has ``arg`` rows       (x[:n], x[a:b] as "b - a", x[mask] and
+                                                  index_select as "<any>", torch.empty((0, ..)))
+      guard     a path condition, ``arg`` is "name op k" (name "#rows": the rows so far)
+                                                  (a dominating `if`, early exit, assert)
       identity  values unchanged                      (assignment, views, copies, casts)
       opaque    an operation outside the model        (arg names it)
     arg is an Operand; for clamp_min/clamp_max a non-literal bound is a str symbol.

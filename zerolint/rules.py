@@ -49,6 +49,10 @@ SOURCE_KEYS = frozenset(
         "full_methods",
         "zero_fill",
         "zero_fill_methods",
+        # Values that can have no rows: "[:]" (x[:n], x[a:b]), "[mask]" (a comparison as
+        # the index), torch.empty((0, ...)) and index_select (function or method).
+        "empty_rows",
+        "empty_rows_methods",
     }
 )
 SANITIZER_KEYS = frozenset({"clamp", "clamp_methods", "ceil_division", "at_least_one", "mask"})
@@ -67,7 +71,14 @@ OPTION_KEYS: dict[str, Callable[[Any], bool]] = {
         )
     ),
 }
+# Facts about the program's symbols, "a >= b" by short name (vLLM: a step has at least as
+# many decode tokens as decode requests); the judge assumes them where both appear.
+OPTION_KEYS["facts"] = lambda v: isinstance(v, list) and all(
+    isinstance(f, str) and len(f.split()) == 3 and f.split()[1] in (">=", ">", "<=", "<", "==")
+    for f in v
+)
 OPTION_TYPES = {
+    "facts": 'a list of "a >= b" strings',
     "compress-ratios": "a list of integers >= 1",
     "witness-hints": "a table of integers",
 }

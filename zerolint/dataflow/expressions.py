@@ -23,6 +23,7 @@ from zerolint.dataflow.syntax import (
     affine_prefix,
     dotted,
     int_value,
+    is_mask,
     operand,
     slice_bounds,
     slice_cell,
@@ -336,6 +337,46 @@ class Expressions:
         return self.attribute(frame, base, node.attr.value)
 
     def eval_Subscript(self, frame: Frame, node: cst.Subscript) -> Val:
+        rows = self.rows_source(frame, node)
+        if rows is not None:
+            val = self.eval_subscript(frame, node)
+            return Val(val.traces | {rows}, val.refs, val.elements)
+        return self.eval_subscript(frame, node)
+
+    def rows_source(self, frame: Frame, node: cst.Subscript) -> Trace | None:
+        """A selection that can have no rows, when a rule declares it (``empty_rows``):
+        ``x[:n]`` has ``n`` rows, ``x[a:b]`` ``b - a``, ``x[x > 0]`` any number."""
+        declared = self.names.get("empty_rows")
+        if not declared:
+            return None
+        bounds = slice_bounds(node)
+        count: int | str | None = None
+        if bounds is not None and "[:]" in declared and bounds[1] is not None:
+            lower, upper = bounds
+            high = operand(upper)
+            low = 0 if lower is None else operand(lower)
+            if "<expr>" in (high, low):
+                return None
+            if low == 0:
+                count = high
+            elif isinstance(high, int) and isinstance(low, int):
+                count = max(high - low, 0)
+            else:
+                count = f"{high} - {low}"
+            if isinstance(count, int) and count > 0:
+                return None
+            note, form = "slice (can have no rows)", "[:]"
+        elif bounds is None and "[mask]" in declared and len(node.slice) == 1:
+            index = node.slice[0].slice
+            if not (isinstance(index, cst.Index) and is_mask(index.value)):
+                return None
+            count, note, form = "<any>", "boolean-mask selection (can have no rows)", "[mask]"
+        else:
+            return None
+        step = self.step(frame, None, "source", Op(OpKind.ROWS, count), note, ("empty_rows", form))
+        return Trace(None, (step,))
+
+    def eval_subscript(self, frame: Frame, node: cst.Subscript) -> Val:
         key = dotted(node.value)
         cell = slice_cell(frame, node, key) if key is not None else None
         if cell is not None and cell in frame.state:

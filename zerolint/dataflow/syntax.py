@@ -236,3 +236,16 @@ def affine_prefix(node: cst.BaseExpression) -> list[Op] | None:
             inner = affine_prefix(node.left)
             return None if inner is None else inner + [Op(OpKind.MUL, rv)]
     return []
+
+
+def is_mask(node: cst.BaseExpression) -> bool:
+    """A boolean index: a comparison, or ``~`` / ``&`` / ``|`` of them."""
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+        return is_mask(node.expression)
+    if isinstance(node, cst.BinaryOperation) and isinstance(
+        node.operator, (cst.BitAnd, cst.BitOr)
+    ):
+        return is_mask(node.left) or is_mask(node.right)
+    return False

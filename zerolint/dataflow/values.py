@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from zerolint.dataflow.frames import CallSite, Frame, FuncKey
 
 MAX_TRACES = 64
-LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO})
+LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO, OpKind.ROWS})
 
 
 # --------------------------------------------------------------------------- values
