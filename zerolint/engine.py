@@ -202,6 +202,11 @@ class Engine:
             )
 
         vals = [unresolved_worth_following(hit.val, scope) for hit in hits]
+        if not scope.predicate.uses_values:
+            # A row count is decided by the selections and guards near the call: follow the
+            # paths through the modules parsed already, never parse more for them (the
+            # values' rules do, where a clamp or a division can be far away).
+            return decide([t for v in vals for t in analyzer.resolve(v)], True)
         return analyzer.resolve_in_rounds(vals, decide)
 
     def make_finding(self, hit: SinkHit, traces: list[Trace], scope: RuleScope) -> Finding:
@@ -371,9 +376,21 @@ def clamped_at_end(trace: Trace, scope: RuleScope) -> bool:
     return False
 
 
+def selects_rows(trace: Trace) -> bool:
+    """A selection on the path decides the row count (the last one is B), and the fresh
+    trace that starts at it is judged already, with no more guards than this one."""
+    return any(step.op.kind == OpKind.ROWS for step in trace.steps)
+
+
 def unresolved_worth_following(val: Val, scope: RuleScope) -> Val:
     """Placeholders clamped before the sink need no resolution (it may parse half a tree)."""
-    kept = [t for t in val.traces if t.concrete or not clamped_at_end(t, scope)]
+    counts_rows = not scope.predicate.uses_values
+    kept = [
+        t
+        for t in val.traces
+        if t.concrete
+        or not (clamped_at_end(t, scope) or counts_rows and selects_rows(t))
+    ]
     return val if len(kept) == len(val.traces) else Val(kept, val.refs)
 
 
@@ -396,8 +413,14 @@ def to_flow(trace: Trace, scope: RuleScope) -> Flow:
     """The path a user sees, with the ops this sink's rule counts (a sanitizer of another
     rule is shown as a plain step)."""
     steps: list[Step] = []
+    rows_path = bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
+    symbols = {str(s.op.arg) for s in trace.steps if s.op.kind != OpKind.GUARD}
     for raw in trace.steps:
         op, role, note = raw.op, raw.role, raw.note
+        if op.kind == OpKind.GUARD and not rows_path and str(op.arg).split()[0] not in symbols:
+            continue  # a condition on nothing this path computes with
+        if op.kind == OpKind.ROWS and not rows_path:
+            continue  # a selection on a path about values, not about row counts
         if role == "sanitizer" and not scope.sanitizes(raw):
             op, role = IDENTITY, "flow"
             note = f"{note} (no sanitizer for {scope.rule.code})" if note else note

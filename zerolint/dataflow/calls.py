@@ -293,7 +293,10 @@ class Calls:
         decided by the path, not by one value), else those on a symbol of the trace."""
         out = []
         for trace in val.traces:
-            starts_rows = bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
+            # A placeholder may resolve to a trace that starts at a row count.
+            starts_rows = not trace.concrete or (
+                bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
+            )
             symbols = {str(s.op.arg) for s in trace.steps}
             for name, op, k, stmt in frame.guards:
                 if starts_rows or name in symbols:

@@ -50,6 +50,7 @@ from zerolint.dataflow.values import (
     Val,
     is_object_read,
     join_all,
+    without_row_counts,
 )
 from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
@@ -340,7 +341,14 @@ class Expressions:
         rows = self.rows_source(frame, node)
         if rows is not None:
             val = self.eval_subscript(frame, node)
-            return Val(val.traces | {rows}, val.refs, val.elements)
+            # What was already a row count (or may resolve to one) has these rows now.
+            source = rows.steps[0]
+            step = self.step(frame, None, "flow", source.op, "rows selected")
+            traces = {
+                t.then(step) if not t.concrete or t.steps[0].op.kind == OpKind.ROWS else t
+                for t in val.traces
+            }
+            return Val(traces | {rows}, val.refs, val.elements)
         return self.eval_subscript(frame, node)
 
     def rows_source(self, frame: Frame, node: cst.Subscript) -> Trace | None:
@@ -348,6 +356,11 @@ class Expressions:
         ``x[:n]`` has ``n`` rows, ``x[a:b]`` ``b - a``, ``x[x > 0]`` any number."""
         declared = self.names.get("empty_rows")
         if not declared:
+            return None
+        stmt = frame.stmt
+        if isinstance(stmt, cst.Assign) and any(t.target is node for t in stmt.targets):
+            return None  # a write target (buf[n:m] = 0) selects nothing
+        if isinstance(stmt, cst.AugAssign) and stmt.target is node:
             return None
         bounds = slice_bounds(node)
         count: int | str | None = None
@@ -540,9 +553,10 @@ class Expressions:
         ):
             if not left.traces and not right.traces:
                 return EMPTY
-            return self.extend(
-                frame, Val(left.traces | right.traces), Op(OpKind.OPAQUE, name.lower())
-            )
+            traces = left.traces | right.traces
+            if left.traces and right.traces:
+                traces = without_row_counts(traces)  # broadcasting: whose rows is unknown
+            return self.extend(frame, Val(traces), Op(OpKind.OPAQUE, name.lower()))
         return Val(left.traces | right.traces)
 
     def extend(self, frame: Frame, val: Val, op: Op, note: str = "") -> Val:

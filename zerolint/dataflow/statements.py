@@ -38,6 +38,7 @@ from zerolint.dataflow.values import (
     RawStep,
     Trace,
     Val,
+    without_row_counts,
 )
 from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo
@@ -276,6 +277,9 @@ class Statements:
             return
         flowed = val.then(self.step(frame, None, "flow"))
         flowed = Val(flowed.traces, flowed.refs, val.elements)
+        if isinstance(target, cst.Subscript):
+            # A buffer keeps its own rows: what is written into it brings no row count.
+            flowed = Val(without_row_counts(flowed.traces), flowed.refs, val.elements)
         if frame.guards and isinstance(target, (cst.Name, cst.Attribute)):
             # A condition on a name says nothing about its next value.
             written = dotted(target)
