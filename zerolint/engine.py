@@ -388,8 +388,7 @@ def unresolved_worth_following(val: Val, scope: RuleScope) -> Val:
     kept = [
         t
         for t in val.traces
-        if t.concrete
-        or not (clamped_at_end(t, scope) or counts_rows and selects_rows(t))
+        if t.concrete or not (clamped_at_end(t, scope) or counts_rows and selects_rows(t))
     ]
     return val if len(kept) == len(val.traces) else Val(kept, val.refs)
 

@@ -73,9 +73,12 @@ OPTION_KEYS: dict[str, Callable[[Any], bool]] = {
 }
 # Facts about the program's symbols, "a >= b" by short name (vLLM: a step has at least as
 # many decode tokens as decode requests); the judge assumes them where both appear.
-OPTION_KEYS["facts"] = lambda v: isinstance(v, list) and all(
-    isinstance(f, str) and len(f.split()) == 3 and f.split()[1] in (">=", ">", "<=", "<", "==")
-    for f in v
+OPTION_KEYS["facts"] = lambda v: (
+    isinstance(v, list)
+    and all(
+        isinstance(f, str) and len(f.split()) == 3 and f.split()[1] in (">=", ">", "<=", "<", "==")
+        for f in v
+    )
 )
 OPTION_TYPES = {
     "facts": 'a list of "a >= b" strings',

@@ -313,7 +313,9 @@ class _FlowEncoding:
             return arg
         if arg == ANY_COUNT:
             return env[f"rows_{i}"]
-        values = [int(p) if p.lstrip("-").isdigit() else _value(p, env) for p in str(arg).split(" - ")]
+        values = [
+            int(p) if p.lstrip("-").isdigit() else _value(p, env) for p in str(arg).split(" - ")
+        ]
         return values[0] if len(values) == 1 else max(values[0] - values[1], 0)
 
     def path_holds(self, env: dict[str, int]) -> bool:
@@ -372,7 +374,9 @@ class _FlowEncoding:
     def minimize_order(self) -> list[tuple[str, Any, Any]]:
         shown = None if self.predicate.shows_batch else self.enc.z3.BoolVal(False)
         order: list[tuple[str, Any, Any]] = [("B", self.batch, shown)]
-        start_shown = self.real_present if self.predicate.uses_values else self.enc.z3.BoolVal(False)
+        start_shown = (
+            self.real_present if self.predicate.uses_values else self.enc.z3.BoolVal(False)
+        )
         order.append((self.predicate.start_name, self.seq_len, start_shown))
         order += [(name, var, None) for name, var in self.enc.row_symbols()]
         order += [(name, var, self.enc.z3.BoolVal(False)) for name, var in self.hidden]

@@ -301,7 +301,11 @@ class Calls:
             for name, op, k, stmt in frame.guards:
                 if starts_rows or name in symbols:
                     step = RawStep(
-                        frame.mod, stmt, None, "flow", Op(OpKind.GUARD, guards.text(name, op, k)),
+                        frame.mod,
+                        stmt,
+                        None,
+                        "flow",
+                        Op(OpKind.GUARD, guards.text(name, op, k)),
                         f"guard: {name} {op} {k}",
                     )
                     trace = trace.then(step)

@@ -77,12 +77,16 @@ def _subject(node: cst.BaseExpression) -> Subject | None:
             if method in ("size", "shape") and len(args) == 1 and int_value(args[0].value) == 0:
                 return (ROWS, key)
         return None
-    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
-        if node.value.attr.value == "shape" and len(node.slice) == 1:
-            index = node.slice[0].slice
-            if isinstance(index, cst.Index) and int_value(index.value) == 0:
-                key = dotted(node.value.value)
-                return (ROWS, key) if key is not None else None
+    if (
+        isinstance(node, cst.Subscript)
+        and isinstance(node.value, cst.Attribute)
+        and node.value.attr.value == "shape"
+        and len(node.slice) == 1
+    ):
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and int_value(index.value) == 0:
+            key = dotted(node.value.value)
+            return (ROWS, key) if key is not None else None
     return None
 
 

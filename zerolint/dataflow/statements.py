@@ -106,7 +106,10 @@ class Statements:
             val = self.read_key(frame, name) if name in frame.state else EMPTY
             if val.traces:
                 step = self.step(
-                    frame, None, "flow", Op(OpKind.GUARD, guards.text(guards.ROWS, op, k)),
+                    frame,
+                    None,
+                    "flow",
+                    Op(OpKind.GUARD, guards.text(guards.ROWS, op, k)),
                     f"guard: rows of {name} {op} {k}",
                 )
                 frame.state[name] = Val(val.then(step).traces, val.refs, val.elements)

@@ -244,8 +244,6 @@ def is_mask(node: cst.BaseExpression) -> bool:
         return True
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
         return is_mask(node.expression)
-    if isinstance(node, cst.BinaryOperation) and isinstance(
-        node.operator, (cst.BitAnd, cst.BitOr)
-    ):
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr)):
         return is_mask(node.left) or is_mask(node.right)
     return False

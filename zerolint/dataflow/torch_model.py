@@ -117,7 +117,11 @@ class TorchModel:
                 count = "<any>"
         elif positional:
             shape = positional[0].value
-            first = shape.elements[0].value if isinstance(shape, (cst.Tuple, cst.List)) and shape.elements else shape
+            first = (
+                shape.elements[0].value
+                if isinstance(shape, (cst.Tuple, cst.List)) and shape.elements
+                else shape
+            )
             if int_value(first) == 0:
                 count = 0
         if count is None:
