@@ -63,7 +63,7 @@ BRUTE_BATCHES = tuple(range(32, 257, 32))
 BRUTE_LENGTHS = np.arange(1, 601, dtype=np.int64)
 BRUTE_DIVISORS = tuple(range(2, 17))
 
-# The vLLM 0.27.1 indexer paths (DOMAIN.md section 3) and their guarded variants.
+# The vLLM 0.27.1 indexer paths (docs/vllm-facts.md) and their guarded variants.
 DIV = Op("floordiv", "self.compress_ratio")
 PAD = Op("pad_zero", "num_decodes")
 VIEW = Op("identity")

@@ -242,6 +242,38 @@ def test_sm100_does_not_run_the_sm90_scheduler(audited):
     assert "SM90 scheduler" in reasons_text(result)
 
 
+@pytest.mark.parametrize("gpu", ["sm80", "sm89", "sm120"])
+def test_other_architectures_are_not_affected_and_named(audited, gpu):
+    """Issue 16.9: an operator with an A100, L40S or RTX PRO can say so."""
+    result = audited("vllm==0.27.1", gpu=gpu)
+    assert result.verdict == "not affected"
+    assert result.gpu.arch == gpu and not result.gpu.assumed
+    assert "SM90 scheduler" in reasons_text(result)
+
+
+def test_audit_cli_accepts_every_architecture_capture_does(tmp_path):
+    from zerolint.gpus import GPU_CHOICES
+
+    for gpu in GPU_CHOICES:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "zerolint",
+                "audit",
+                "--gpu",
+                gpu,
+                "--site-packages",
+                str(tmp_path),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, (gpu, done.stderr)
+        assert f"GPU: {gpu} (--gpu" in done.stdout
+
+
 # ------------------------------------------------------------------ small stacks
 
 UNCLAMPED = """\

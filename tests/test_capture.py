@@ -1,4 +1,4 @@
-"""``zerolint capture``: sizes checked against vLLM's own code, hazards against DOMAIN.md.
+"""``zerolint capture``: sizes checked against vLLM's own code, hazards against docs/hazards/ZL001.md.
 
 The size fixtures in fixtures/capture/sizes/ were computed by running vLLM's sizing
 functions (fixtures/capture/generate.py); each holds the configuration and vLLM's answer.
@@ -45,7 +45,7 @@ def test_capture_sizes_match_vllm(path):
     assert resolved.batched_tokens == case["resolved"]["max_num_batched_tokens"]
 
 
-# DOMAIN.md section 3: (configuration, capture sizes, hazardous sizes)
+# docs/vllm-facts.md: (configuration, capture sizes, hazardous sizes)
 DOMAIN_ROWS = [
     ("defaults on H100/H200", {}, 51, 16),
     ("--max-cudagraph-capture-size 1024", {"max_cudagraph_capture_size": 1024}, 83, 32),

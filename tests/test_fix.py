@@ -140,8 +140,8 @@ def test_targets_come_from_findings_grouped_by_file() -> None:
     )
     # Findings count columns from 1 (as users read them), LibCST from 0.
     assert grouped == {
-        "a.py": [FixTarget(3, 4, 0, 3, 40), FixTarget(9, 4, 0, 9, 40)],
-        "b.py": [FixTarget(7, 4, "context_lens", 7, 40, position=0)],
+        "a.py": [FixTarget(3, 4, 0, 3, 40, sink=SINK), FixTarget(9, 4, 0, 9, 40, sink=SINK)],
+        "b.py": [FixTarget(7, 4, "context_lens", 7, 40, position=0, sink=SINK)],
     }
 
 
@@ -162,7 +162,7 @@ def test_a_finding_fixes_the_call_it_points_at() -> None:
     source = "import torch\nx = make_sink(lens)(lens)\n"
     # What a user reads: 2:5 is the outer call, ending one past column 25.
     outer = Finding("ZL001", "a.py", 2, 5, "msg", SINK, "0", [], end_line=2, end_col=26)
-    inner = Finding("ZL001", "a.py", 2, 5, "msg", SINK, "0", [], end_line=2, end_col=20)
+    inner = Finding("ZL001", "a.py", 2, 5, "msg", "make_sink", "0", [], end_line=2, end_col=20)
     assert fix_source(source, targets_from_findings([outer])["a.py"]) == (
         "import torch\nx = make_sink(lens)(torch.clamp(lens, min=1))\n"
     )

@@ -1,6 +1,6 @@
 """``--fix`` on the real thing: vLLM 0.27.1's DeepSeek-V4 indexer builder.
 
-DOMAIN.md section 3: the decode branch of ``DeepseekV32IndexerMetadataBuilder`` passes
+docs/vllm-facts.md: the decode branch of ``DeepseekV32IndexerMetadataBuilder`` passes
 ``seq_lens`` (floor-divided by the compress ratio) to ``get_paged_mqa_logits_metadata`` at
 line 951 with no clamp. The fix must change that one argument line and nothing else
 (torch is already imported), compile, and leave a file that checks clean.

@@ -1,7 +1,7 @@
 """The pre-commit hook, as a user meets it: ``repo:`` + ``rev:`` in their own repository.
 
 The slow test builds a throwaway serving repository with a builder modelled on vLLM
-0.27.1's indexer decode branch (DOMAIN.md section 3), points ``.pre-commit-config.yaml``
+0.27.1's indexer decode branch (docs/vllm-facts.md), points ``.pre-commit-config.yaml``
 at a commit of this project, and runs the real ``pre-commit run --all-files``: pre-commit
 makes a virtualenv and pip-installs zerolint from that commit (PyPI for the dependencies).
 """

@@ -27,7 +27,7 @@ INDEXER = "vllm.v1.attention.backends.mla.indexer"
 FUNCTION = "get_paged_mqa_logits_metadata"
 IMPL = "_get_paged_mqa_logits_metadata_impl"
 
-# A FULL CUDA-graph capture of 32 decode requests: seq_len 1, and 1 // 4 == 0 (DOMAIN.md 3).
+# A FULL CUDA-graph capture of 32 decode requests: seq_len 1, and 1 // 4 == 0 (docs/vllm-facts.md).
 CAPTURE_SEQ_LENS = torch.ones(32, dtype=torch.int32)
 
 

@@ -1,6 +1,6 @@
-"""The CPU model of DeepGEMM's SM90 metadata scheduler, against DOMAIN.md section 1.
+"""The CPU model of DeepGEMM's SM90 metadata scheduler, against docs/hazards/ZL001.md, "The fault".
 
-Fault predicate (DOMAIN.md): ``B % 32 == 0 and for all rows i: len_i == 0``, where for 2-D
+Fault predicate (docs/hazards/ZL001.md): ``B % 32 == 0 and for all rows i: len_i == 0``, where for 2-D
 lengths only column ``next_n - 1`` is read.
 """
 
@@ -31,9 +31,10 @@ def segments_in_order(read_lens: list[int], atoms: int) -> list[tuple[int, int]]
 
 
 def expected_schedule(read_lens: list[int], num_sms: int, atoms: int = 1) -> list[tuple[int, int]]:
-    """DOMAIN.md's division of work, enumerated instead of binary-searched: of ``total``
-    segments, the first ``num_sms - total % num_sms`` SMs take ``total // num_sms`` each and
-    the rest one more; row ``i`` is SM ``i``'s first segment; the last row is the end."""
+    """The scheduler's division of work (docs/hazards/ZL001.md, "The fault"), enumerated
+    instead of binary-searched: of ``total`` segments, the first ``num_sms - total % num_sms``
+    SMs take ``total // num_sms`` each and the rest one more; row ``i`` is SM ``i``'s first
+    segment; the last row is the end."""
     segments = segments_in_order(read_lens, atoms)
     per_sm, remainder = divmod(len(segments), num_sms)
     sizes = [per_sm + (sm >= num_sms - remainder) for sm in range(num_sms)]
@@ -88,7 +89,7 @@ def test_all_zero_multiple_of_32_reads_one_int_past_the_buffer(batch: int) -> No
     ("batch", "fill"), [(8, 0), (33, 0), (250, 0), (32, 1), (256, 1), (1024, 1), (256, 8192)]
 )
 def test_h200_cases_that_ran_clean(batch: int, fill: int) -> None:
-    # DOMAIN.md section 2: these launches completed on the H200.
+    # docs/hazards/ZL001.md, "What was measured": these launches completed on the H200.
     assert not reference.faults([fill] * batch)
 
 

@@ -36,7 +36,7 @@ from zerolint.rules import Rule, rule_by_code
 CASES_DIR = Path(__file__).parent / "fixtures" / "wholeprogram"
 CASES = sorted(p.name for p in CASES_DIR.iterdir() if p.is_dir())
 
-# DOMAIN.md section 1: the scheduler faults when B % 32 == 0 and every length is 0.
+# docs/hazards/ZL001.md, "The fault": the scheduler faults when B % 32 == 0 and every length is 0.
 FAULT_MULTIPLE = 32
 WITNESS = re.compile(r"^  witness(?: \(path \d+\))?: (?P<values>.*) -> every context length 0$")
 # A path step: "    12: code   note" or "    pkg/other.py:12: code   note".

@@ -1,7 +1,8 @@
 """Atomic file writes: a reader sees the old file or the new one, never half of either.
 
 Used by ``--fix`` (source files) and by the results cache (whose files two zerolint
-processes may write at once).
+processes may write at once). ``rewrite_keeping_identity`` is the one for files that are
+the user's: it keeps their owner, group, mode and hard links.
 """
 
 from __future__ import annotations
@@ -12,22 +13,34 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes, *, keep_owner: bool = False
+) -> None:
     """Replace ``path`` with ``data`` atomically, keeping the file's permission bits.
 
     The bytes go to a temporary file in the same directory, are fsync'ed, then renamed
     over the target (``os.replace``), so a crash or a concurrent writer leaves either the
     old or the new content. A symlink is followed: its target is replaced, the link stays.
-    A new file gets the mode a plain ``open(path, "w")`` would give it.
+    A new file gets the mode a plain ``open(path, "w")`` would give it. With
+    ``keep_owner``, the new file gets the old one's owner and group, or ``PermissionError``
+    is raised and nothing changes.
     """
     target = Path(os.path.realpath(path))
-    mode = _mode_for(target)
+    try:
+        old = target.stat()
+    except FileNotFoundError:
+        old = None
+    mode = stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_current_umask()
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as tmp:
             tmp.write(data)
             tmp.flush()
             os.fsync(tmp.fileno())
+            if keep_owner and old is not None:
+                mine = os.fstat(tmp.fileno())
+                if (mine.st_uid, mine.st_gid) != (old.st_uid, old.st_gid):
+                    os.fchown(tmp.fileno(), old.st_uid, old.st_gid)  # before chmod: keeps s-bits
         os.chmod(tmp_name, mode)
         os.replace(tmp_name, target)
     except BaseException:
@@ -36,16 +49,34 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     _fsync_directory(target.parent)
 
 
+def rewrite_keeping_identity(path: str | os.PathLike[str], data: bytes) -> str:
+    """Give the existing file ``path`` the content ``data`` and keep everything else it is:
+    owner, group, mode, and every hard link to it. Returns how: ``"replaced"`` (atomically,
+    see ``atomic_write_bytes``) or ``"in place"``.
+
+    A file with more than one link, or whose owner this process cannot give to a new file,
+    or in a folder it cannot write, is overwritten in place (truncated and written, then
+    fsync'ed): not atomic, which is why callers check the new content fully beforehand.
+    The caller decides whether the file may be written at all.
+    """
+    target = Path(os.path.realpath(path))
+    if target.stat().st_nlink == 1:
+        try:
+            atomic_write_bytes(target, data, keep_owner=True)
+            return "replaced"
+        except PermissionError:
+            pass  # cannot keep the owner, or cannot write the folder: write in place
+    with open(target, "r+b") as handle:
+        handle.truncate(0)
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return "in place"
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
     """``atomic_write_bytes`` of ``text`` encoded as given; line endings are written as-is."""
     atomic_write_bytes(path, text.encode(encoding))
-
-
-def _mode_for(target: Path) -> int:
-    try:
-        return stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        return 0o666 & ~_current_umask()
 
 
 def _current_umask() -> int:

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from zerolint.gpus import GPU_CHOICES as KNOWN_GPUS
+from zerolint.gpus import UNAFFECTED_GPUS
 from zerolint.headers import (
     HeaderCheck,
     HeaderError,
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
 AuditVerdict = Literal["exposed", "protected", "not affected"]
 HazardStatus = Literal["exposed", "protected", "unknown"]
 ZL001 = "ZL001"
-GPU_CHOICES = ("auto", "sm90", "sm100")
+GPU_CHOICES = ("auto", *KNOWN_GPUS)
 GUARD_PACKAGE = "runtime_guard"
 GUARD_ENV = "ZEROLINT_GUARD"
 # The values runtime_guard.patch.guard_enabled() reads as "off".
@@ -489,9 +491,13 @@ def _is_guard(plugin: Plugin) -> bool:
 
 
 def detect_gpu(choice: str, environ: Mapping[str, str] | None = None) -> Gpu:
-    """``sm90``/``sm100`` as given; ``auto`` asks nvidia-smi, else assumes SM90 (the worst)."""
+    """An architecture as given (``sm90``, ``sm100``, or one that does not run the SM90
+    scheduler: ``sm80``, ``sm89``, ``sm120``); ``auto`` asks nvidia-smi, else assumes SM90
+    (the worst)."""
     if choice in ("sm90", "sm100"):
         return Gpu(choice, "--gpu")
+    if choice in UNAFFECTED_GPUS:
+        return Gpu(choice, f"--gpu: {UNAFFECTED_GPUS[choice]}")
     if choice != "auto":
         raise AuditError(f"--gpu: expected one of {', '.join(GPU_CHOICES)}, got {choice!r}")
     environ = os.environ if environ is None else environ

@@ -5,24 +5,33 @@ Layout, at the project root::
     .zerolint_cache/
         .gitignore              "*": the folder never shows up in ``git status``
         CACHEDIR.TAG            backup tools skip the folder
-        v1/<fingerprint>.json   one bucket per fingerprint (tool version, rules, config)
+        v2/<fingerprint>.json   one bucket per fingerprint (tool version, rules, config)
 
 A bucket holds, per file (keyed by its path relative to the root):
 
-- ``files``: ``[size, mtime_ns, digest]``, the content digest last seen with that stat;
+- ``files``: ``[size, mtime_ns, ctime_ns, inode, digest]``, the content digest last seen
+  with that stat;
 - ``results``: ``{"digest", "result", "deps"}``, a JSON result computed from content with
   that digest, valid while every ``(path, digest)`` in ``deps`` still holds.
 
-Whether a file changed is decided by its content: the stat pair only saves reading it.
-When size and mtime match what was recorded, the recorded digest is trusted; otherwise
-the file is read and hashed (BLAKE2b-128). A stat taken less than two seconds after the
-file's mtime is not recorded (git's "racily clean" rule), so an edit within the
-filesystem's timestamp granularity cannot hide behind an unchanged mtime.
+Whether a file changed is decided by its content: the stat only saves reading it. When the
+whole stat matches what was recorded, the recorded digest is trusted; otherwise the file is
+read and hashed (BLAKE2b-128). As git does, the stat includes the inode and the change time,
+which no tool can set back, so an edit that restores the size and mtime is still seen; and a
+stat taken less than two seconds after the file's mtime or ctime is not recorded ("racily
+clean"), so an edit within the filesystem's timestamp granularity cannot hide behind it.
+
+A bucket is signed: its first field is a keyed BLAKE2b of the rest, made with a random key
+that lives in the user's own cache folder (``$XDG_CACHE_HOME/zerolint/cache-key``), never in
+the project. A bucket this user did not write (one committed to git and cloned, copied from
+another machine, or edited by hand) fails the check and is an empty cache: results are
+believed only where this machine computed them. Without a usable key there is no cache.
 
 Concurrent runs are safe: a bucket is written by atomic replace, so a reader sees one whole
 bucket; writers take turns (a lock file beside the bucket) and each merges in what the
-others saved. A missing, corrupt or
-foreign bucket is an empty cache, never an error. The cache is a plain optimisation:
+others saved. A missing, corrupt, foreign or implausible bucket or entry is a miss, never an
+error or a hang: dependencies are read only when they are regular files. The cache is a
+plain optimisation:
 ``ResultCache.disabled()`` gives one that always misses and writes nothing (``--no-cache``).
 A result is any JSON value but None (which means a miss); decoding it is the caller's job,
 and a caller should treat a result it cannot decode as a miss.
@@ -35,10 +44,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
+import stat as stat_module
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -47,7 +58,7 @@ from zerolint.atomic import atomic_write_bytes
 from zerolint.model import Diagnostic, Finding, Flow, Op, Report, Step, Verdict
 
 CACHE_DIR_NAME = ".zerolint_cache"
-FORMAT = "v1"
+FORMAT = "v2"
 # Buckets of other fingerprints (older versions or configs) kept besides the current one.
 KEEP_BUCKETS = 8
 # A stat this close to the file's mtime may miss a same-tick edit: hash instead.
@@ -58,12 +69,36 @@ CACHEDIR_TAG = (
     "# For information about cache directory tags, see https://bford.info/cachedir/\n"
 )
 
+KEY_BYTES = 32
+_MAC_HEAD = b'{"mac":"'
+_MAC_LEN = 64  # hex digits of a 32-byte BLAKE2b
+_PAYLOAD_HEAD = b'","payload":'
+
 T = TypeVar("T")
+Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
 
 
 def content_digest(data: bytes) -> str:
     """The digest the cache keys content by (hex BLAKE2b-128 of the bytes)."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def read_regular(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file at ``path`` and its stat, taken on the open file.
+
+    Raises ``OSError`` for anything else (a FIFO, a device such as ``/dev/zero``, a
+    folder) without blocking on it.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat_module.S_ISREG(st.st_mode):
+            raise OSError(f"{os.fspath(path)}: not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read()
+        return data, os.fstat(fd)
+    finally:
+        os.close(fd)
 
 
 @dataclass(slots=True)
@@ -77,19 +112,46 @@ class FileLookup:
     path: Path
     key: str
     result: Any | None
-    _stat: tuple[int, int] | None
+    _stat: Stat | None
     _content: bytes | None = None
     _digest: str | None = None
+    _started_ns: int = 0
+    _deps: tuple[tuple[str, str], ...] = ()
+    _taken: bool = False
 
     @property
     def hit(self) -> bool:
         return self.result is not None
 
+    @property
+    def deps(self) -> tuple[tuple[str, str], ...]:
+        """On a hit, the ``(path, digest)`` pairs the result was stored with (all current)."""
+        return self._deps
+
+    @property
+    def was_read(self) -> bool:
+        """Whether ``content()`` has read the file (then ``digest()`` is of those bytes)."""
+        return self._content is not None or self._taken
+
     def content(self) -> bytes:
+        if self._taken:
+            raise ValueError("content() after take(): the bytes were handed over")
         if self._content is None:
-            self._content = self.path.read_bytes()
-            self._digest = content_digest(self._content)
+            data, st = read_regular(self.path)
+            if self._stat is not None and _stat_of(st, self._started_ns) != self._stat:
+                self._stat = None  # changed since the lookup: that stat is not of these bytes
+            digest = content_digest(data)
+            if self._digest is not None and digest != self._digest:
+                self.result, self._deps = None, ()  # edited since the lookup: no hit
+            self._content, self._digest = data, digest
         return self._content
+
+    def take(self) -> bytes:
+        """``content()``, and let go of it here: for a caller that keeps its own copy (the
+        analyser keeps the text), so that a large tree is not held twice."""
+        data = self.content()
+        self._content, self._taken = None, True
+        return data
 
     def digest(self) -> str:
         if self._digest is None:
@@ -101,19 +163,27 @@ class FileLookup:
 class ResultCache:
     """Per-file JSON results for one fingerprint, under ``<root>/.zerolint_cache``."""
 
-    def __init__(self, root: Path, fingerprint: str, *, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        fingerprint: str,
+        *,
+        enabled: bool = True,
+        key_file: Path | None = None,
+    ) -> None:
         self.root = Path(os.path.abspath(root))
         self._prefix = os.path.join(str(self.root), "")
         self._started_ns = time.time_ns()
         self.fingerprint = fingerprint
-        self.enabled = enabled
         name = hashlib.blake2b(fingerprint.encode(), digest_size=8).hexdigest()
         self.bucket_path = self.root / CACHE_DIR_NAME / FORMAT / f"{name}.json"
         self._files: dict[str, list[Any]] = {}
         self._results: dict[str, dict[str, Any]] = {}
         self._touched: set[str] = set()  # keys whose files/results this run wrote
         self._current: dict[str, str | None] = {}  # digests read this run, by key
-        if enabled:
+        self._key = machine_key(key_file) if enabled else None
+        self.enabled = enabled and self._key is not None
+        if self.enabled:
             self._files, self._results = self._read_bucket()
 
     @classmethod
@@ -127,15 +197,15 @@ class ResultCache:
         Raises ``OSError`` when the file cannot be read, as reading it would.
         """
         path = Path(path)
-        key = self._key(path)
+        key = self._key_of(path)
         stat = self._stat(path)
-        found = FileLookup(path, key, None, stat)
+        found = FileLookup(path, key, None, stat, _started_ns=self._started_ns)
         if not self.enabled:
             return found
         known = self._files.get(key)
         if stat is not None and _stat_matches(known, stat):
-            found._digest = known[2]  # type: ignore[index]
-        self._remember(key, stat, found.digest())
+            found._digest = known[4]  # type: ignore[index]
+        self._remember(key, found._stat, found.digest())
         entry = self._results.get(key)
         if (
             isinstance(entry, dict)
@@ -143,6 +213,7 @@ class ResultCache:
             and self._deps_hold(entry.get("deps"))
         ):
             found.result = entry.get("result")
+            found._deps = tuple((self._path_of(k), d) for k, d in entry["deps"])
         return found
 
     def store(
@@ -163,10 +234,14 @@ class ResultCache:
         self._results[lookup.key] = {
             "digest": lookup.digest(),
             "result": result,
-            "deps": sorted({(self._key(Path(p)), d) for p, d in deps}),
+            "deps": sorted({(self._key_of(Path(p)), d) for p, d in deps}),
         }
         self._remember(lookup.key, lookup._stat, lookup.digest())
         self._touched.add(lookup.key)
+
+    def key_of(self, path: str | os.PathLike[str]) -> str:
+        """How the cache names ``path``: relative to the root, else absolute; ``/``-separated."""
+        return self._key_of(Path(path))
 
     def save(self) -> bool:
         """Write the bucket if this run changed it; False if it could not be written."""
@@ -182,8 +257,7 @@ class ResultCache:
                     "files": self._merged(on_disk_files, self._files),
                     "results": self._merged(on_disk_results, self._results),
                 }
-                data = json.dumps(payload, separators=(",", ":")).encode()
-                atomic_write_bytes(self.bucket_path, data)
+                atomic_write_bytes(self.bucket_path, self._signed(payload))
         except OSError:
             return False
         self._touched.clear()
@@ -191,6 +265,14 @@ class ResultCache:
         return True
 
     # --- internals ----------------------------------------------------------------------
+
+    def _signed(self, payload: dict[str, Any]) -> bytes:
+        body = json.dumps(payload, separators=(",", ":")).encode()
+        return _MAC_HEAD + self._mac(body) + _PAYLOAD_HEAD + body + b"}"
+
+    def _mac(self, body: bytes) -> bytes:
+        assert self._key is not None
+        return hashlib.blake2b(body, key=self._key, digest_size=32).hexdigest().encode()
 
     def _merged(self, on_disk: dict[str, T], ours: dict[str, T]) -> dict[str, T]:
         merged = {k: v for k, v in on_disk.items() if self._still_there(k)}
@@ -206,7 +288,7 @@ class ResultCache:
             return self._current[key] is not None
         return os.path.exists(key if os.path.isabs(key) else self.root / key)
 
-    def _key(self, path: Path) -> str:
+    def _key_of(self, path: Path) -> str:
         absolute = os.path.abspath(path)
         if absolute.startswith(self._prefix):
             relative = absolute[len(self._prefix) :]
@@ -214,21 +296,20 @@ class ResultCache:
             relative = absolute  # outside the root: keyed by absolute path
         return relative if os.sep == "/" else relative.replace(os.sep, "/")
 
-    def _stat(self, path: Path) -> tuple[int, int] | None:
-        """(size, mtime_ns), or None when the stat may not see a same-tick edit."""
-        st = os.stat(path)
-        # Measured from the run's start: anything modified since is racy too.
-        if st.st_mtime_ns > self._started_ns - RACY_NS:
-            return None
-        return st.st_size, st.st_mtime_ns
+    def _path_of(self, key: str) -> str:
+        return key if os.path.isabs(key) else str(self.root / key)
 
-    def _remember(self, key: str, stat: tuple[int, int] | None, digest: str) -> None:
+    def _stat(self, path: Path) -> Stat | None:
+        """The stat to record, or None when it may not see a same-tick edit."""
+        return _stat_of(os.stat(path), self._started_ns)
+
+    def _remember(self, key: str, stat: Stat | None, digest: str) -> None:
         self._current[key] = digest
         if stat is None:
             if self._files.pop(key, None) is not None:
                 self._touched.add(key)
             return
-        entry = [stat[0], stat[1], digest]
+        entry = [*stat, digest]
         if self._files.get(key) != entry:
             self._files[key] = entry
             self._touched.add(key)
@@ -240,6 +321,8 @@ class ResultCache:
             if not (isinstance(dep, list) and len(dep) == 2):
                 return False
             key, digest = dep
+            if not (isinstance(key, str) and isinstance(digest, str) and key):
+                return False
             if self._current_digest(key) != digest:
                 return False
         return True
@@ -252,10 +335,13 @@ class ResultCache:
             stat = self._stat(path)
             known = self._files.get(key)
             if stat is not None and _stat_matches(known, stat):
-                digest = known[2]  # type: ignore[index]
+                digest = known[4]  # type: ignore[index]
             else:
-                digest = content_digest(path.read_bytes())
-        except OSError:
+                data, st = read_regular(path)
+                if stat is not None and _stat_of(st, self._started_ns) != stat:
+                    stat = None
+                digest = content_digest(data)
+        except (OSError, ValueError):  # ValueError: a NUL byte in a path
             self._current[key] = None
             return None
         self._remember(key, stat, digest)
@@ -263,8 +349,22 @@ class ResultCache:
 
     def _read_bucket(self) -> tuple[dict[str, list[Any]], dict[str, dict[str, Any]]]:
         try:
-            payload = json.loads(self.bucket_path.read_bytes())
-        except (OSError, ValueError):
+            data, _ = read_regular(self.bucket_path)
+        except OSError:
+            return {}, {}
+        head = len(_MAC_HEAD) + _MAC_LEN
+        if not (
+            data.startswith(_MAC_HEAD)
+            and data[head : head + len(_PAYLOAD_HEAD)] == _PAYLOAD_HEAD
+            and data.endswith(b"}")
+        ):
+            return {}, {}
+        body = data[head + len(_PAYLOAD_HEAD) : -1]
+        if not hmac.compare_digest(data[len(_MAC_HEAD) : head], self._mac(body)):
+            return {}, {}  # not written by this machine's user: believe none of it
+        try:
+            payload = json.loads(body)
+        except (ValueError, RecursionError):
             return {}, {}
         if not isinstance(payload, dict) or payload.get("fingerprint") != self.fingerprint:
             return {}, {}
@@ -298,6 +398,52 @@ class ResultCache:
                     continue
 
 
+def default_key_file() -> Path:
+    """Where this user's cache key lives: outside every project, so never committed."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base, "zerolint", "cache-key")
+
+
+def machine_key(key_file: Path | None = None) -> bytes | None:
+    """The random key that signs this user's buckets, made on first use; None if it can
+    neither be read nor made (then nothing is cached)."""
+    path = key_file or default_key_file()
+    for _ in range(2):
+        try:
+            data, _ = read_regular(path)
+        except FileNotFoundError:
+            data = b""
+        except OSError:
+            return None
+        if len(data) == KEY_BYTES:
+            return data
+        if data:
+            return None  # not a key we made: do not trust, do not overwrite
+        try:
+            _create_key(path)
+        except FileExistsError:
+            continue  # another run made it first: read that one
+        except OSError:
+            return None
+    return None
+
+
+def _create_key(path: Path) -> None:
+    """Write a fresh key with owner-only access; linking it into place fails if one exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(os.urandom(KEY_BYTES))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
 @contextlib.contextmanager
 def _exclusive(lock_path: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``lock_path`` while writers read, merge and replace."""
@@ -314,13 +460,19 @@ def _exclusive(lock_path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _stat_matches(known: object, stat: tuple[int, int]) -> bool:
+def _stat_of(st: os.stat_result, started_ns: int) -> Stat | None:
+    # Measured from the run's start: anything modified since is racy too.
+    if max(st.st_mtime_ns, st.st_ctime_ns) > started_ns - RACY_NS:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def _stat_matches(known: object, stat: Stat) -> bool:
     return (
         isinstance(known, list)
-        and len(known) == 3
-        and known[0] == stat[0]
-        and known[1] == stat[1]
-        and isinstance(known[2], str)
+        and len(known) == 5
+        and tuple(known[:4]) == stat
+        and isinstance(known[4], str)
     )
 
 
@@ -410,11 +562,15 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "argument": finding.argument,
         "flows": [flow_to_dict(f) for f in finding.flows],
         "verdict": None if finding.verdict is None else verdict_to_dict(finding.verdict),
+        "fixable": finding.fixable,
     }
 
 
 def finding_from_dict(data: Mapping[str, Any]) -> Finding:
     verdict = data["verdict"]
+    fixable = data.get("fixable")
+    if fixable is not None and not isinstance(fixable, bool):
+        raise TypeError(f"fixable must be a bool or null, not {fixable!r}")
     return Finding(
         code=_str(data, "code"),
         path=_str(data, "path"),
@@ -427,6 +583,7 @@ def finding_from_dict(data: Mapping[str, Any]) -> Finding:
         verdict=None if verdict is None else verdict_from_dict(verdict),
         end_line=_int(data, "end_line"),
         end_col=_int(data, "end_col"),
+        fixable=fixable,
     )
 
 
@@ -466,6 +623,19 @@ def report_from_dict(data: Mapping[str, Any]) -> Report:
         diagnostics=[diagnostic_from_dict(d) for d in data["diagnostics"]],
         files_checked=_int(data, "files_checked"),
     )
+
+
+def relocated(data: dict[str, Any], rename: Callable[[str], str]) -> dict[str, Any]:
+    """A finding's or diagnostic's dict with every file path (its own, its steps') renamed;
+    what the cache stores is named by root, what a run shows by the current folder."""
+    out = dict(data)
+    out["path"] = rename(_str(data, "path"))
+    if "flows" in data:
+        out["flows"] = [
+            {**flow, "steps": [{**s, "path": rename(_str(s, "path"))} for s in flow["steps"]]}
+            for flow in data["flows"]
+        ]
+    return out
 
 
 def _str(data: Mapping[str, Any], name: str) -> str:

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from zerolint import decode_model, smt
+from zerolint.gpus import GPU_CHOICES, UNAFFECTED_GPUS
 from zerolint.hazards import Predicate
 from zerolint.model import Op, Verdict
 from zerolint.rules import rule_by_code
@@ -51,14 +52,6 @@ RATIO_SYMBOL = "compress_ratio"
 # dozen in practice), and a size is a batch of tokens no GPU holds 2**24 of.
 MAX_CAPTURE_SIZES = 65_536
 MAX_CAPTURE_SIZE = 1 << 24
-# GPUs an operator may name that do not run DeepGEMM's SM90 paged-MQA metadata scheduler:
-# DeepGEMM's paged-MQA kernels are built for SM90 and the SM100 family only.
-UNAFFECTED_GPUS = {
-    "sm80": "Ampere (A100)",
-    "sm89": "Ada (L4, L40S)",
-    "sm120": "Blackwell workstation (RTX PRO 6000, RTX 50)",
-}
-GPU_CHOICES = ("sm80", "sm89", "sm90", "sm100", "sm120")
 
 
 class CaptureConfigError(ValueError):

@@ -7,6 +7,7 @@ mention a sink, does not import LibCST or Z3 at all.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import gc
 import hashlib
@@ -18,17 +19,23 @@ from pathlib import Path
 from typing import Any
 
 from zerolint.cache import (
+    FileLookup,
     ResultCache,
     diagnostic_from_dict,
     diagnostic_to_dict,
     finding_from_dict,
     finding_to_dict,
+    read_regular,
+    relocated,
 )
 from zerolint.config import ConfigError, Settings
 from zerolint.discovery import discover
 from zerolint.model import Diagnostic, Report
+from zerolint.paths import display_path, module_names
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# Sets of files whose results the cache keeps per file (the tree, one file, a folder...).
+KEEP_UNIVERSES = 4
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -281,12 +288,14 @@ def _run(args: argparse.Namespace) -> int:
     show_progress = _progress_wanted(args)
     fixing = args.fix or args.diff
     timings: dict[str, float] = {}
+    analysed: dict[str, str] = {}
     run = Run(paths, settings_at, force_exclude=args.force_exclude)
     report = run.lint(
         use_cache=not args.no_cache and not fixing,
         progress=show_progress,
         timings=timings,
         jobs=args.jobs,
+        analysed=analysed,
     )
     if args.timings:
         shown = " ".join(
@@ -298,24 +307,29 @@ def _run(args: argparse.Namespace) -> int:
         only_touching(report, touched)
     if fixing:
         settings = settings_at(_common_folder(paths))
-        changed, failed = apply_fixes(report, settings, diff_only=args.diff)
+        fixed, failed = apply_fixes(report, settings, diff_only=args.diff, analysed=analysed)
         if args.diff:
             from zerolint.formats import RenderOptions
             from zerolint.formats.text import diagnostic_line
 
             for d in failed:  # stdout holds the diff
                 print(diagnostic_line(d, RenderOptions()), file=sys.stderr)
-            return (
-                EXIT_ERROR
-                if failed and not changed
-                else (EXIT_FINDINGS if changed and not args.exit_zero else EXIT_CLEAN)
-            )
-        if changed:
+            # As --fix would: a finding it cannot fix fails the run, and so does a diff.
+            return EXIT_FINDINGS if (fixed or failed) and not args.exit_zero else EXIT_CLEAN
+        if fixed:
             report = run.lint(use_cache=False, progress=False)
             if touched is not None:
                 only_touching(report, touched)
+            report.fixed = sum(fixed.values())
+            if not args.quiet:
+                from zerolint.formats import plural
+
+                for shown, count in sorted(fixed.items()):
+                    print(f"zerolint: fixed {plural(count, 'error')} in {shown}", file=sys.stderr)
         report.diagnostics += failed
         report.sort()
+    if report.findings and (args.format == "json" or args.statistics or fixing):
+        mark_fixable(report, lambda path: settings_at(Path(os.path.abspath(path)).parent))
     return finish(report, args, settings_at, missing=run.missing)
 
 
@@ -365,6 +379,7 @@ class Run:
         progress: bool = False,
         timings: dict[str, float] | None = None,
         jobs: int = 0,
+        analysed: dict[str, str] | None = None,
     ) -> Report:
         timings = {} if timings is None else timings
         clock = time.perf_counter()
@@ -396,6 +411,7 @@ class Run:
                 progress=progress,
                 timings=timings,
                 jobs=jobs,
+                analysed=analysed,
             )
             report.findings += part.findings
             report.proved += part.proved
@@ -521,7 +537,9 @@ def _stdin_diff(report: Report, settings: Settings, path: Path, text: str) -> No
     from zerolint.fix import FixError, targets_from_findings, unified_diff
     from zerolint.fix import apply_fixes as fix_source
 
-    targets = targets_from_findings([f for f in report.findings if f.sink], settings.sinks())
+    targets = targets_from_findings(
+        [f for f in report.findings if f.sink], settings.sinks(), settings.rules()
+    )
     for shown, items in targets.items():
         try:
             fixed = fix_source(text, items)
@@ -604,10 +622,13 @@ def lint(
     progress: bool = False,
     timings: dict[str, float] | None = None,
     jobs: int = 0,
+    analysed: dict[str, str] | None = None,
 ) -> Report:
     """Check ``paths``: from the cache when every file is unchanged, else by analysis.
 
-    ``timings``, when given, receives the seconds each phase took."""
+    ``timings``, when given, receives the seconds each phase took; ``analysed`` the digest
+    of the bytes analysed of each file read (by shown path), which ``--fix`` compares
+    before it edits."""
     timings = {} if timings is None else timings
     clock = time.perf_counter()
     found = discover(paths, settings.exclude, settings.root, force_exclude=force_exclude)
@@ -617,7 +638,11 @@ def lint(
         ResultCache(root, cache_fingerprint(settings)) if use_cache else ResultCache.disabled(root)
     )
     key = names_key(settings)
-    lookups = {}
+    # What a file's findings depend on besides the files they were traced through: which
+    # other files the run can follow into, and under which module names (an excluded
+    # helper, a removed __init__.py, a single file checked after the whole tree).
+    universe = universe_key(found.files, cache) if cache.enabled else ""
+    lookups: dict[Path, FileLookup] = {}
     warm = use_cache
     negatives: set[Path] = set()
     for path in found.files:
@@ -632,41 +657,93 @@ def lint(
             warm = False
         elif not result.get("m"):
             negatives.add(path)
+        elif not isinstance(result.get("u"), dict) or universe not in result["u"]:
+            warm = False
     timings["cache"] = time.perf_counter() - clock - timings["discover"]
     if warm:
         timings["cached"] = 1.0
-        cached = report_from_cache(found.files, lookups, found.diagnostics)
+        cached = report_from_cache(found.files, lookups, found.diagnostics, cache, universe)
         if cached is not None:
             cache.save()  # keeps the file stats learned on this run: no hashing next time
             return cached
-    return analyse(
+    if cache.enabled:
+        # The prescan child and the analyser read these bytes, the ones just hashed.
+        for path in found.files:
+            if path in lookups and path not in negatives:
+                with contextlib.suppress(OSError):
+                    lookups[path].content()
+    for lk in lookups.values():  # the results of other runs' file sets are kept below
+        if isinstance(lk.result, dict) and lk.result.get("n") != key:
+            lk.result = None
+    report, outcome = analyse(
         found.files,
         found.diagnostics,
         settings,
         negatives,
         progress,
         lookups,
-        cache,
-        key,
         timings,
         jobs,
     )
+    if cache.enabled:
+        store_results(outcome, lookups, cache, key, universe)
+    if analysed is not None:
+        for path, shown in outcome.display.items():
+            lk = lookups.get(path)
+            if lk is not None and lk.was_read:
+                analysed[shown] = lk.digest()
+    return report
+
+
+def universe_key(files: Sequence[Path], cache: ResultCache) -> str:
+    """A digest of the run's files and their module names."""
+    digest = hashlib.blake2b(digest_size=16)
+    for path, name in sorted((cache.key_of(p), n) for p, n in module_names(list(files)).items()):
+        digest.update(f"{path}\0{name}\n".encode())
+    return digest.hexdigest()
+
+
+def reader_for(lookups: dict[Path, FileLookup]):
+    """Reads a file through its lookup (once, and what was hashed), else from disk."""
+
+    def read(path: Path) -> bytes:
+        lk = lookups.get(path)
+        return lk.take() if lk is not None else read_regular(path)[0]
+
+    return read
 
 
 def report_from_cache(
-    files: Sequence[Path], lookups: dict, diagnostics: list[Diagnostic]
+    files: Sequence[Path],
+    lookups: dict,
+    diagnostics: list[Diagnostic],
+    cache: ResultCache,
+    universe: str,
 ) -> Report | None:
-    """The report stored for unchanged files; None if an entry cannot be read back."""
+    """The report stored for unchanged files; None if an entry cannot be read back.
+
+    Entries name files as the cache does (by root); they are shown as this run names them,
+    relative to the current folder."""
+    shown = {cache.key_of(path): display_path(path) for path in files}
+
+    def show(key: str) -> str:
+        return shown.get(key) or display_path(cache.root / key)
+
     report = Report(diagnostics=list(diagnostics), files_checked=len(files))
     try:
         for path in files:
             result = lookups[path].result
-            report.findings += [finding_from_dict(f) for f in result.get("f", [])]
-            report.proved += [finding_from_dict(f) for f in result.get("p", [])]
-            report.diagnostics += [diagnostic_from_dict(d) for d in result.get("d", [])]
+            if result.get("m"):
+                result = result["u"][universe]
+            report.findings += [finding_from_dict(relocated(f, show)) for f in result.get("f", [])]
+            report.proved += [finding_from_dict(relocated(f, show)) for f in result.get("p", [])]
+            report.diagnostics += [
+                diagnostic_from_dict(relocated(d, show)) for d in result.get("d", [])
+            ]
+            if result.get("d"):
+                report.files_checked -= 1
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    report.files_checked -= sum(1 for path in files if lookups[path].result.get("d"))
     report.sort()
     return report
 
@@ -678,11 +755,9 @@ def analyse(
     negatives: set[Path],
     progress: bool,
     lookups: dict,
-    cache: ResultCache,
-    key: str,
     timings: dict[str, float],
     jobs: int = 0,
-) -> Report:
+) -> tuple[Report, Any]:
     from zerolint.prescan import prescan
     from zerolint.progress import Progress
 
@@ -691,7 +766,8 @@ def analyse(
 
     clock = time.perf_counter()
     pending = [f for f in files if f not in negatives]
-    scanned = prescan(pending, settings.sink_names(), import_analyzer, jobs=jobs)
+    read = reader_for(lookups)
+    scanned = prescan(pending, settings.sink_names(), import_analyzer, jobs=jobs, read=read)
     skip = set(negatives)
     if scanned is not None:
         hits, unreadable = scanned
@@ -701,25 +777,31 @@ def analyse(
 
     engine = Engine(settings)
     with Progress(len(files), enabled=progress) as bar:
-        outcome = engine.run(files, skip=skip, on_file=lambda done, total: bar.advance())
+        outcome = engine.run(files, skip=skip, on_file=lambda done, total: bar.advance(), read=read)
     timings.update(engine.stats)
     report = outcome.report
     report.diagnostics = list(diagnostics) + report.diagnostics
     report.sort()
-    if cache.enabled:
-        store_results(outcome, lookups, cache, key)
-    return report
+    return report, outcome
 
 
-def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> None:
+def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str, universe: str) -> None:
+    # Stored paths are the cache's keys (by root), not the paths shown from this folder.
+    def as_key(shown: str) -> str:
+        return cache.key_of(Path(shown))
+
     by_display: dict[str, dict[str, list]] = {}
     for f in outcome.report.findings:
-        by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["f"].append(finding_to_dict(f))
+        by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["f"].append(
+            relocated(finding_to_dict(f), as_key)
+        )
     for f in outcome.report.proved:
-        by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["p"].append(finding_to_dict(f))
+        by_display.setdefault(f.path, {"f": [], "p": [], "d": []})["p"].append(
+            relocated(finding_to_dict(f), as_key)
+        )
     for d in outcome.report.diagnostics:
         by_display.setdefault(d.path, {"f": [], "p": [], "d": []})["d"].append(
-            diagnostic_to_dict(d)
+            relocated(diagnostic_to_dict(d), as_key)
         )
     deps = []
     for path in outcome.parsed:
@@ -734,9 +816,20 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> 
             else {"f": [], "p": [], "d": []}
         )
         mention = path in outcome.candidates
-        result = {"n": key, "m": int(mention), **entry}
+        if not mention:
+            result: dict[str, Any] = {"n": key, "m": 0, **entry}
+            kept_deps: list = []
+        else:
+            # Results for other sets of files (the whole tree, one file from pre-commit)
+            # stay beside this one while the file and what they were traced through hold.
+            before = lk.result if isinstance(lk.result, dict) and lk.result.get("m") else {}
+            others = before.get("u") if isinstance(before.get("u"), dict) else {}
+            others = {u: r for u, r in others.items() if u != universe}
+            kept = dict(list(others.items())[-(KEEP_UNIVERSES - 1) :]) if KEEP_UNIVERSES > 1 else {}
+            result = {"n": key, "m": 1, "u": {**kept, universe: entry}}
+            kept_deps = list(lk.deps) if kept else []
         try:
-            cache.store(lk, result, deps if mention else ())
+            cache.store(lk, result, deps + kept_deps if mention else ())
         except OSError:
             continue
     cache.save()
@@ -745,27 +838,63 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, key: str) -> 
 # ---------------------------------------------------------------------------- fixing
 
 
+def mark_fixable(report: Report, settings_for: Any) -> None:
+    """Set ``fixable`` on each finding of a sink: whether ``--fix`` would clamp it (planned,
+    not written), so that ``[*]`` and ``"fixable": true`` are never promised in vain.
+    ``settings_for(path)`` is the configuration that applies to a file."""
+    from zerolint.fix import FixError, plan_file, targets_from_findings
+
+    by_path: dict[str, list] = {}
+    for finding in report.findings:
+        if finding.sink:
+            by_path.setdefault(finding.path, []).append(finding)
+    for shown, findings in by_path.items():
+        targets = targets_from_findings(
+            findings, settings_for(shown).sinks(), settings_for(shown).rules()
+        )[shown]
+        try:
+            applied = set(plan_file(Path(shown), targets).applied)
+        except (FixError, OSError, UnicodeDecodeError):
+            applied = set()
+        for finding, target in zip(findings, targets, strict=True):
+            finding.fixable = target in applied
+
+
 def apply_fixes(
-    report: Report, settings: Settings, *, diff_only: bool
-) -> tuple[bool, list[Diagnostic]]:
-    """Clamp the lengths at every reported sink; True if anything changed (or would)."""
+    report: Report,
+    settings: Settings,
+    *,
+    diff_only: bool,
+    analysed: dict[str, str] | None = None,
+) -> tuple[dict[str, int], list[Diagnostic]]:
+    """Clamp the lengths at every reported sink: how many were fixed (or would be) in each
+    file that changed (or would), and a diagnostic for each that could not be.
+
+    ``analysed`` maps a shown path to the digest of the bytes its findings came from: a
+    file whose bytes differ now is not edited (its positions may name other code)."""
     from zerolint.engine import Engine
     from zerolint.fix import FixError, fix_file, targets_from_findings
 
     by_path = targets_from_findings(
         [f for f in report.findings if f.sink], settings.sinks(), settings.rules()
     )
-    changed = False
+    fixed: dict[str, int] = {}
     failed: list[Diagnostic] = []
     for shown, targets in sorted(by_path.items()):
         path = Path(shown)
 
-        def verify(text: str, path: Path = path) -> bool:
+        def verify(text: str, path: Path = path) -> int:
             again = Engine(settings).check([path], overrides={path: text})
-            return not again.findings
+            return len(again.findings)  # at most the targets left unfixed
 
         try:
-            result = fix_file(path, targets, diff_only=diff_only, verify=verify)
+            result = fix_file(
+                path,
+                targets,
+                diff_only=diff_only,
+                verify=verify,
+                expected_digest=(analysed or {}).get(shown),
+            )
         except FixError as exc:
             failed.append(Diagnostic("ZL910", shown, f"not fixed: {exc.reason}"))
             continue
@@ -777,10 +906,10 @@ def apply_fixes(
                 Diagnostic("ZL910", shown, f"not fixed: {reason}", target.line, target.col + 1)
             )
         if result.changed:
-            changed = True
+            fixed[shown] = len(result.applied)
             if diff_only:
                 sys.stdout.write(result.diff)
-    return changed, failed
+    return fixed, failed
 
 
 __all__ = ["add_arguments", "lint", "run"]

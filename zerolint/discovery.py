@@ -138,7 +138,10 @@ def _walk(
     ignored = git_ignored(folder) if respect_gitignore else None
     ignored = {p for p in ignored if p != named} if ignored else set()
     seen: set[tuple[int, int]] = set()
-    for dirpath, dirnames, filenames in os.walk(folder, onerror=_walk_error(out)):
+    # Symlinked folders are followed (a tree that links a package in is checked whole);
+    # ``seen`` stops a loop and a folder reached twice.
+    walk = os.walk(folder, onerror=_walk_error(out), followlinks=True)
+    for dirpath, dirnames, filenames in walk:
         exclude, root = rules_at(dirpath)
         try:
             st = os.stat(dirpath)

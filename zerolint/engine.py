@@ -86,10 +86,12 @@ class Engine:
         skip: set[Path] | None = None,
         on_file: Callable[[int, int], None] | None = None,
         overrides: dict[Path, str] | None = None,
+        read: Callable[[Path], bytes] | None = None,
     ) -> Outcome:
         """Analyse ``files``. Files in ``skip`` are known (from the cache) not to mention any
-        sink name, and are not read unless the set of names grows."""
-        project = Project(files)
+        sink name, and are not read unless the set of names grows. ``read`` gives a file's
+        bytes (the cache passes the bytes it hashed)."""
+        project = Project(files, read=read)
         for path, text in (overrides or {}).items():
             project.set_text(path, text)
         outcome = Outcome(report=Report(files_checked=len(files)), display={})

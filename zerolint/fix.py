@@ -21,6 +21,7 @@ import io
 import os
 import sys
 import tokenize
+import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from zerolint.atomic import atomic_write_bytes
+from zerolint.atomic import rewrite_keeping_identity
 from zerolint.model import Finding
 from zerolint.rules import Rule, SinkSpec, load_rules
 
@@ -62,7 +63,9 @@ class FixTarget:
     positional index (0 for ``get_paged_mqa_logits_metadata``) or a parameter name
     (``"context_lens"``); for a name, ``position`` says where that parameter sits, for
     calls that pass it positionally. ``end_line``/``end_col`` (exclusive, 0 when unknown)
-    pick between calls that start at the same place, such as ``make()(lens)``.
+    pick between calls that start at the same place, such as ``make()(lens)``. ``sink``,
+    when given, is the function the call must name (directly, or through a name bound to
+    it), else it is not fixed.
     """
 
     line: int
@@ -73,6 +76,7 @@ class FixTarget:
     position: int | None = None
     template: str = CLAMP_TEMPLATE
     """The rule's ``fix``: an expression in which ``{arg}`` is the argument."""
+    sink: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +149,8 @@ def targets_from_findings(
                 finding.end_line,
                 end_col,
                 position,
-                template,
+                template=template,
+                sink=finding.sink or None,
             )
         )
     return dict(by_path)
@@ -168,7 +173,7 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     survey = _Survey()
     wrapper.visit(survey)
-    plan = _Planner(wrapper, survey).plan(targets)
+    plan = _Planner(wrapper, survey, module).plan(targets)
     if not plan.edits:
         return SourceFix(source, source, (), tuple(plan.skipped))
     fixed_module = wrapper.module.visit(_ClampArguments(plan.edits))
@@ -182,17 +187,28 @@ def fix_file(
     targets: Sequence[FixTarget],
     *,
     diff_only: bool = False,
-    verify: Callable[[str], bool] | None = None,
+    verify: Callable[[str], bool | int] | None = None,
+    expected_digest: str | None = None,
 ) -> FixResult:
     """Fix ``targets`` in the file at ``path``; write it back unless ``diff_only``.
 
-    The fixed text must compile and, when ``verify`` is given, ``verify(fixed_text)`` must
-    return True (the analyzer re-checking it); otherwise ``FixError`` is raised and the file
-    is not touched. The write is atomic and keeps the file's mode, encoding and line
-    endings. ``diff`` is a unified diff (empty when nothing changed).
+    The fixed text must compile and, when ``verify`` is given, pass ``verify(fixed_text)``
+    (the analyzer re-checking it): True, or the number of findings left in it, which must
+    not exceed the targets that were skipped (those stay as they were); otherwise
+    ``FixError`` is raised and the file is not touched. When ``expected_digest`` is given (``zerolint.cache.content_digest`` of
+    the bytes the targets were found in), a file whose bytes differ is not touched either:
+    its positions may now name other code. A file without write permission, or read-only
+    for everyone, is not rewritten. The write keeps the file's owner, group, mode, hard
+    links, encoding and line endings, and is atomic unless the file has other links (see
+    ``zerolint.atomic.rewrite_keeping_identity``). ``diff`` is a unified diff (empty when
+    nothing changed).
     """
+    from zerolint.cache import content_digest, read_regular
+
     path = Path(path)
-    raw = path.read_bytes()
+    raw, _ = read_regular(path)
+    if expected_digest is not None and content_digest(raw) != expected_digest:
+        raise FixError(path, CHANGED)
     encoding = _source_encoding(raw, path)
     source = raw.decode(encoding)
     try:
@@ -202,12 +218,40 @@ def fix_file(
     if not outcome.changed:
         return FixResult(path, False, False, "", outcome.applied, outcome.skipped)
     _require_compiles(outcome.fixed, path)
-    if verify is not None and not verify(outcome.fixed):
-        raise FixError(path, "the fixed source still has findings; file left unchanged")
+    if verify is not None:
+        verdict = verify(outcome.fixed)
+        left = (0 if verdict else 1) if isinstance(verdict, bool) else verdict
+        if left > (len(outcome.skipped) if not isinstance(verdict, bool) else 0):
+            raise FixError(path, "the fixed source still has findings; file left unchanged")
     if not diff_only:
-        atomic_write_bytes(path, outcome.fixed.encode(encoding))
+        _require_writable(path)
+        if read_regular(path)[0] != raw:  # saved again while the fix was being checked
+            raise FixError(path, CHANGED)
+        rewrite_keeping_identity(path, outcome.fixed.encode(encoding))
     diff = unified_diff(source, outcome.fixed, str(path))
     return FixResult(path, True, not diff_only, diff, outcome.applied, outcome.skipped)
+
+
+CHANGED = "changed since it was checked; file left unchanged (run zerolint again)"
+
+
+def _require_writable(path: Path) -> None:
+    # An atomic replace needs only the folder's permission: ask about the file itself.
+    # Root may write anything, so a file read-only for everyone is refused as well.
+    if not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222:
+        raise FixError(path, "no permission to write the file; file left unchanged")
+
+
+def plan_file(path: str | os.PathLike[str], targets: Sequence[FixTarget]) -> SourceFix:
+    """What ``fix_file`` would do to the file's text, without checking or writing it."""
+    from zerolint.cache import read_regular
+
+    path = Path(path)
+    raw, _ = read_regular(path)
+    try:
+        return apply_fixes(raw.decode(_source_encoding(raw, path)), targets)
+    except FixError as exc:
+        raise FixError(path, exc.reason) from exc
 
 
 def unified_diff(before: str, after: str, name: str) -> str:
@@ -317,8 +361,9 @@ class _Unfixable(Exception):
 
 
 class _Planner:
-    def __init__(self, wrapper: MetadataWrapper, survey: _Survey) -> None:
+    def __init__(self, wrapper: MetadataWrapper, survey: _Survey, module: cst.Module) -> None:
         self._survey = survey
+        self._module = module
         self._scopes = wrapper.resolve(ScopeProvider)
         self._parents = wrapper.resolve(ParentNodeProvider)
 
@@ -357,12 +402,42 @@ class _Planner:
         found = self._survey.calls.get((target.line, target.col))
         if not found:
             raise _Unfixable(f"no call starts at {target.line}:{target.col}")
-        if target.end_line:
-            for call, where in found:
-                if (where.end.line, where.end.column) == (target.end_line, target.end_col):
-                    return call
         # Calls are listed outermost first: ``make()(lens)`` starts where ``make()`` does.
-        return found[0][0]
+        call = found[0][0]
+        if target.end_line:
+            for candidate, where in found:
+                if (where.end.line, where.end.column) == (target.end_line, target.end_col):
+                    call = candidate
+                    break
+        if target.sink and not self._names(call, target.sink):
+            shown = self._module.code_for_node(call.func)
+            raise _Unfixable(f"the call at {target.line}:{target.col} is `{shown}`, not the sink")
+        return call
+
+    def _names(self, call: cst.Call, sink: str) -> bool:
+        """Whether ``call`` calls ``sink``: by its name, or through a name whose binding
+        (an import alias, an assignment) mentions it. A computed callee (``make()(x)``)
+        cannot be told apart and is taken as the analyser found it."""
+        wanted = sink.rsplit(".", 1)[-1]
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value == wanted
+        if not isinstance(func, cst.Name):
+            return True
+        if func.value == wanted:
+            return True
+        scope = self._scopes.get(call)
+        if scope is None:
+            return False
+        for assignment in scope[func.value]:
+            node = getattr(assignment, "node", None)
+            while node is not None and not isinstance(
+                node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+            ):
+                node = self._parents.get(node)
+            if node is not None and wanted in self._module.code_for_node(node):
+                return True
+        return False
 
     def _is_clamped(self, value: cst.BaseExpression) -> bool:
         if not isinstance(value, cst.Call):
@@ -629,6 +704,8 @@ def _source_encoding(raw: bytes, path: Path) -> str:
 
 def _require_compiles(text: str, path: Path) -> None:
     try:
-        compile(text, str(path), "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # the user's code's warnings are not ours to print
+            warnings.simplefilter("ignore")
+            compile(text, str(path), "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         raise FixError(path, f"the fixed source does not compile ({exc}); file left unchanged")

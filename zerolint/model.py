@@ -168,6 +168,8 @@ class Finding:
     # End of the sink call, for SARIF regions and the autofix.
     end_line: int = 0
     end_col: int = 0
+    # Whether --fix can clamp it here; None when not worked out (then the rule's default).
+    fixable: bool | None = None
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)
@@ -195,6 +197,7 @@ class Report:
     proved: list[Finding] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_checked: int = 0
+    fixed: int = 0  # findings --fix fixed in this run (they are no longer in ``findings``)
     # Findings a suppression comment hid (for ZL920, unused suppressions); never shown.
     suppressed: list[Finding] = field(default_factory=list)
 

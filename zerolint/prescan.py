@@ -21,7 +21,12 @@ def mentions_any(data: bytes, needles: Sequence[bytes]) -> bool:
 
 
 def prescan(
-    files: Sequence[Path], names: set[str], meanwhile: Callable[[], None], *, jobs: int = 0
+    files: Sequence[Path],
+    names: set[str],
+    meanwhile: Callable[[], None],
+    *,
+    jobs: int = 0,
+    read: Callable[[Path], bytes] = Path.read_bytes,
 ) -> tuple[set[Path], set[Path]] | None:
     """(files whose bytes mention one of ``names``, files that could not be read or are
     not plain UTF-8 text), computed in a child process while ``meanwhile()`` runs here.
@@ -29,7 +34,8 @@ def prescan(
     Returns None, having run ``meanwhile()``, where forking is not possible or not worth it,
     or ``jobs`` is 1; the caller then scans as usual. ``jobs`` 0 decides by the machine. A
     mention here is only a hint: the analyzer applies its own, stricter test to the
-    candidates, so the result never depends on ``jobs``.
+    candidates, so the result never depends on ``jobs``. ``read`` gives a file's bytes
+    (the caller's, so that the child scans what the caller hashed).
     """
     cores = os.cpu_count() or 1
     if jobs == 1 or len(files) < MIN_FILES or not hasattr(os, "fork") or (jobs == 0 and cores < 2):
@@ -41,7 +47,7 @@ def prescan(
     if pid == 0:  # the child: scan, report, exit without running the parent's cleanup
         os.close(read_fd)
         try:
-            hits, bad = _scan(files, needles)
+            hits, bad = _scan(files, needles, read)
             payload = json.dumps({"hits": hits, "bad": bad}).encode()
             with os.fdopen(write_fd, "wb") as out:
                 out.write(payload)
@@ -61,12 +67,14 @@ def prescan(
     return ({files[i] for i in result["hits"]}, {files[i] for i in result["bad"]})
 
 
-def _scan(files: Sequence[Path], needles: Sequence[bytes]) -> tuple[list[int], list[int]]:
+def _scan(
+    files: Sequence[Path], needles: Sequence[bytes], read: Callable[[Path], bytes]
+) -> tuple[list[int], list[int]]:
     hits: list[int] = []
     bad: list[int] = []
     for i, path in enumerate(files):
         try:
-            data = path.read_bytes()
+            data = read(path)
         except OSError:
             bad.append(i)
             continue

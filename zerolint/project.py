@@ -9,7 +9,8 @@ followed leads into it.
 from __future__ import annotations
 
 import ast
-import os
+import io
+import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +18,9 @@ from pathlib import Path
 import libcst as cst
 
 from zerolint.model import Diagnostic
+from zerolint.nesting import MAX_DEPTH, deeper_than
+from zerolint.paths import display_path, module_names
 from zerolint.positions import PositionIndex, build_index
-
-# CPython itself refuses more than 200 nested brackets; anything deeper is hostile input,
-# and refusing it here keeps the native parser's stack safe.
-MAX_NESTING = 200
 
 
 class BadInput(Exception):
@@ -120,11 +119,14 @@ def fold_code(text: str, limit: int = 120) -> str:
     return folded if len(folded) <= limit else folded[: limit - 3] + "..."
 
 
-def read_source(path: Path, display: Callable[[], str]) -> str:
-    """The file's text, or BadInput with the reason in one line (``display`` names the
-    file; it is only worked out when something is wrong)."""
+def read_source(
+    path: Path, display: Callable[[], str], read: Callable[[Path], bytes] = Path.read_bytes
+) -> str:
+    """The file's text, decoded as PEP 263 says (a BOM, a ``coding:`` line, else UTF-8),
+    or BadInput with the reason in one line (``display`` names the file; it is only worked
+    out when something is wrong). ``read`` gives the file's bytes."""
     try:
-        data = path.read_bytes()
+        data = read(path)
     except OSError as exc:
         raise BadInput(
             Diagnostic("ZL902", display(), f"cannot read: {exc.strerror or exc}")
@@ -132,29 +134,30 @@ def read_source(path: Path, display: Callable[[], str]) -> str:
     if b"\x00" in data:
         raise BadInput(Diagnostic("ZL904", display(), "contains a NUL byte; not Python source"))
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise BadInput(
-            Diagnostic(
-                "ZL903",
-                display(),
-                f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
-            )
-        ) from None
-    return text
+        declared = _declared_encoding(data)
+        if declared is None:
+            raise BadInput(
+                Diagnostic(
+                    "ZL903",
+                    display(),
+                    f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                )
+            ) from None
+    try:
+        return data.decode(declared)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise BadInput(Diagnostic("ZL903", display(), f"not valid {declared}: {exc}")) from None
 
 
-def _nesting_depth_exceeds(text: str, limit: int) -> bool:
-    # Cheap over-estimate (brackets inside strings count too); only a hint to look closer.
-    depth = 0
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif ch in ")]}":
-            depth = max(0, depth - 1)
-    return False
+def _declared_encoding(data: bytes) -> str | None:
+    """The encoding a ``# -*- coding: ... -*-`` line declares (PEP 263), None if none does."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # an unknown encoding, or a BOM that contradicts the declaration
+        return None
+    return None if encoding in ("utf-8", "utf-8-sig") else encoding
 
 
 def parse_module(name: str, path: Path, display: str, text: str) -> ModuleInfo:
@@ -168,9 +171,10 @@ def parse_module(name: str, path: Path, display: str, text: str) -> ModuleInfo:
         ) from None
     except (RecursionError, MemoryError):
         raise BadInput(Diagnostic("ZL905", display, "nested too deeply to parse")) from None
-    if _nesting_depth_exceeds(text, MAX_NESTING):
+    # Measured before LibCST sees it: its parser would crash the process, not raise.
+    if deeper_than(tree, text) is not None:
         raise BadInput(
-            Diagnostic("ZL905", display, f"more than {MAX_NESTING} nested brackets; not analysed")
+            Diagnostic("ZL905", display, f"nests more than {MAX_DEPTH} levels deep; not analysed")
         )
     try:
         module = cst.parse_module(text)
@@ -313,61 +317,33 @@ def _index_module(info: ModuleInfo) -> None:
     _index_block(info, info.module.body, 0, None)
 
 
-def module_name_for(path: Path, package_of: Callable[[str], str] | None = None) -> str:
-    """The dotted module name of a file: its folders up to the first that is no package."""
-    folder, name = os.path.split(os.path.abspath(path))
-    stem = name.rsplit(".", 1)[0]
-    prefix = (package_of or package_name)(folder)
-    if stem == "__init__":
-        return prefix or stem
-    return f"{prefix}.{stem}" if prefix else stem
-
-
-def package_name(folder: str, known: dict[str, str] | None = None) -> str:
-    """The dotted package a folder is ("" when it holds no ``__init__.py``); ``known``
-    memoises folders, so a tree of thousands of files costs one check per folder."""
-    if known is not None and folder in known:
-        return known[folder]
-    if not os.path.exists(os.path.join(folder, "__init__.py")):
-        name = ""
-    else:
-        parent, base = os.path.split(folder)
-        above = package_name(parent, known) if parent != folder else ""
-        name = f"{above}.{base}" if above else base
-    if known is not None:
-        known[folder] = name
-    return name
-
-
 class Project:
     """The checked files, addressable by module name, parsed lazily and once."""
 
-    def __init__(self, files: Iterable[Path], display: dict[Path, str] | None = None) -> None:
+    def __init__(
+        self,
+        files: Iterable[Path],
+        display: dict[Path, str] | None = None,
+        read: Callable[[Path], bytes] | None = None,
+    ) -> None:
+        """``read`` gives a file's bytes (default: read it); a caller that hashed them
+        passes its own, so that what is analysed is exactly what was hashed."""
         self.files = list(files)
         self.display = display or {}
+        self._read = read or Path.read_bytes
         self.by_name: dict[str, Path] = {}
-        self.name_of: dict[Path, str] = {}
+        self.name_of = module_names(self.files)
         self._texts: dict[Path, str] = {}
         self._modules: dict[Path, ModuleInfo | None] = {}
         self.diagnostics: dict[Path, Diagnostic] = {}
-        packages: dict[str, str] = {}
         for f in self.files:
-            name = module_name_for(f, lambda folder: package_name(folder, packages))
-            self.name_of[f] = name
             # First file wins; names are unique within a well-formed tree.
-            self.by_name.setdefault(name, f)
+            self.by_name.setdefault(self.name_of[f], f)
 
     def display_of(self, path: Path) -> str:
         shown = self.display.get(path)
         if shown is None:
-            try:
-                shown = os.path.relpath(path)
-            except ValueError:
-                shown = str(path)
-            if shown.startswith(".." + os.sep):
-                shown = str(path)
-            shown = shown.replace(os.sep, "/")
-            self.display[path] = shown
+            shown = self.display[path] = display_path(path)
         return shown
 
     def text(self, path: Path) -> str | None:
@@ -377,7 +353,7 @@ class Project:
         if path in self.diagnostics:
             return None
         try:
-            text = read_source(path, lambda: self.display_of(path))
+            text = read_source(path, lambda: self.display_of(path), self._read)
         except BadInput as bad:
             self.diagnostics[path] = bad.diagnostic
             return None

@@ -397,6 +397,15 @@ def unfixed_files(report: Report) -> int:
     return len({d.path for d in report.diagnostics if d.code == NOT_FIXED})
 
 
+def fixable(report: Report, code: str, meta: RuleMeta | None) -> bool:
+    """Whether ``--fix`` fixes the findings of ``code``: each one where that was worked out
+    (``Finding.fixable``), else whether the rule has a fix at all."""
+    known = [f.fixable for f in report.findings if f.code == code and f.fixable is not None]
+    if known:
+        return all(known)
+    return bool(meta and meta.fixable)
+
+
 def plural(count: int, noun: str) -> str:
     """``1 error``, ``2 errors``."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

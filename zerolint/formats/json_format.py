@@ -12,7 +12,7 @@ Schema version 1 (a field is never removed or renamed without bumping ``version`
       ],                               # line and col are 0 when not known
       "summary": {
         "files_checked": int, "findings": int, "proved": int, "diagnostics": int,
-        "files_not_checked": int, "by_code": {"ZL001": int, ...}
+        "files_not_checked": int, "fixed": int, "by_code": {"ZL001": int, ...}
       }
     }
 
@@ -25,7 +25,8 @@ Schema version 1 (a field is never removed or renamed without bumping ``version`
       "verdict": null | {"status": "unsafe" | "safe" | "unknown",
                          "witness": {name: int, ...}, "reason": str,
                          "flow_index": int | null},   # 0-based index into flows
-      "fingerprint": str                              # stable across runs, as in SARIF
+      "fingerprint": str,                             # stable across runs, as in SARIF
+      "fixable": bool | null                          # --fix can clamp it; null: not known
     }
 
     Step = {"path": str, "line": int, "col": int, "code": str,
@@ -48,6 +49,7 @@ from zerolint.formats import (
     code_counts,
     display_path,
     escape_json_text,
+    fixable,
     unchecked_files,
     with_fingerprints,
 )
@@ -97,6 +99,7 @@ def _finding(finding: Finding, fingerprint: str, root: str | None) -> dict[str, 
         "flows": [_flow(flow, root) for flow in finding.flows],
         "verdict": _verdict(finding.verdict),
         "fingerprint": fingerprint,
+        "fixable": finding.fixable,
     }
 
 
@@ -145,6 +148,7 @@ def _summary(report: Report) -> dict[str, Any]:
         "proved": len(report.proved),
         "diagnostics": len(report.diagnostics),
         "files_not_checked": unchecked_files(report),
+        "fixed": report.fixed,
         "by_code": dict(sorted(by_code.items())),
     }
 
@@ -158,7 +162,7 @@ def _statistics(report: Report, options: RenderOptions) -> list[dict[str, Any]]:
                 "code": code,
                 "name": meta.name if meta else "",
                 "count": count,
-                "fixable": bool(meta and meta.fixable),
+                "fixable": fixable(report, code, meta),
             }
         )
     return rows

@@ -19,6 +19,7 @@ from zerolint.formats import (
     RenderOptions,
     code_counts,
     display_path,
+    fixable,
     plural,
     printable,
     sorted_findings,
@@ -190,7 +191,8 @@ def _statistics(report: Report, options: RenderOptions, paint: _Painter) -> list
     lines = []
     for code, count in counts:
         meta = options.rules.get(code)
-        name = f"{'[*]' if meta.fixable else '[ ]'} {meta.name}" if meta else ""
+        mark = "[*]" if fixable(report, code, meta) else "[ ]"
+        name = f"{mark} {meta.name}" if meta else ""
         row = f"{count:>{count_width}}\t{paint(code.ljust(code_width), _BOLD, _RED)}\t{name}"
         lines.append(row.rstrip())
     return lines
@@ -200,7 +202,10 @@ def _summary(report: Report, paint: _Painter) -> str:
     errors = len(report.findings)
     unchecked = unchecked_files(report)
     unfixed = unfixed_files(report)
-    if errors:
+    if report.fixed:  # as Ruff says it: what there was, what --fix did, what is left
+        found = plural(errors + report.fixed, "error")
+        parts = [f"Found {found} ({report.fixed} fixed, {errors} remaining)."]
+    elif errors:
         parts = [f"Found {plural(errors, 'error')}."]
     elif unchecked or unfixed:
         parts = ["No errors found."]

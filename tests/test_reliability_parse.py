@@ -1,0 +1,182 @@
+"""No file can take the run down, and no finding is dropped without a word (issue 18.7, 18.8).
+
+Programs CPython compiles but that nest deeper than LibCST can follow get one ZL905 line
+each (LibCST's native parser used to crash the whole process on them, its Python side and
+the analyser to end the run in ``RecursionError``), while the other files' findings stand;
+programs nesting less deep are analysed. ``# noqa`` inside a string suppresses nothing,
+brackets inside strings and comments are not nesting, a file declaring its encoding (PEP
+263) is read in it, and a symlinked folder is checked.
+
+Each case runs the real command in a child process, so a crash fails the test, not pytest.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ARGS = ["check", "--no-cache", "--color", "never"]
+SINK_IMPORT = "from deep_gemm import get_paged_mqa_logits_metadata\n"
+GOOD = (
+    SINK_IMPORT
+    + """
+
+def build(seq_lens, num_sms):
+    return get_paged_mqa_logits_metadata(seq_lens // 4, 64, num_sms)
+"""
+)
+GOOD_FINDING = re.compile(r"^good\.py:5:12: ZL001 ", re.MULTILINE)
+
+
+def zerolint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "zerolint", *ARGS, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+def builder(expression: str, before: str = "") -> str:
+    """A module whose sink receives ``expression`` (``before`` goes in the function first)."""
+    return (
+        SINK_IMPORT
+        + "\n\ndef build(a, seq_lens, num_sms):\n"
+        + before
+        + f"    return get_paged_mqa_logits_metadata(seq_lens // 4, {expression}, num_sms)\n"
+    )
+
+
+def elifs(n: int) -> str:
+    return "    if a:\n        pass\n" + "".join(
+        f"    elif a == {i}:\n        pass\n" for i in range(n)
+    )
+
+
+def strings(n: int) -> str:
+    return "(\n" + "".join(f"        'part{i}'\n" for i in range(n)) + "    )"
+
+
+# What the issue found, at the sizes it found them, plus a few more of the same kind.
+TOO_DEEP = {
+    "and_10000": builder(" and ".join(["a"] * 10_000)),
+    "or_10000": builder(" or ".join(["a"] * 10_000)),
+    "and_500": builder(" and ".join(["a"] * 500)),
+    "elif_1000": builder("64", before=elifs(1000)),
+    "strings_1000": builder(strings(1000)),
+    "fstrings_1000": builder("(" + " ".join(f"f'{{a}}{i}'" for i in range(1000)) + ")"),
+    "sum_1000": builder(" + ".join(["a"] * 1000)),
+    "attributes_1000": builder("a" + ".b" * 1000),
+}
+# The same shapes, less deep: analysed, the finding in them reported.
+DEEP_ENOUGH = {
+    "and_200": builder(" and ".join(["a"] * 200)),
+    "elif_200": builder("64", before=elifs(200)),
+    "strings_200": builder(strings(200)),
+    "sum_200": builder(" + ".join(["a"] * 200)),
+}
+
+
+def test_too_deep_files_get_one_line_each_and_the_run_goes_on(tmp_path: Path) -> None:
+    for name, text in TOO_DEEP.items():
+        (tmp_path / f"{name}.py").write_text(text)
+        compile(text, name, "exec")  # CPython takes every one of them
+    (tmp_path / "good.py").write_text(GOOD)
+    proc = zerolint(".", cwd=tmp_path)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
+    for name in TOO_DEEP:
+        lines = [line for line in proc.stdout.splitlines() if line.startswith(f"{name}.py")]
+        assert lines == [f"{name}.py: ZL905 nests more than 250 levels deep; not analysed"]
+    assert GOOD_FINDING.search(proc.stdout)
+
+
+@pytest.mark.parametrize("name", sorted(DEEP_ENOUGH))
+def test_less_deep_files_are_analysed(tmp_path: Path, name: str) -> None:
+    (tmp_path / f"{name}.py").write_text(DEEP_ENOUGH[name])
+    proc = zerolint(f"{name}.py", cwd=tmp_path)
+    assert "ZL9" not in proc.stdout, proc.stdout
+    assert re.search(rf"^{name}\.py:\d+:12: ZL001 ", proc.stdout, re.MULTILINE), proc.stdout
+    assert proc.returncode == 1
+
+
+# --- 18.8: findings dropped with no word -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '    return get_paged_mqa_logits_metadata(seq_lens // 4, "# noqa", num_sms)',
+        "    return get_paged_mqa_logits_metadata(seq_lens // 4, '# noqa: ZL001', num_sms)",
+        '    return get_paged_mqa_logits_metadata(seq_lens // 4, "# zerolint: ignore", num_sms)',
+    ],
+)
+def test_noqa_inside_a_string_suppresses_nothing(tmp_path: Path, line: str) -> None:
+    (tmp_path / "bug.py").write_text(SINK_IMPORT + "\n\ndef build(seq_lens, num_sms):\n" + line)
+    proc = zerolint("bug.py", cwd=tmp_path)
+    assert re.search(r"^bug\.py:5:12: ZL001 ", proc.stdout, re.MULTILINE), proc.stdout
+
+
+def test_noqa_in_a_comment_still_suppresses(tmp_path: Path) -> None:
+    text = GOOD.replace("num_sms)\n", 'num_sms)  # see "a (" # noqa: ZL001\n')
+    (tmp_path / "good.py").write_text(text)
+    assert zerolint("good.py", cwd=tmp_path).stdout == "All checks passed!\n"
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        '    doc = "' + "(" * 201 + '"\n',
+        "    # " + "(" * 201 + "\n",
+        '    doc = """\n' + "(\n" * 201 + '    """\n',
+    ],
+    ids=["string", "comment", "docstring"],
+)
+def test_brackets_inside_strings_and_comments_are_not_nesting(tmp_path: Path, where: str) -> None:
+    (tmp_path / "good.py").write_text(GOOD.replace("    return", where + "    return"))
+    proc = zerolint("good.py", cwd=tmp_path)
+    assert "ZL905" not in proc.stdout
+    assert re.search(r"^good\.py:\d+:12: ZL001 ", proc.stdout, re.MULTILINE), proc.stdout
+
+
+def test_a_file_in_its_declared_encoding_is_read_in_it(tmp_path: Path) -> None:
+    text = "# -*- coding: latin-1 -*-\n" + GOOD.replace("num_sms)\n", "num_sms)  # d\xe9j\xe0 vu\n")
+    (tmp_path / "good.py").write_bytes(text.encode("latin-1"))
+    proc = zerolint("good.py", cwd=tmp_path)
+    assert "ZL903" not in proc.stdout
+    assert re.search(r"^good\.py:6:12: ZL001 ", proc.stdout, re.MULTILINE), proc.stdout
+    fixed = zerolint("--fix", "good.py", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout
+    after = (tmp_path / "good.py").read_bytes().decode("latin-1")
+    assert "torch.clamp(seq_lens // 4, min=1)" in after and "d\xe9j\xe0 vu" in after
+
+
+def test_a_wrongly_declared_encoding_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_bytes(
+        b"# -*- coding: ascii -*-\n" + SINK_IMPORT.encode() + b"x = '\xe9'\n"
+    )
+    (tmp_path / "good.py").write_text(GOOD)
+    proc = zerolint(".", cwd=tmp_path)
+    (line,) = [line for line in proc.stdout.splitlines() if line.startswith("bad.py")]
+    assert line.startswith("bad.py: ZL903 not valid ascii"), line
+    assert GOOD_FINDING.search(proc.stdout)
+
+
+def test_a_symlinked_folder_is_checked_once_and_a_loop_is_not_followed(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "good.py").write_text(GOOD)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "linked").symlink_to(real, target_is_directory=True)
+    (real / "loop").symlink_to(real, target_is_directory=True)  # real/loop/loop/... forever
+    proc = zerolint(".", cwd=project)
+    shown = re.findall(r"^(\S+):5:12: ZL001 ", proc.stdout, re.MULTILINE)
+    assert shown == ["linked/good.py"], proc.stdout
+    assert proc.returncode == 1
