@@ -40,7 +40,9 @@ def clauses(fault: str) -> set[str]:
     return {c.strip().strip("()") for c in re.split(r"\bor\b(?![^(]*\))", fault)}
 
 
-SCHEDULER_RULES = [r for r in load_rules() if r.sinks[0].function == "get_paged_mqa_logits_metadata"]
+SCHEDULER_RULES = [
+    r for r in load_rules() if r.sinks[0].function == "get_paged_mqa_logits_metadata"
+]
 
 
 @pytest.mark.parametrize("rule", SCHEDULER_RULES, ids=lambda r: r.code)
