@@ -372,8 +372,8 @@ def clamped_at_end(trace: Trace, scope: RuleScope) -> bool:
     path is safe."""
     for step in reversed(trace.steps):
         op = scope.effective_op(step)
-        if op.kind == OpKind.IDENTITY:
-            continue
+        if op.kind in (OpKind.IDENTITY, OpKind.GUARD, OpKind.ROWS):
+            continue  # path conditions and row counts change no value
         return scope.predicate.clears(op)
     return False
 
