@@ -849,6 +849,14 @@ def mark_fixable(report: Report, settings_for: Any) -> None:
         if finding.sink:
             by_path.setdefault(finding.path, []).append(finding)
     for shown, findings in by_path.items():
+        # A rule without a fix template (ZL002) has nothing to write: never fixable.
+        with_fix = {r.code for r in settings_for(shown).rules() if r.fix}
+        for finding in findings:
+            if finding.code not in with_fix:
+                finding.fixable = False
+        findings = [f for f in findings if f.code in with_fix]
+        if not findings:
+            continue
         targets = targets_from_findings(
             findings, settings_for(shown).sinks(), settings_for(shown).rules()
         )[shown]
