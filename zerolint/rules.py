@@ -139,6 +139,9 @@ class Rule:
     doc: str = ""
     fixed_in: tuple[str, ...] = ()
     path: Path | None = None
+    # Whether a run with no `select` applies it; an opt-in rule (false) runs only when a
+    # selector names it (its code, a prefix, or ALL), as Ruff ships its preview rules.
+    default: bool = True
 
     def names(self, table: str, key: str) -> frozenset[str]:
         group = self.sources if table == "sources" else self.sanitizers
@@ -367,6 +370,7 @@ def rule_from_data(data: Mapping[str, Any], origin: str, doc: str = "") -> Rule:
         examples=tuple(examples),
         doc=doc,
         fixed_in=fixed_in,
+        default=t.get("default", lambda v: isinstance(v, bool), "true or false", True),
     )
     t.done()
     _check_message(rule, origin)
