@@ -438,6 +438,30 @@ def test_a_fix_that_cannot_be_applied_is_reported_with_the_finding(tmp_path: Pat
     assert (tmp_path / "unfixable.py").read_text() == UNFIXABLE
 
 
+# Both rules at one call: ZL001 (values of 0, fixable by a clamp) and ZL002 (no rows, no fix).
+TWO_RULES = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def build(seq_lens, num_decodes, num_sms):
+    lens = seq_lens[:num_decodes] // 4
+    return get_paged_mqa_logits_metadata(lens, 64, num_sms)
+"""
+
+
+def test_fix_clamps_beside_an_unfixable_finding_of_another_rule(tmp_path: Path, check) -> None:
+    # The re-check after the clamp still sees ZL002 at the call; only ZL001's findings
+    # count there, so the fix is kept and ZL002 is what remains.
+    write(tmp_path, {"two.py": TWO_RULES})
+    code, out, err = check("--select", "ZL001,ZL002", "--fix", "two.py")
+    assert (code, err) == (1, "zerolint: fixed 1 error in two.py\n")
+    fixed = (tmp_path / "two.py").read_text()
+    assert "get_paged_mqa_logits_metadata(torch.clamp(lens, min=1), 64, num_sms)" in fixed, fixed
+    assert [m["code"] for m in HEADER.finditer(out)] == ["ZL002"], out
+    assert "ZL910" not in out
+    assert "Found 2 errors (1 fixed, 1 remaining)." in out, out
+
+
 def test_diff_names_a_fix_it_cannot_show_on_stderr(tmp_path: Path, check) -> None:
     write(tmp_path, {"unfixable.py": UNFIXABLE})
     code, out, err = check("--diff", "unfixable.py")
@@ -445,3 +469,19 @@ def test_diff_names_a_fix_it_cannot_show_on_stderr(tmp_path: Path, check) -> Non
     assert (
         err == "unfixable.py:6:12: ZL910 not fixed: the call has no plain positional argument 0\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "codes"),
+    [
+        ((), ["ZL001"]),
+        (("--select", "ALL"), ["ZL001", "ZL002"]),
+        (("--select", "ZL002"), ["ZL002"]),
+    ],
+)
+def test_an_opt_in_rule_runs_only_when_selected(tmp_path: Path, check, args, codes) -> None:
+    # ZL002's rule file says `default = false`: no `select` leaves it out, a selector adds it.
+    write(tmp_path, {"two.py": TWO_RULES})
+    code, out, _ = check(*args, "two.py")
+    assert code == 1
+    assert sorted(m["code"] for m in HEADER.finditer(out)) == codes, out

@@ -40,7 +40,7 @@ def test_formula_and_replay_agree_on_small_batches(predicate: Predicate) -> None
 
 
 def test_every_predicate_is_registered_by_its_kind() -> None:
-    assert set(PREDICATES) == {"every-row-zero", "any-row-zero", "empty-batch"}
+    assert set(PREDICATES) == {"every-row-zero", "any-row-zero", "empty-batch", "no-rows"}
     assert all(PREDICATES[kind].KIND == kind for kind in PREDICATES)
 
 

@@ -221,7 +221,8 @@ def test_rule_example(
             f"[tool.zerolint]\nrule-files = [{str(rule_file)!r}]\n", encoding="utf-8"
         )
     monkeypatch.chdir(tmp_path)
-    status, out = run_cli([*ARGS, "example.py"], capsys)
+    # Selected by code: an opt-in rule (`default = false`) runs only when named.
+    status, out = run_cli([*ARGS, "--select", code, "example.py"], capsys)
     if example.valid:
         assert (status, FINDING.search(out)) == (0, None), out
         assert out.startswith("All checks passed!")

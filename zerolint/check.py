@@ -849,6 +849,14 @@ def mark_fixable(report: Report, settings_for: Any) -> None:
         if finding.sink:
             by_path.setdefault(finding.path, []).append(finding)
     for shown, findings in by_path.items():
+        # A rule without a fix template (ZL002) has nothing to write: never fixable.
+        with_fix = {r.code for r in settings_for(shown).rules() if r.fix}
+        for finding in findings:
+            if finding.code not in with_fix:
+                finding.fixable = False
+        findings = [f for f in findings if f.code in with_fix]
+        if not findings:
+            continue
         targets = targets_from_findings(
             findings, settings_for(shown).sinks(), settings_for(shown).rules()
         )[shown]
@@ -878,6 +886,9 @@ def apply_fixes(
     by_path = targets_from_findings(
         [f for f in report.findings if f.sink], settings.sinks(), settings.rules()
     )
+    # The re-check counts only findings of rules with a fix: an unfixable finding of
+    # another rule at the same call (ZL002 beside ZL001) stays, and must not refuse the fix.
+    fixing = {rule.code for rule in settings.rules() if rule.fix}
     fixed: dict[str, int] = {}
     failed: list[Diagnostic] = []
     for shown, targets in sorted(by_path.items()):
@@ -885,7 +896,8 @@ def apply_fixes(
 
         def verify(text: str, path: Path = path) -> int:
             again = Engine(settings).check([path], overrides={path: text})
-            return len(again.findings)  # at most the targets left unfixed
+            # At most the targets left unfixed.
+            return sum(1 for f in again.findings if f.code in fixing)
 
         try:
             result = fix_file(

@@ -322,8 +322,11 @@ class Settings:
         return rule.options.get(key)
 
     def rules(self) -> tuple[Rule, ...]:
-        """The rules this run applies, after select/ignore."""
-        return tuple(rule for rule in self.all_rules() if self.enabled(rule.code))
+        """The rules this run applies, after select/ignore; a rule whose file says
+        ``default = false`` only when ``select`` names it."""
+        return tuple(
+            rule for rule in self.all_rules() if self.enabled(rule.code, opt_in=not rule.default)
+        )
 
     def enabled(self, code: str, *, opt_in: bool = False) -> bool:
         """Whether findings or diagnostics of ``code`` are reported.

@@ -27,7 +27,7 @@ from zerolint.rules import Rule, SinkSpec
 
 # Ops that can start zero-able rows: divisions and fills, and padding writes for the rules
 # whose [sources] name them ("[n:]=").
-SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO, OpKind.SUB, OpKind.ADD}
+SOURCE_KINDS = LIVE_KINDS | {OpKind.PAD_ZERO, OpKind.SUB, OpKind.ADD}  # LIVE_KINDS has ROWS
 
 
 @dataclass(slots=True)
@@ -268,6 +268,11 @@ class Engine:
             return finding if verdict is not None else None
 
         vals = [unresolved_worth_following(hit.val, scope) for hit in hits]
+        if not scope.predicate.uses_values:
+            # A row count is decided by the selections and guards near the call: follow the
+            # paths through the modules parsed already, never parse more for them (the
+            # values' rules do, where a clamp or a division can be far away).
+            return decide([t for v in vals for t in analyzer.resolve(v)], True)
         return analyzer.resolve_in_rounds(vals, decide)
 
     def make_finding(self, hit: SinkHit, traces: list[Trace], scope: RuleScope) -> Finding:
@@ -324,6 +329,7 @@ class Engine:
         predicate = scope.predicate
         ratios_of = self.ratios_of(scope.rule)
         hints = scope.rule.options.get("witness-hints")
+        facts = tuple(self.settings.option(scope.rule, "facts") or ())
         for t in traces:
             src = scope.key_source(t)
             key = (src.mod.display, src.mod.statement_order(src.stmt)) if src else ("", id(t))
@@ -337,7 +343,11 @@ class Engine:
             best: tuple[Flow, Trace, Verdict] | None = None
             for flow, trace in candidates:
                 verdict = smt.judge_flow(
-                    flow, predicate, ratios=ratios_for(flow, ratios_of), hints=hints
+                    flow,
+                    predicate,
+                    ratios=ratios_for(flow, ratios_of),
+                    hints=hints,
+                    facts=facts,
                 )
                 if best is None or SEVERITY[verdict.status] > SEVERITY[best[2].status]:
                     best = (flow, trace, verdict)
@@ -411,6 +421,9 @@ class RuleScope:
         return step.op.kind in SOURCE_KINDS and self.rule.is_source(step.effect)
 
     def live(self, trace: Trace) -> bool:
+        first = trace.steps[0] if trace.steps else None
+        if first is not None and first.op.kind == OpKind.ROWS and not self.is_source(first):
+            return False  # a row count starts it: only a rule about row counts follows it
         return self.key_source(trace) is not None
 
     def key_source(self, trace: Trace) -> RawStep | None:
@@ -453,15 +466,26 @@ def clamped_at_end(trace: Trace, scope: RuleScope) -> bool:
     path is safe."""
     for step in reversed(trace.steps):
         op = scope.effective_op(step)
-        if op.kind == OpKind.IDENTITY:
-            continue
+        if op.kind in (OpKind.IDENTITY, OpKind.GUARD, OpKind.ROWS):
+            continue  # path conditions and row counts change no value
         return scope.predicate.clears(op)
     return False
 
 
+def selects_rows(trace: Trace) -> bool:
+    """A selection on the path decides the row count (the last one is B), and the fresh
+    trace that starts at it is judged already, with no more guards than this one."""
+    return any(step.op.kind == OpKind.ROWS for step in trace.steps)
+
+
 def unresolved_worth_following(val: Val, scope: RuleScope) -> Val:
     """Placeholders clamped before the sink need no resolution (it may parse half a tree)."""
-    kept = [t for t in val.traces if t.concrete or not clamped_at_end(t, scope)]
+    counts_rows = not scope.predicate.uses_values
+    kept = [
+        t
+        for t in val.traces
+        if t.concrete or not (clamped_at_end(t, scope) or counts_rows and selects_rows(t))
+    ]
     return val if len(kept) == len(val.traces) else Val(kept, val.refs)
 
 
@@ -484,8 +508,14 @@ def to_flow(trace: Trace, scope: RuleScope) -> Flow:
     """The path a user sees, with the ops this sink's rule counts (a sanitizer of another
     rule is shown as a plain step)."""
     steps: list[Step] = []
+    rows_path = bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
+    symbols = {str(s.op.arg) for s in trace.steps if s.op.kind != OpKind.GUARD}
     for raw in trace.steps:
         op, role, note = raw.op, raw.role, raw.note
+        if op.kind == OpKind.GUARD and not rows_path and str(op.arg).split()[0] not in symbols:
+            continue  # a condition on nothing this path computes with
+        if op.kind == OpKind.ROWS and not rows_path:
+            continue  # a selection on a path about values, not about row counts
         if role == "sanitizer" and not scope.sanitizes(raw):
             op, role = IDENTITY, "flow"
             note = f"{note} (no sanitizer for {scope.rule.code})" if note else note

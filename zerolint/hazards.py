@@ -45,6 +45,8 @@ class Predicate:
     shows_batch: ClassVar[bool] = True
     start_name: ClassVar[str] = "seq_len"
     """The witness's name for the length every real row starts from."""
+    uses_values: ClassVar[bool] = True
+    """Whether the rows' values matter (not for a predicate on the row count alone)."""
 
     def fault(self, z3: Any, batch: Any, groups: Sequence[tuple[Any, Any]]) -> Any:
         raise NotImplementedError
@@ -142,8 +144,35 @@ class EmptyBatch(Predicate):
     suffix_safe_reason: ClassVar[str] = "the count cannot be 0 after the clamp"
 
 
+@dataclass(frozen=True, slots=True)
+class NoRows(Predicate):
+    """The tensor the kernel receives has no rows: ``B == 0`` (DeepGEMM 2.5.0 and 2.6.1's
+    paged-MQA scheduler read one int past an empty buffer: docs/hazards/empty-batch-ZL001.md).
+    The row count comes from the path's selections (``x[:n]``, a mask, ``index_select``)
+    and its guards; the values of the rows do not matter."""
+
+    KIND: ClassVar[str] = "no-rows"
+    DEFAULT_OUTCOME: ClassVar[str] = "empty batch (B = 0)"
+    uses_values: ClassVar[bool] = False
+
+    def fault(self, z3: Any, batch: Any, groups: Sequence[tuple[Any, Any]]) -> Any:
+        return batch == 0
+
+    def replay(self, batch: int, rows: Sequence[int]) -> bool:
+        return batch == 0 and not rows
+
+    @property
+    def safe_reason(self) -> str:
+        return "the batch cannot be empty on this path (its guards hold)"
+
+    def clears(self, op: Op) -> bool:
+        return False  # no clamp of the values adds a row
+
+    suffix_safe_reason: ClassVar[str] = "the batch cannot be empty"
+
+
 PREDICATES: dict[str, type[Predicate]] = {
-    cls.KIND: cls for cls in (EveryRowZero, AnyRowZero, EmptyBatch)
+    cls.KIND: cls for cls in (EveryRowZero, AnyRowZero, EmptyBatch, NoRows)
 }
 
 

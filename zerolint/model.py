@@ -36,6 +36,8 @@ class OpKind(str, Enum):
     KNOWN_ROWS = "known_rows"
     IDENTITY = "identity"
     OPAQUE = "opaque"
+    ROWS = "rows"
+    GUARD = "guard"
 
     # Hash and print as the string value, so that sets and dicts of either spelling agree.
     __hash__ = str.__hash__
@@ -70,6 +72,10 @@ class Op:
       pad_zero  rows from ``arg`` on become 0         (buf[n:m] = 0: padding rows)
       known_rows every row becomes a known value     (torch.tensor([4, 8]): arg "4,8", one
                 row each; torch.full((n,), 8) / torch.ones(n): arg "8" / "1", every row)
+      rows      the tensor now has ``arg`` rows       (x[:n], x[a:b] as "b - a", x[mask] and
+                                                  index_select as "<any>", torch.empty((0, ..)))
+      guard     a path condition, ``arg`` is "name op k" (name "#rows": the rows so far)
+                                                  (a dominating `if`, early exit, assert)
       identity  values unchanged                      (assignment, views, copies, casts)
       opaque    an operation outside the model        (arg names it)
     arg is an Operand; for clamp_min/clamp_max a non-literal bound is a str symbol.

@@ -52,6 +52,10 @@ SOURCE_KEYS = frozenset(
         "mask_zero",
         "mask_zero_methods",
         "subtraction",
+        # Values that can have no rows: "[:]" (x[:n], x[a:b]), "[mask]" (a comparison as
+        # the index), torch.empty((0, ...)) and index_select (function or method).
+        "empty_rows",
+        "empty_rows_methods",
     }
 )
 SANITIZER_KEYS = frozenset({"clamp", "clamp_methods", "ceil_division", "at_least_one", "mask"})
@@ -70,7 +74,17 @@ OPTION_KEYS: dict[str, Callable[[Any], bool]] = {
         )
     ),
 }
+# Facts about the program's symbols, "a >= b" by short name (vLLM: a step has at least as
+# many decode tokens as decode requests); the judge assumes them where both appear.
+OPTION_KEYS["facts"] = lambda v: (
+    isinstance(v, list)
+    and all(
+        isinstance(f, str) and len(f.split()) == 3 and f.split()[1] in (">=", ">", "<=", "<", "==")
+        for f in v
+    )
+)
 OPTION_TYPES = {
+    "facts": 'a list of "a >= b" strings',
     "compress-ratios": "a list of integers >= 1",
     "witness-hints": "a table of integers",
 }
@@ -128,6 +142,9 @@ class Rule:
     doc: str = ""
     fixed_in: tuple[str, ...] = ()
     path: Path | None = None
+    # Whether a run with no `select` applies it; an opt-in rule (false) runs only when a
+    # selector names it (its code, a prefix, or ALL), as Ruff ships its preview rules.
+    default: bool = True
 
     def names(self, table: str, key: str) -> frozenset[str]:
         group = self.sources if table == "sources" else self.sanitizers
@@ -356,6 +373,7 @@ def rule_from_data(data: Mapping[str, Any], origin: str, doc: str = "") -> Rule:
         examples=tuple(examples),
         doc=doc,
         fixed_in=fixed_in,
+        default=t.get("default", lambda v: isinstance(v, bool), "true or false", True),
     )
     t.done()
     _check_message(rule, origin)

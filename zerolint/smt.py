@@ -58,6 +58,17 @@ _ROW_OPS = frozenset(
     }
 )
 RESET_OPS = frozenset({OpKind.FILL_ZERO, OpKind.PAD_ZERO, OpKind.KNOWN_ROWS})
+# Row counts and path conditions: they constrain B and the symbols, not the values.
+PATH_OPS = frozenset({OpKind.ROWS, OpKind.GUARD, OpKind.PAD_ZERO})
+ANY_COUNT = "<any>"
+_COMPARE = {
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
 _SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
 _LEAST = {"divisor": 1, "shift": 0}  # the smallest configured value each role accepts
 
@@ -108,6 +119,7 @@ def judge_flow(
     ratios: Ratios | None = None,
     hints: Hints | None = None,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    facts: Sequence[str] = (),
 ) -> Verdict:
     """Is there a batch on which this flow's lengths make ``predicate`` fault?
 
@@ -118,7 +130,12 @@ def judge_flow(
     when configured, else a divisor is ``>= 2``.
     """
     frozen = tuple(sorted((hints or {}).items()))
-    return copy_verdict(_judge_ops(flow.ops, predicate, freeze_ratios(ratios), frozen, timeout_ms))
+    ops = flow.ops
+    if not predicate.uses_values:
+        # Only the row count matters: what the path does to the values cannot fault.
+        ops = tuple(op for op in ops if op.kind in PATH_OPS)
+    verdict = _judge_ops(ops, predicate, freeze_ratios(ratios), frozen, timeout_ms, tuple(facts))
+    return copy_verdict(verdict)
 
 
 def evaluate(ops: Sequence[Op], value: int, symbols: Mapping[str, int] | None = None) -> int:
@@ -144,6 +161,7 @@ def _judge_ops(
     ratios: _FrozenRatios,
     hints: _FrozenHints,
     timeout_ms: int,
+    facts: tuple[str, ...] = (),
 ) -> Verdict:
     problem = outside_model(ops)
     if problem:
@@ -151,7 +169,7 @@ def _judge_ops(
     z3 = z3_module()
     enc = Encoder(z3, ratios)
     try:
-        flow = _FlowEncoding(enc, ops, predicate)
+        flow = _FlowEncoding(enc, ops, predicate, facts)
     except OutsideModel as exc:
         return Verdict("unknown", reason=str(exc))
     solver = enc.solver(timeout_ms)
@@ -202,6 +220,10 @@ def _judge_after_unknown(
 def outside_model(ops: Sequence[Op]) -> str:
     """Why these ops cannot be judged, or "" when they can (checked before importing z3)."""
     for op in ops:
+        if op.kind in (OpKind.ROWS, OpKind.GUARD):
+            if op.kind == OpKind.GUARD and parse_guard(op.arg) is None:
+                return f"operation outside the model: {op.describe()}"
+            continue
         if op.kind == OpKind.OPAQUE:
             return f"operation outside the model: {op.arg or 'opaque'}"
         if op.kind not in _ROW_OPS | RESET_OPS | {OpKind.IDENTITY}:
@@ -225,14 +247,18 @@ def _literal_ok(op: Op) -> bool:
 class _FlowEncoding:
     """The row groups of one flow and the fault formula over them."""
 
-    def __init__(self, enc: Encoder, ops: tuple[Op, ...], predicate: Predicate) -> None:
+    def __init__(
+        self, enc: Encoder, ops: tuple[Op, ...], predicate: Predicate, facts: tuple[str, ...] = ()
+    ) -> None:
         z3 = enc.z3
-        self.enc, self.ops, self.predicate = enc, ops, predicate
+        self.enc, self.ops, self.predicate, self.facts = enc, ops, predicate, facts
         self.batch = z3.Int("B")
         self.seq_len = z3.Int("seq_len")
         self.resets = [i for i, op in enumerate(ops) if op.kind in RESET_OPS]
         self.starts = {i: self._start(i) for i in self.resets}
         enc.constraints.append(self.seq_len >= 1)
+        self.hidden: list[tuple[str, Any]] = []
+        self._path_conditions()
         groups = [(self._apply_from(0, self.seq_len), self.real_present)]
         for i in self.resets:
             values, per_row = (
@@ -243,6 +269,80 @@ class _FlowEncoding:
             for v in dict.fromkeys(values):
                 groups.append((self._apply_from(i + 1, z3.IntVal(v)), self._reset_present(i)))
         self.fault = predicate.fault(z3, self.batch, groups)
+
+    def _path_conditions(self) -> None:
+        """The row counts (``rows`` ops: the last one is B) and the guards on the path:
+        a witness must satisfy every guard, so a path whose guards exclude the fault is
+        proved safe. The rule's ``facts`` relate symbols that both appear."""
+        z3, enc = self.enc.z3, self.enc
+        rows = z3.Int("rows_at_origin")
+        self.hidden.append(("rows_at_origin", rows))
+        enc.constraints += [rows >= 0, self.batch >= 0]
+        counted = False
+        for i, op in enumerate(self.ops):
+            if op.kind == OpKind.ROWS:
+                rows, counted = self._count(i, op.arg), True
+            elif op.kind == OpKind.GUARD:
+                name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
+                subject = rows if name == ROWS_SUBJECT else enc._variable(name)
+                enc.constraints.append(_COMPARE[cmp](subject, k))
+        if counted:
+            enc.constraints.append(self.batch == rows)
+        by_short = {_short_name(n): v for n, v in enc.symbols.items()}
+        for fact in self.facts:
+            a, cmp, b = fact.split()
+            if a in by_short and b in by_short:
+                enc.constraints.append(_COMPARE[cmp](by_short[a], by_short[b]))
+
+    def _count(self, i: int, arg: Any) -> Any:
+        z3, enc = self.enc.z3, self.enc
+        if isinstance(arg, int):
+            return z3.IntVal(arg)
+        if arg == ANY_COUNT:
+            var = z3.Int(f"rows_{i}")
+            self.hidden.append((f"rows_{i}", var))
+            enc.constraints.append(var >= 0)
+            return var
+        parts = str(arg).split(" - ")
+        terms = []
+        for part in parts:
+            if part.lstrip("-").isdigit():
+                terms.append(z3.IntVal(int(part)))
+            else:
+                var = enc._variable(part)
+                enc.constraints.append(var >= 0)  # a count or a row index
+                terms.append(var)
+        if len(terms) == 1:
+            return terms[0]
+        diff = terms[0] - terms[1]
+        return z3.If(diff > 0, diff, 0)
+
+    def _count_value(self, i: int, arg: Any, env: dict[str, int]) -> int:
+        if isinstance(arg, int):
+            return arg
+        if arg == ANY_COUNT:
+            return env[f"rows_{i}"]
+        values = [
+            int(p) if p.lstrip("-").isdigit() else _value(p, env) for p in str(arg).split(" - ")
+        ]
+        return values[0] if len(values) == 1 else max(values[0] - values[1], 0)
+
+    def path_holds(self, env: dict[str, int]) -> bool:
+        """The witness satisfies the path's row counts, guards and facts (plain Python)."""
+        rows, counted = env["rows_at_origin"], False
+        for i, op in enumerate(self.ops):
+            if op.kind == OpKind.ROWS:
+                rows, counted = self._count_value(i, op.arg, env), True
+            elif op.kind == OpKind.GUARD:
+                name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
+                value = rows if name == ROWS_SUBJECT else _value(name, env)
+                if not _COMPARE[cmp](value, k):
+                    return False
+        for fact in self.facts:
+            a, cmp, b = fact.split()
+            if a in env and b in env and not _COMPARE[cmp](env[a], env[b]):
+                return False
+        return not counted or env["B"] == rows
 
     def _start(self, i: int) -> Any:
         op = self.ops[i]
@@ -283,8 +383,12 @@ class _FlowEncoding:
     def minimize_order(self) -> list[tuple[str, Any, Any]]:
         shown = None if self.predicate.shows_batch else self.enc.z3.BoolVal(False)
         order: list[tuple[str, Any, Any]] = [("B", self.batch, shown)]
-        order.append((self.predicate.start_name, self.seq_len, self.real_present))
+        start_shown = (
+            self.real_present if self.predicate.uses_values else self.enc.z3.BoolVal(False)
+        )
+        order.append((self.predicate.start_name, self.seq_len, start_shown))
         order += [(name, var, None) for name, var in self.enc.row_symbols()]
+        order += [(name, var, self.enc.z3.BoolVal(False)) for name, var in self.hidden]
         return order
 
     def replay(self, w: dict[str, int]) -> bool:
@@ -303,7 +407,7 @@ class _FlowEncoding:
                 elif op.kind in _ROW_OPS:
                     value = apply_int(op, value, env)
             rows.append(value)
-        return self.predicate.replay(batch, rows)
+        return self.predicate.replay(batch, rows) and self.path_holds(env)
 
     def _start_value(self, i: int, batch: int, env: dict[str, int]) -> int:
         op = self.ops[i]
@@ -598,6 +702,20 @@ def known_rows(op: Op) -> tuple[tuple[int, ...], bool]:
     if text.startswith("["):
         return tuple(int(v) for v in text[1:-1].split(",")), True
     return (int(text),), False
+
+
+ROWS_SUBJECT = "#rows"
+
+
+def parse_guard(arg: Any) -> tuple[str, str, int] | None:
+    """A guard op's ``"name op k"`` (``dataflow.guards.text``), or None if malformed."""
+    parts = str(arg).split()
+    if len(parts) != 3 or parts[1] not in _COMPARE:
+        return None
+    try:
+        return parts[0], parts[1], int(parts[2])
+    except ValueError:
+        return None
 
 
 def _pad_name(index: int, op: Op) -> str:

@@ -85,7 +85,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
         self.names = {k: frozenset(v) for k, v in merged.items()}
         # The torch / numpy signature table, with the names the rules declare.
         self.library = library_for(self.names)
-        self.tensor_methods = frozenset(self.library.methods)
+        self.tensor_methods = frozenset(self.library.methods) | self.names.get(
+            "empty_rows_methods", frozenset()
+        )
         self.whole_program = whole_program
         self.summaries: dict[FuncKey, Summary] = {}
         self._provisional: dict[FuncKey, Summary] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from zerolint.dataflow import guards
 from zerolint.dataflow.frames import (
     CallSite,
     Frame,
@@ -279,10 +280,37 @@ class Calls:
         note: str,
     ) -> None:
         """The lengths ``val`` reach ``spec`` at ``node``: a hit of this function's summary."""
+        if frame.guards:
+            val = self.guarded(frame, val)
         step = self.step(frame, node, "sink", IDENTITY, note)
         frame.summary.hits.append(
             SinkHit(spec, frame.mod, frame.stmt, node, arg_node, val.then(step), frame.key)
         )
+
+    def guarded(self, frame: Frame, val: Val) -> Val:
+        """The path conditions that dominate the sink, as guard steps on each trace they
+        can matter to: every one on a trace that starts at a row count (an empty batch is
+        decided by the path, not by one value), else those on a symbol of the trace."""
+        out = []
+        for trace in val.traces:
+            # A placeholder may resolve to a trace that starts at a row count.
+            starts_rows = not trace.concrete or (
+                bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
+            )
+            symbols = {str(s.op.arg) for s in trace.steps}
+            for name, op, k, stmt in frame.guards:
+                if starts_rows or name in symbols:
+                    step = RawStep(
+                        frame.mod,
+                        stmt,
+                        None,
+                        "flow",
+                        Op(OpKind.GUARD, guards.text(name, op, k)),
+                        f"guard: {name} {op} {k}",
+                    )
+                    trace = trace.then(step)
+            out.append(trace)
+        return Val(out, val.refs, val.elements)
 
     def bind_args(
         self, key: FuncKey, ref: FuncRef, args: list[tuple[cst.Arg, Val]]

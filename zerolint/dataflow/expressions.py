@@ -23,6 +23,7 @@ from zerolint.dataflow.syntax import (
     affine_prefix,
     dotted,
     int_value,
+    is_boolean_index,
     is_mask,
     operand,
     slice_bounds,
@@ -50,6 +51,7 @@ from zerolint.dataflow.values import (
     Val,
     is_object_read,
     join_all,
+    without_row_counts,
 )
 from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
@@ -337,6 +339,58 @@ class Expressions:
         return self.attribute(frame, base, node.attr.value)
 
     def eval_Subscript(self, frame: Frame, node: cst.Subscript) -> Val:
+        rows = self.rows_source(frame, node)
+        if rows is not None:
+            val = self.eval_subscript(frame, node)
+            # What was already a row count (or may resolve to one) has these rows now.
+            source = rows.steps[0]
+            step = self.step(frame, None, "flow", source.op, "rows selected")
+            traces = {
+                t.then(step) if not t.concrete or t.steps[0].op.kind == OpKind.ROWS else t
+                for t in val.traces
+            }
+            return Val(traces | {rows}, val.refs, val.elements)
+        return self.eval_subscript(frame, node)
+
+    def rows_source(self, frame: Frame, node: cst.Subscript) -> Trace | None:
+        """A selection that can have no rows, when a rule declares it (``empty_rows``):
+        ``x[:n]`` has ``n`` rows, ``x[a:b]`` ``b - a``, ``x[x > 0]`` any number."""
+        declared = self.names.get("empty_rows")
+        if not declared:
+            return None
+        stmt = frame.stmt
+        if isinstance(stmt, cst.Assign) and any(t.target is node for t in stmt.targets):
+            return None  # a write target (buf[n:m] = 0) selects nothing
+        if isinstance(stmt, cst.AugAssign) and stmt.target is node:
+            return None
+        bounds = slice_bounds(node)
+        count: int | str | None = None
+        if bounds is not None and "[:]" in declared and bounds[1] is not None:
+            lower, upper = bounds
+            high = operand(upper)
+            low = 0 if lower is None else operand(lower)
+            if "<expr>" in (high, low):
+                return None
+            if low == 0:
+                count = high
+            elif isinstance(high, int) and isinstance(low, int):
+                count = max(high - low, 0)
+            else:
+                count = f"{high} - {low}"
+            if isinstance(count, int) and count > 0:
+                return None
+            note, form = "slice (can have no rows)", "[:]"
+        elif bounds is None and "[mask]" in declared and len(node.slice) == 1:
+            index = node.slice[0].slice
+            if not (isinstance(index, cst.Index) and is_boolean_index(index.value)):
+                return None
+            count, note, form = "<any>", "boolean-mask selection (can have no rows)", "[mask]"
+        else:
+            return None
+        step = self.step(frame, None, "source", Op(OpKind.ROWS, count), note, ("empty_rows", form))
+        return Trace(None, (step,))
+
+    def eval_subscript(self, frame: Frame, node: cst.Subscript) -> Val:
         key = dotted(node.value)
         cell = slice_cell(frame, node, key) if key is not None else None
         if cell is not None and cell in frame.state:
@@ -507,9 +561,10 @@ class Expressions:
         ):
             if not left.traces and not right.traces:
                 return EMPTY
-            return self.extend(
-                frame, Val(left.traces | right.traces), Op(OpKind.OPAQUE, name.lower())
-            )
+            traces = left.traces | right.traces
+            if left.traces and right.traces:
+                traces = without_row_counts(traces)  # broadcasting: whose rows is unknown
+            return self.extend(frame, Val(traces), Op(OpKind.OPAQUE, name.lower()))
         return Val(left.traces | right.traces)
 
     def extend(self, frame: Frame, val: Val, op: Op, note: str = "") -> Val:

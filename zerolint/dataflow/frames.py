@@ -179,6 +179,9 @@ class Frame:
         # Constructor calls evaluated here: call node id -> (field, value) pairs.
         self.constructed: dict[int, list[tuple[str, Val]]] = {}
         self.stmt: cst.CSTNode = key.node if key.node is not None else key.mod.module
+        # The path conditions on scalars that hold here (guards.Atom: a dominating `if`,
+        # an early exit, an assert), in the order they were met.
+        self.guards: tuple = ()
 
     def fork(self) -> Frame:
         f = Frame.__new__(Frame)
@@ -195,6 +198,7 @@ class Frame:
         f.constructed = self.constructed
         f.fields = self.fields
         f.stmt = self.stmt
+        f.guards = self.guards
         return f
 
     def absorb(self, *branches: Frame) -> None:
@@ -204,6 +208,8 @@ class Frame:
             self.dead = True
             return
         self.dead = False
+        # A condition holds after the join only if it holds on every branch that gets here.
+        self.guards = tuple(g for g in live[0].guards if all(g in b.guards for b in live[1:]))
         keys: set[str] = set()
         for b in live:
             keys.update(b.state)

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from zerolint.dataflow import guards
 from zerolint.dataflow.frames import (
     Frame,
     ParamObject,
@@ -38,6 +39,7 @@ from zerolint.dataflow.values import (
     RawStep,
     Trace,
     Val,
+    without_row_counts,
 )
 from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo
@@ -79,13 +81,39 @@ class Statements:
     def exec_If(self, frame: Frame, stmt: cst.If) -> None:
         self.eval(frame, stmt.test)
         then = frame.fork()
+        self.constrain(then, stmt.test, True)
         self.exec_suite(then, stmt.body)
         other = frame.fork()
+        self.constrain(other, stmt.test, False)
         if isinstance(stmt.orelse, cst.If):
             self.exec_stmt(other, stmt.orelse)
         elif stmt.orelse is not None:
             self.exec_suite(other, stmt.orelse.body)
         frame.absorb(then, other)
+
+    def exec_Assert(self, frame: Frame, stmt: cst.Assert) -> None:
+        self.eval(frame, stmt.test)
+        self.constrain(frame, stmt.test, True)
+
+    def constrain(self, frame: Frame, test: cst.BaseExpression, positive: bool) -> None:
+        """The path conditions ``test`` being ``positive`` adds: a scalar's go on the frame
+        (``Frame.guards``), a tensor's row count goes on the tensor's traces as a guard
+        step, so what is computed from it later carries it."""
+        for subject, op, k in guards.atoms(test, positive):
+            kind, name = subject
+            if kind == "sym":
+                frame.guards = (*frame.guards, (name, op, k, frame.stmt))
+                continue
+            val = self.read_key(frame, name) if name in frame.state else EMPTY
+            if val.traces:
+                step = self.step(
+                    frame,
+                    None,
+                    "flow",
+                    Op(OpKind.GUARD, guards.text(guards.ROWS, op, k)),
+                    f"guard: rows of {name} {op} {k}",
+                )
+                frame.state[name] = Val(val.then(step).traces, val.refs, val.elements)
 
     def exec_For(self, frame: Frame, stmt: cst.For) -> None:
         self.exec_loop(frame, stmt)
@@ -209,6 +237,8 @@ class Statements:
     def exec_AugAssign(self, frame: Frame, stmt: cst.AugAssign) -> None:
         current = self.eval(frame, stmt.target)
         rhs = self.eval(frame, stmt.value)
+        written = dotted(stmt.target)
+        frame.guards = tuple(g for g in frame.guards if g[0] != written)
         op = stmt.operator
         division = DIVISIONS.get(type(op))
         if division is not None:
@@ -251,6 +281,13 @@ class Statements:
             return
         flowed = val.then(self.step(frame, None, "flow"))
         flowed = Val(flowed.traces, flowed.refs, val.elements)
+        if isinstance(target, cst.Subscript):
+            # A buffer keeps its own rows: what is written into it brings no row count.
+            flowed = Val(without_row_counts(flowed.traces), flowed.refs, val.elements)
+        if frame.guards and isinstance(target, (cst.Name, cst.Attribute)):
+            # A condition on a name says nothing about its next value.
+            written = dotted(target)
+            frame.guards = tuple(g for g in frame.guards if g[0] != written)
         if isinstance(target, cst.Name):
             if value_node is not None:
                 views = self.view_bases(frame, value_node)

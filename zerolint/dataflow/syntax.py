@@ -368,3 +368,14 @@ def whole_view_of(scope: cst.CSTNode | None, alias: str, base: object) -> bool:
         if dotted(node) != base:
             return False
     return True
+
+
+def is_boolean_index(node: cst.BaseExpression) -> bool:
+    """A boolean index: a comparison, or ``~`` / ``&`` / ``|`` of them."""
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+        return is_boolean_index(node.expression)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr)):
+        return is_boolean_index(node.left) or is_boolean_index(node.right)
+    return False

@@ -139,11 +139,40 @@ class TorchModel:
     ) -> Val | None:
         """A call outside the checked tree: its row of the signature table (``signatures``)
         decides the effect; a call in no row returns None (the unknown-call rule)."""
+        if name in self.names.get("empty_rows", ()):
+            return self.empty_rows_call(frame, node, name, args, method=False)
         sig = self.library.function(name)
         if sig is None:
             return None
         handler = getattr(self, f"call_{sig.effect.value}")
         return handler(frame, node, name, sig, args)
+
+    def empty_rows_call(
+        self, frame: Frame, node: cst.Call, name: str, args: Args, *, method: bool
+    ) -> Val | None:
+        """``torch.empty((0, ...))`` has no rows; ``index_select(0, idx)`` as many as
+        ``idx`` (any number): a fresh trace whose row count the judge knows."""
+        positional = [a for a, _ in args if a.keyword is None and not a.star]
+        count: int | str | None = None
+        if name.rsplit(".", 1)[-1] == "index_select":
+            dims = positional[:1] if method else positional[1:2]
+            if dims and int_value(dims[0].value) == 0:
+                count = "<any>"
+        elif positional:
+            shape = positional[0].value
+            first = (
+                shape.elements[0].value
+                if isinstance(shape, (cst.Tuple, cst.List)) and shape.elements
+                else shape
+            )
+            if int_value(first) == 0:
+                count = 0
+        if count is None:
+            return None
+        note = f"{name} (can have no rows)"
+        effect = ("empty_rows_methods" if method else "empty_rows", name)
+        step = self.step(frame, None, "source", Op(OpKind.ROWS, count), note, effect)
+        return Val([Trace(None, (step,))])
 
     def call_at_least_one(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -646,6 +675,10 @@ class TorchModel:
     ) -> Val | None:
         """``recv.method(args)``: its row of the signature table decides the effect; a method
         in no row (or a row that does not apply) gives the receiver's lengths, opaque."""
+        if method in self.names.get("empty_rows_methods", ()):
+            rows = self.empty_rows_call(frame, node, method, args, method=True)
+            if rows is not None:
+                return rows
         sig = self.library.methods.get(method)
         target = node.func.value if isinstance(node.func, cst.Attribute) else None
         if sig is not None:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from zerolint.dataflow.frames import CallSite, Frame, FuncKey
 
 MAX_TRACES = 64
-LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO})
+LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO, OpKind.ROWS})
 
 
 # --------------------------------------------------------------------------- values
@@ -373,3 +373,9 @@ def is_object_read(trace: Trace) -> bool:
 def holds_sink(val: Val) -> bool:
     # A lambda may call a sink: its name is worth looking for in other files too.
     return any(isinstance(r, (SinkRef, LambdaRef)) for r in val.refs)
+
+
+def without_row_counts(traces: Iterable[Trace]) -> frozenset[Trace]:
+    """The traces that do not start at a row count: where a value's rows come from
+    something else (a broadcast with another tensor, a write into a buffer)."""
+    return frozenset(t for t in traces if not (t.steps and t.steps[0].op.kind == OpKind.ROWS))

@@ -1,0 +1,73 @@
+"""Every shipped rule's declared predicate is what the zero-length probe measured.
+
+docs/probe-report.json holds, per probed kernel, the predicate the probe inferred from its
+outcomes (``kernels[].predicates.plain``). A rule's ``[predicate]`` must be one clause of a
+measured fault of the kernel it names, and every build its ``fixed-in`` lists must have
+been measured tolerating every case; a rule whose predicate no measurement backs fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from zerolint.hazards import EveryRowZero, NoRows, Predicate
+from zerolint.rules import load_rules
+
+REPORT = json.loads((Path(__file__).parent.parent / "docs/probe-report.json").read_text())
+KERNELS = {k["name"]: k for k in REPORT["kernels"]}
+# The probe's kernel entries for each DeepGEMM build of the scheduler (the rule's sink).
+SCHEDULER_BUILDS = {
+    "DeepGEMM 2.5.0": "deep_gemm_2_5_0_metadata",
+    "DeepGEMM 2.6.1": "deep_gemm_2_6_1_scheduler",
+    "DeepGEMM 2.8.1": "deep_gemm_2_8_1_scheduler",
+}
+
+
+def clause(predicate: Predicate) -> str:
+    """The probe's wording of the fault a predicate states."""
+    if isinstance(predicate, EveryRowZero):
+        return f"every row 0 and B % {predicate.batch_multiple} == 0"
+    if isinstance(predicate, NoRows):
+        return "B == 0"
+    raise AssertionError(f"no probe wording for {predicate.KIND}")
+
+
+def clauses(fault: str) -> set[str]:
+    return {c.strip().strip("()") for c in re.split(r"\bor\b(?![^(]*\))", fault)}
+
+
+SCHEDULER_RULES = [
+    r for r in load_rules() if r.sinks[0].function == "get_paged_mqa_logits_metadata"
+]
+
+
+@pytest.mark.parametrize("rule", SCHEDULER_RULES, ids=lambda r: r.code)
+def test_the_declared_predicate_is_a_measured_fault(rule) -> None:
+    measured = [
+        name
+        for build, name in SCHEDULER_BUILDS.items()
+        if clause(rule.predicate) in clauses(KERNELS[name]["predicates"]["plain"].get("fault", ""))
+    ]
+    assert measured, f"{rule.code}: no probed build faults on {clause(rule.predicate)}"
+    # Under memcheck too: the same predicate, not a different failure.
+    for name in measured:
+        memcheck = KERNELS[name]["predicates"]["memcheck"].get("fault", "")
+        assert clause(rule.predicate) in clauses(memcheck)
+
+
+@pytest.mark.parametrize("rule", SCHEDULER_RULES, ids=lambda r: r.code)
+def test_fixed_in_builds_were_measured_tolerating_every_case(rule) -> None:
+    for build in rule.fixed_in:
+        name = SCHEDULER_BUILDS.get(build)
+        if name is None:
+            continue  # a build outside the probe (documented in docs/hazards/)
+        assert KERNELS[name]["predicates"]["plain"] == {"all": "ok"}, build
+
+
+def test_the_rules_cover_both_measured_faults_of_the_2_6_1_header() -> None:
+    fault = KERNELS["deep_gemm_2_6_1_scheduler"]["predicates"]["plain"]["fault"]
+    assert clauses(fault) == {clause(r.predicate) for r in SCHEDULER_RULES}

@@ -1,0 +1,106 @@
+"""Path conditions: what a dominating ``if`` test, early exit or ``assert`` says about a path.
+
+An atom is ``(subject, op, k)``: a scalar symbol (``num_decodes``) or the rows of a tensor
+(``("#rows", key)``: ``x.numel()``, ``len(x)``, ``x.shape[0]``, ``x.size(0)``) compared with
+an integer. ``atoms(test, True)`` holds in the body of ``if test:``; ``atoms(test, False)``
+after it when the body always exits. Only conjunctions are kept (``a and b`` when true,
+``a or b`` when false); anything else says nothing, which is never unsound: a path with
+fewer conditions can only be judged less safe.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from zerolint.dataflow.syntax import dotted, int_value
+
+ROWS = "#rows"
+_NEGATE = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!=", "!=": "=="}
+_MIRROR = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "==": "==", "!=": "!="}
+_OPS = {
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+}
+
+Subject = tuple[str, str]  # ("sym", name) or (ROWS, key of the tensor)
+Atom = tuple[Subject, str, int]
+
+
+def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
+    """The conditions that hold where ``test`` is ``positive``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return atoms(test.expression, not positive)
+    if isinstance(test, cst.BooleanOperation):
+        conj = isinstance(test.operator, cst.And)
+        if conj == positive:  # a and b is true / a or b is false: both hold
+            return atoms(test.left, positive) + atoms(test.right, positive)
+        return []
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        op = _OPS.get(type(target.operator))
+        if op is None:
+            return []
+        left, right = test.left, target.comparator
+        k, subject = int_value(right), _subject(left)
+        if k is None or subject is None:
+            k, subject, op = int_value(left), _subject(right), _MIRROR[op]
+        if k is None or subject is None:
+            return []
+        return [(subject, op if positive else _NEGATE[op], k)]
+    subject = _subject(test)
+    if subject is not None and (subject[0] == ROWS or isinstance(test, (cst.Name, cst.Attribute))):
+        return [(subject, "!=" if positive else "==", 0)]
+    return []
+
+
+def _subject(node: cst.BaseExpression) -> Subject | None:
+    """A scalar name, or the row count of a named tensor."""
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        name = dotted(node)
+        return ("sym", name) if name is not None else None
+    if isinstance(node, cst.Call):
+        func, args = node.func, node.args
+        if isinstance(func, cst.Name) and func.value == "len" and len(args) == 1:
+            key = dotted(args[0].value)
+            return (ROWS, key) if key is not None else None
+        if isinstance(func, cst.Attribute):
+            key = dotted(func.value)
+            if key is None:
+                return None
+            method = func.attr.value
+            if method == "numel" and not args:
+                return (ROWS, key)
+            if method in ("size", "shape") and len(args) == 1 and int_value(args[0].value) == 0:
+                return (ROWS, key)
+        return None
+    if (
+        isinstance(node, cst.Subscript)
+        and isinstance(node.value, cst.Attribute)
+        and node.value.attr.value == "shape"
+        and len(node.slice) == 1
+    ):
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and int_value(index.value) == 0:
+            key = dotted(node.value.value)
+            return (ROWS, key) if key is not None else None
+    return None
+
+
+def text(name: str, op: str, k: int) -> str:
+    """The guard op's argument, as the judge reads it back (``smt.parse_guard``)."""
+    return f"{name} {op} {k}"
+
+
+def holds(op: str, value: int, k: int) -> bool:
+    return {
+        ">": value > k,
+        ">=": value >= k,
+        "<": value < k,
+        "<=": value <= k,
+        "==": value == k,
+        "!=": value != k,
+    }[op]
