@@ -530,11 +530,10 @@ class Expressions:
         lv = int_value(left_node)
         if name == "Subtract":
             return self.subtract(frame, left, right, left_node, right_node, "-")
-        if name in ("Add", "Subtract"):
-            sign = 1 if name == "Add" else -1
+        if name == "Add":
             if left.traces and rv is not None:
-                return self.extend(frame, left, Op(OpKind.ADD, sign * rv))
-            if right.traces and lv is not None and name == "Add":
+                return self.extend(frame, left, Op(OpKind.ADD, rv))
+            if right.traces and lv is not None:
                 return self.extend(frame, right, Op(OpKind.ADD, lv))
         if name == "Multiply":
             scope = frame.key.node
