@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -282,44 +284,61 @@ def is_mask(node: cst.BaseExpression | None, scope: cst.CSTNode | None, depth: i
     return False
 
 
-_ASSIGNED: dict[tuple[int, str], tuple[cst.CSTNode, list[cst.BaseExpression]]] = {}
+_BINDINGS: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]], set[str]]] = {}
 
 
 def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
-    cached = _ASSIGNED.get((id(scope), name))
-    if cached is not None and cached[0] is scope:
-        return cached[1]
-    if len(_ASSIGNED) > 4096:
-        _ASSIGNED.clear()
-    values = _scan_assigned(scope, name)
-    _ASSIGNED[(id(scope), name)] = (scope, values)
-    return values
+    """Every value ``name`` is bound to by a plain assignment anywhere in ``scope``; a name
+    bound any other way there (a parameter, also of a nested function or lambda, or an
+    augmented assignment) gives ``[]``."""
+    cached = _BINDINGS.get(id(scope))
+    if cached is None or cached[0] is not scope:
+        if len(_BINDINGS) > 1024:
+            _BINDINGS.clear()
+        cached = _BINDINGS[id(scope)] = (scope, *_scan_bindings(scope))
+    _, assigned, other = cached
+    return [] if name in other else assigned.get(name, [])
 
 
-def _scan_assigned(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
-    """Every value ``name`` is bound to by a plain assignment in ``scope``; a name bound any
-    other way (a parameter, a loop, an augmented assignment) gives ``[]``."""
-    found: list[cst.BaseExpression] = []
-    other = False
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
+def _scan_bindings(scope: cst.CSTNode) -> tuple[dict[str, list[cst.BaseExpression]], set[str]]:
+    """One walk of ``scope``: the values of each name's plain assignments, and the names
+    bound otherwise. A plain walk of the nodes' fields, not a CSTVisitor: that rebuilds
+    every node it passes and costs ten times as much on a large function."""
+    assigned: dict[str, list[cst.BaseExpression]] = {}
+    other: set[str] = set()
+    for node in walk(scope):
+        if isinstance(node, cst.Assign):
             for t in node.targets:
-                if isinstance(t.target, cst.Name) and t.target.value == name:
-                    found.append(node.value)
+                if isinstance(t.target, cst.Name):
+                    assigned.setdefault(t.target.value, []).append(node.value)
+        elif isinstance(node, cst.AugAssign):
+            if isinstance(node.target, cst.Name):
+                other.add(node.target.value)
+        elif isinstance(node, cst.Param):
+            other.add(node.name.value)
+    return assigned, other
 
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            nonlocal other
-            if isinstance(node.target, cst.Name) and node.target.value == name:
-                other = True
 
-        def visit_Param(self, node: cst.Param) -> None:
-            nonlocal other
-            if node.name.value == name:
-                other = True
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
-    scope.visit(_Visitor())
-    return [] if other else found
+
+def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``root`` and every node below it, in no particular order (whitespace nodes left out)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        names = _CHILD_FIELDS.get(type(node))
+        if names is None:
+            names = _CHILD_FIELDS[type(node)] = tuple(
+                f.name for f in dataclasses.fields(node) if "whitespace" not in f.name
+            )
+        for name in names:
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
 
 
 # Views that cover every element of what they view (a slice does not).
