@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from zerolint import paths
 from zerolint.atomic import atomic_write_bytes
 from zerolint.model import Diagnostic, Finding, Flow, Op, Report, Step, Verdict
 
@@ -181,6 +182,8 @@ class ResultCache:
         self._results: dict[str, dict[str, Any]] = {}
         self._touched: set[str] = set()  # keys whose files/results this run wrote
         self._current: dict[str, str | None] = {}  # digests read this run, by key
+        self._keys: dict[str, str] = {}  # path as given -> key (the folder does not change)
+        self._cwd = paths.current_folder()
         self._key = machine_key(key_file) if enabled else None
         self.enabled = enabled and self._key is not None
         if self.enabled:
@@ -196,7 +199,7 @@ class ResultCache:
 
         Raises ``OSError`` when the file cannot be read, as reading it would.
         """
-        path = Path(path)
+        path = path if isinstance(path, Path) else Path(path)
         key = self._key_of(path)
         stat = self._stat(path)
         found = FileLookup(path, key, None, stat, _started_ns=self._started_ns)
@@ -241,7 +244,7 @@ class ResultCache:
 
     def key_of(self, path: str | os.PathLike[str]) -> str:
         """How the cache names ``path``: relative to the root, else absolute; ``/``-separated."""
-        return self._key_of(Path(path))
+        return self._key_of(path)
 
     def save(self) -> bool:
         """Write the bucket if this run changed it; False if it could not be written."""
@@ -288,8 +291,15 @@ class ResultCache:
             return self._current[key] is not None
         return os.path.exists(key if os.path.isabs(key) else self.root / key)
 
-    def _key_of(self, path: Path) -> str:
-        absolute = os.path.abspath(path)
+    def _key_of(self, path: str | os.PathLike[str]) -> str:
+        name = os.fspath(path)
+        key = self._keys.get(name)
+        if key is None:
+            key = self._keys[name] = self._compute_key(name)
+        return key
+
+    def _compute_key(self, path: str) -> str:
+        absolute = paths.absolute(path, self._cwd)
         if absolute.startswith(self._prefix):
             relative = absolute[len(self._prefix) :]
         else:

@@ -29,7 +29,7 @@ from zerolint.cache import (
     relocated,
 )
 from zerolint.config import ConfigError, Settings
-from zerolint.discovery import discover
+from zerolint.discovery import Discovered, discover
 from zerolint.model import Diagnostic, Report
 from zerolint.paths import display_path, module_names
 
@@ -208,6 +208,7 @@ class SettingsFor:
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
         self._made: dict[int, Settings] = {}
+        self._by_folder: dict[str, Settings] = {}  # a folder as named -> its settings
         check_selectors(codes(args.select) | codes(args.ignore), settings=self._here())
 
     def _here(self) -> Settings | None:
@@ -217,16 +218,21 @@ class SettingsFor:
         except ConfigError:
             return None  # reported, with its file, when a checked folder needs it
 
-    def __call__(self, folder: Path) -> Settings:
+    def __call__(self, folder: str | os.PathLike[str]) -> Settings:
         from zerolint.cli import UsageError
 
+        name = os.fspath(folder)
+        made = self._by_folder.get(name)
+        if made is not None:
+            return made
         try:
-            base = self.resolver.for_dir(folder)
+            base = self.resolver.for_dir(Path(name))
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
         made = self._made.get(id(base))
         if made is None:
             made = self._made[id(base)] = self._with_options(base)
+        self._by_folder[name] = made
         return made
 
     def _with_options(self, base: Settings) -> Settings:
@@ -394,7 +400,7 @@ class Run:
         warn_empty_folders(self.paths, found.files)
         groups: dict[int, tuple[Settings, list[Path]]] = {}
         for path in found.files:
-            settings = self.settings_at(path.parent)
+            settings = self.settings_at(os.path.dirname(path))
             groups.setdefault(id(settings), (settings, []))[1].append(path)
         report = Report(diagnostics=diagnostics)
         from zerolint.suppression import UNUSED
@@ -407,6 +413,7 @@ class Run:
             part = lint(
                 files,
                 settings,
+                discovered=True,
                 use_cache=use_cache and not wanted,
                 progress=progress,
                 timings=timings,
@@ -623,15 +630,20 @@ def lint(
     timings: dict[str, float] | None = None,
     jobs: int = 0,
     analysed: dict[str, str] | None = None,
+    discovered: bool = False,
 ) -> Report:
     """Check ``paths``: from the cache when every file is unchanged, else by analysis.
 
     ``timings``, when given, receives the seconds each phase took; ``analysed`` the digest
     of the bytes analysed of each file read (by shown path), which ``--fix`` compares
-    before it edits."""
+    before it edits. ``discovered``: ``paths`` are the files a discovery just found (in its
+    order, each a regular file, excludes applied), not to be looked for again."""
     timings = {} if timings is None else timings
     clock = time.perf_counter()
-    found = discover(paths, settings.exclude, settings.root, force_exclude=force_exclude)
+    if discovered:
+        found = Discovered(files=list(paths))
+    else:
+        found = discover(paths, settings.exclude, settings.root, force_exclude=force_exclude)
     timings["discover"] = time.perf_counter() - clock
     root = settings.root or Path.cwd()
     cache = (
@@ -724,10 +736,15 @@ def report_from_cache(
 
     Entries name files as the cache does (by root); they are shown as this run names them,
     relative to the current folder."""
-    shown = {cache.key_of(path): display_path(path) for path in files}
+    # A file is shown as this run names it; worked out only for the files a result names.
+    by_key = {lookups[path].key: path for path in files}
+    shown: dict[str, str] = {}
 
     def show(key: str) -> str:
-        return shown.get(key) or display_path(cache.root / key)
+        if key not in shown:
+            path = by_key.get(key)
+            shown[key] = display_path(path if path is not None else cache.root / key)
+        return shown[key]
 
     report = Report(diagnostics=list(diagnostics), files_checked=len(files))
     try:
@@ -767,17 +784,22 @@ def analyse(
     clock = time.perf_counter()
     pending = [f for f in files if f not in negatives]
     read = reader_for(lookups)
-    scanned = prescan(pending, settings.sink_names(), import_analyzer, jobs=jobs, read=read)
+    scan = prescan(pending, settings.sink_names(), import_analyzer, jobs=jobs, read=read)
     skip = set(negatives)
-    if scanned is not None:
-        hits, unreadable = scanned
-        skip |= set(pending) - hits - unreadable
+    if scan is not None:
+        skip |= set(pending) - scan.hits - scan.bad
     timings["prescan"] = time.perf_counter() - clock
     from zerolint.engine import Engine
 
     engine = Engine(settings)
-    with Progress(len(files), enabled=progress) as bar:
-        outcome = engine.run(files, skip=skip, on_file=lambda done, total: bar.advance(), read=read)
+    try:
+        with Progress(len(files), enabled=progress) as bar:
+            outcome = engine.run(
+                files, skip=skip, on_file=lambda done, total: bar.advance(), read=read, scan=scan
+            )
+    finally:
+        if scan is not None:
+            scan.close()
     timings.update(engine.stats)
     report = outcome.report
     report.diagnostics = list(diagnostics) + report.diagnostics

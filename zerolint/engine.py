@@ -22,6 +22,7 @@ from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit,
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
 from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
+from zerolint.prescan import Scan
 from zerolint.project import ModuleInfo, Project
 from zerolint.rules import Rule, SinkSpec
 
@@ -130,14 +131,18 @@ class Engine:
         overrides: dict[Path, str] | None = None,
         read: Callable[[Path], bytes] | None = None,
         project: Project | None = None,
+        scan: Scan | None = None,
     ) -> Outcome:
         """Analyse ``files``. Files in ``skip`` are known (from the cache) not to mention any
         sink name, and are not read unless the set of names grows. ``read`` gives a file's
         bytes (the cache passes the bytes it hashed). ``project``, when given, is an index
         of ``files`` kept from an earlier run (the language server's): its texts and parsed
         modules are reused, and only what ``Project.set_text`` changed is read or parsed
-        again."""
+        again. ``scan``, when given, is the prescan's child: it holds the files' texts and
+        answers the analysis's searches of the whole tree."""
         project = project if project is not None else Project(files, read=read)
+        if scan is not None:
+            project.search_with(scan.containing, scan.covered())
         for path, text in (overrides or {}).items():
             project.set_text(path, text)
         outcome = Outcome(report=Report(files_checked=len(files)), display={})

@@ -23,9 +23,14 @@ def display_path(path: Path) -> str:
     return shown.replace(os.sep, "/")
 
 
-def module_name_for(path: Path, package_of: Callable[[str], str] | None = None) -> str:
-    """The dotted module name of a file: its folders up to the first that is no package."""
-    folder, name = os.path.split(os.path.abspath(path))
+def module_name_for(
+    path: str | os.PathLike[str],
+    package_of: Callable[[str], str] | None = None,
+    cwd: str | None = None,
+) -> str:
+    """The dotted module name of a file: its folders up to the first that is no package.
+    ``cwd``, when given, is the current folder (asked of the system once, not per file)."""
+    folder, name = os.path.split(absolute(path, cwd))
     stem = name.rsplit(".", 1)[0]
     prefix = (package_of or package_name)(folder)
     if stem == "__init__":
@@ -52,4 +57,27 @@ def package_name(folder: str, known: dict[str, str] | None = None) -> str:
 def module_names(files: list[Path]) -> dict[Path, str]:
     """Every file's module name, one ``__init__.py`` check per folder."""
     packages: dict[str, str] = {}
-    return {f: module_name_for(f, lambda folder: package_name(folder, packages)) for f in files}
+    cwd = current_folder()
+
+    def package_of(folder: str) -> str:
+        return package_name(folder, packages)
+
+    return {f: module_name_for(f, package_of, cwd) for f in files}
+
+
+def absolute(path: str | os.PathLike[str], cwd: str | None = None) -> str:
+    """``os.path.abspath(path)``, with the current folder ``cwd`` when it is known (asking
+    the system for it is most of what abspath costs)."""
+    if cwd is None:
+        return os.path.abspath(path)
+    path = os.fspath(path)
+    return os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path))
+
+
+def current_folder() -> str | None:
+    """The current folder; None if it is gone (``absolute`` then asks for each path, and
+    fails as abspath does, only for a relative one)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None

@@ -338,6 +338,9 @@ class Project:
         self.diagnostics: dict[Path, Diagnostic] = {}
         # text -> the files whose source contains it, in file order (see files_containing).
         self._containing: dict[str, list[Path]] = {}
+        # Who else can answer those searches (the prescan's child), and for which files.
+        self._search: Callable[[str], set[Path] | None] | None = None
+        self._searched: set[Path] = set()
         for f in self.files:
             # First file wins; names are unique within a well-formed tree.
             self.by_name.setdefault(self.name_of[f], f)
@@ -371,6 +374,7 @@ class Project:
             self._texts[path] = text
         self._modules.pop(path, None)
         self.diagnostics.pop(path, None)
+        self._searched.discard(path)
         if self._containing:
             source = self.text(path) or ""
             order = {p: i for i, p in enumerate(self.files)}
@@ -390,9 +394,24 @@ class Project:
         scan of a large tree costs tens of milliseconds, and kept current by set_text."""
         found = self._containing.get(needle)
         if found is None:
-            found = [p for p in self.files if needle in (self.text(p) or "")]
+            known = self._search(needle) if self._search is not None else None
+            if known is None:
+                found = [p for p in self.files if needle in (self.text(p) or "")]
+            else:
+                searched = self._searched
+                found = [
+                    p
+                    for p in self.files
+                    if (p in known if p in searched else needle in (self.text(p) or ""))
+                ]
             self._containing[needle] = found
         return found
+
+    def search_with(self, search: Callable[[str], set[Path] | None], paths: set[Path]) -> None:
+        """Let ``search`` answer ``files_containing`` for ``paths`` (whose texts it holds as
+        this project would read them); None from it means: look yourself."""
+        self._search = search
+        self._searched = set(paths) & set(self.files)
 
     def module_at(self, path: Path) -> ModuleInfo | None:
         if path in self._modules:

@@ -54,13 +54,18 @@ class RuleMeta:
     name: str
     summary: str
     doc: str = ""
-    help_uri: str = ""
+    help_uri: str | None = None  # None: the installed distribution's (``uri()``)
     fixable: bool = False
     # For code scanning: how sure a result is (SARIF's precision), how bad (problem.severity)
     # and what it is about (tags).
     precision: str = "high"
     severity: str = "error"
     tags: tuple[str, ...] = ()
+
+    def uri(self) -> str:
+        """Where the documentation is on the web (worked out only when a format asks:
+        reading the distribution's metadata costs more than a cached run)."""
+        return help_uri(self.code) if self.help_uri is None else self.help_uri
 
 
 def rule_metadata(rules: Iterable[Rule]) -> dict[str, RuleMeta]:
@@ -71,7 +76,6 @@ def rule_metadata(rules: Iterable[Rule]) -> dict[str, RuleMeta]:
             name=rule.name,
             summary=rule.summary,
             doc=rule.doc,
-            help_uri=help_uri(rule.code),
             fixable=bool(rule.fix),
             # Every result comes with a path, and Z3 either gives a witness or says why not.
             precision="high",
@@ -92,7 +96,6 @@ def code_metadata() -> dict[str, RuleMeta]:
             name=c.name,
             summary=c.summary,
             doc=c.doc,
-            help_uri=help_uri(c.code),
             precision="very-high",
             severity="recommendation" if c.opt_in else "warning",
             tags=("maintainability",) if c.opt_in else ("tool-execution",),

@@ -104,8 +104,8 @@ def _descriptor(code: str, meta: RuleMeta | None) -> dict[str, Any]:
     }
     if meta.doc:
         descriptor["help"] = {"text": meta.doc, "markdown": meta.doc}
-    if meta.help_uri:
-        descriptor["helpUri"] = meta.help_uri
+    if meta.uri():
+        descriptor["helpUri"] = meta.uri()
     # What GitHub code scanning reads: tags to filter by, precision and severity to rank.
     descriptor["properties"] = {
         "tags": list(meta.tags),

@@ -1,0 +1,112 @@
+"""The prescan's child: which files mention a sink, and, while it stays, which files hold a
+text. Its answers must be exactly what the analysis would find by reading the files itself
+(``Project.files_containing``), whatever the files hold: a BOM, another declared encoding,
+a NUL byte, an override of the text."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from zerolint.prescan import MIN_FILES, prescan
+from zerolint.project import Project
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the prescan forks")
+
+NEEDLES = [
+    "sink_fn",
+    "Base",
+    "Base(",
+    "Child(",
+    "GrandChild(",
+    "Elsewhere(",
+    "Latin(",
+    "nowhere at all",
+    "café(",
+    "x\ufeffy",
+]
+
+
+def tree(tmp_path: Path) -> list[Path]:
+    """MIN_FILES plain modules, and a few that test the edges."""
+    files = []
+    for i in range(MIN_FILES):
+        body = f"def f{i}():\n    return {i}\n"
+        if i % 50 == 0:
+            body += "sink_fn(x)\n"
+        if i == 7:
+            body += "class Base:\n    pass\n\nclass Child(Base):\n    pass\n"
+        if i == 120:
+            body += "class GrandChild(Child):\n    pass\n\nv = GrandChild()\n"
+        if i == 150:
+            body += "w = Base()\nz = Child()\n"
+        path = tmp_path / f"m{i:03d}.py"
+        path.write_text(body)
+        files.append(path)
+    special = {
+        "bom.py": "\ufeffclass Elsewhere:\n    pass\nElsewhere()\n".encode(),
+        "latin.py": "# -*- coding: latin-1 -*-\nLatin()  # caf\xe9\n".encode("latin-1"),
+        "nul.py": b"Base(\x00)\n",
+        "utf8.py": "caf\u00e9(1)\nsink_fn(caf\u00e9)\n".encode(),
+    }
+    for name, data in special.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        files.append(path)
+    return sorted(files)
+
+
+def test_hits_bad_and_every_answer_match_reading_the_files(tmp_path: Path) -> None:
+    files = tree(tmp_path)
+    scan = prescan(files, {"sink_fn"}, lambda: None, jobs=2)
+    assert scan is not None
+    try:
+        reference = Project(files)
+        texts = {p: reference.text(p) for p in files}
+        assert scan.bad == {tmp_path / "latin.py", tmp_path / "nul.py"}
+        assert scan.hits == {p for p, t in texts.items() if t and "sink_fn" in t} - scan.bad
+        for needle in NEEDLES:
+            answer = scan.containing(needle)
+            if "\ufeff" in needle:
+                assert answer is None  # a BOM is in the bytes, not in the text
+                continue
+            assert answer == {p for p in scan.covered() if needle in (texts[p] or "")}, needle
+    finally:
+        scan.close()
+    assert scan.containing("Base") is None  # gone: the caller looks itself
+
+
+def test_a_project_asking_the_child_finds_what_one_reading_finds(tmp_path: Path) -> None:
+    files = tree(tmp_path)
+    overridden = tmp_path / "m003.py"
+    scan = prescan(files, {"sink_fn"}, lambda: None, jobs=2)
+    assert scan is not None
+    try:
+        asking, reading = Project(files), Project(files)
+        asking.search_with(scan.containing, scan.covered())
+        for project in (asking, reading):
+            project.set_text(overridden, "class Child2(Base):\n    Base()\n")
+        answered = [n for n in NEEDLES if "\ufeff" not in n] + ["Child2("]
+        for needle in answered:
+            assert asking.files_containing(needle) == reading.files_containing(needle), needle
+        # The child's files are not read for those answers (it holds their texts) ...
+        assert tmp_path / "m010.py" not in asking._texts
+        # ... but they are for a text it does not take.
+        assert asking.files_containing("x\ufeffy") == reading.files_containing("x\ufeffy")
+        assert tmp_path / "m010.py" in asking._texts
+    finally:
+        scan.close()
+
+
+def test_a_failing_caller_leaves_no_child_behind(tmp_path: Path) -> None:
+    files = tree(tmp_path)
+
+    def fail() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        prescan(files, {"sink_fn"}, fail, jobs=2)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # reaped: no child of this process is left
