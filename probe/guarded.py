@@ -11,6 +11,9 @@ Each ``run(case)`` checks, on the GPU, what issue #15 asks of a guard:
 - ``graph_identical``: the guarded call captured in a CUDA graph, its outputs overwritten
   with NaN, then replayed, gives exactly the eager guarded outputs.
 
+Each row also records ``guard_path``, the path the guard took (``runtime_guard.guard_path``):
+for Triton MLA ``"stage2"`` is the guard's own second stage, ``"mask"`` the fallback.
+
 A failed check is listed in ``wrong_rows`` (the probe's "wrong" outcome); NaN/Inf in the
 guarded outputs is the probe's "nan_inf" outcome, a fault or memcheck error its "fault".
 """
@@ -68,6 +71,10 @@ class _GuardedAttention:
 
     torch: Any
 
+    def guard(self) -> Any:
+        """The guarded function under test."""
+        raise NotImplementedError
+
     def plain(self, inputs: Row) -> tuple[Any, Any]:
         raise NotImplementedError
 
@@ -83,11 +90,14 @@ class _GuardedAttention:
         return None
 
     def run(self, case: Case) -> Row:
+        from runtime_guard import guard_path
+
         torch = self.torch
         inputs = self.make(case.lens)  # type: ignore[attr-defined]
         out, lse = self.guarded(inputs)
         _sync()
         row: Row = {
+            "guard_path": guard_path(self.guard()),
             "out_shape": list(out.shape),
             "out_nonfinite": nonfinite_rows(out),
             "lse_nonfinite": nonfinite_rows(lse),
@@ -131,6 +141,9 @@ class GuardedTritonMla(_GuardedAttention, TritonMlaDecode):
         from runtime_guard.attention import guard_triton_mla_decode
 
         self.guarded_fwd = guard_triton_mla_decode(self.fwd)
+
+    def guard(self) -> Any:
+        return self.guarded_fwd
 
     def _buffers(self, inputs: Row) -> Row:
         torch = self.torch
@@ -187,6 +200,9 @@ class GuardedFlashMla(_GuardedAttention, FlashMlaDense):
         from runtime_guard.attention import guard_flash_mla_with_kvcache
 
         self.guarded_fn = guard_flash_mla_with_kvcache(self.module.flash_mla_with_kvcache)
+
+    def guard(self) -> Any:
+        return self.guarded_fn
 
     def _launch(self, fn: Any, inputs: Row, meta: Any) -> tuple[Any, Any]:
         q = inputs["q"].unsqueeze(1)
@@ -285,12 +301,18 @@ class GuardedDeepGemmLogits:
         )
 
     def run(self, case: Case) -> Row:
+        import runtime_guard
+
         torch = self.torch
         x = self.make(case)
         logits = self._launch(self.guarded_fn, x)
         _sync()
         valid = torch.where(x["mask"], logits, torch.zeros_like(logits))
-        row: Row = {"out_shape": list(logits.shape), "out_nonfinite": nonfinite_rows(valid)}
+        row: Row = {
+            "guard_path": runtime_guard.guard_path(self.guarded_fn),
+            "out_shape": list(logits.shape),
+            "out_nonfinite": nonfinite_rows(valid),
+        }
         checks: dict[str, bool] = {}
         if case.batch:
             plain = self._launch(self.fn, x)

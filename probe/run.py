@@ -204,14 +204,14 @@ def merge(earlier: Row, now: Row) -> Row:
     order = [k.name for k in KERNELS]
     kernels = {k["name"]: k for k in earlier["kernels"]}
     ran_now = [k["name"] for k in now["kernels"]]
-    for kernel in now["kernels"]:
-        kernel["run"] = len(earlier.get("runs", [])) + 1
-        kernels[kernel["name"]] = kernel
     if now["modes"] != earlier["modes"]:
         raise SystemExit(f"error: --merge: modes {now['modes']} differ from {earlier['modes']}")
     runs = earlier.get("runs") or [
         {key: earlier[key] for key in ("command", "started_utc", "environment", "wall_seconds")}
     ]
+    for kernel in now["kernels"]:
+        kernel["run"] = len(runs)  # the index of this run in ``runs`` below
+        kernels[kernel["name"]] = kernel
     merged = dict(earlier)
     merged["kernels"] = [kernels[name] for name in order if name in kernels]
     merged["runs"] = [

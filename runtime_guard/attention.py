@@ -3,28 +3,39 @@
 Each sanitizer is the one the probe showed correct for its kernel (docs/zero-length-probe.md):
 
 - vLLM's Triton MLA ``decode_attention_fwd`` writes NaN into exactly the rows whose length is
-  0 and -inf into their LSE; every other row is exact. The guard runs the kernel, then writes
-  the empty row's identity (output 0) into those rows of the caller's ``o`` buffer, in place.
-  It does not clamp the length to 1: a clamped row would attend to whatever its page 0 slot
+  0 and -inf into their LSE; every other row is exact. The NaN is its second stage's division
+  of an empty sum by 0. Where vLLM's module is the one verified on the GPU
+  (``triton_decode_structure``), the guard runs vLLM's first stage and then, instead of
+  vLLM's second stage, its own (``runtime_guard.empty_rows.merge_splits``), which writes
+  output 0 and LSE -inf into the rows of length 0 and the same bits as vLLM's everywhere
+  else: the guarded call launches as many kernels as the unguarded one, so a CUDA graph gets
+  no extra node (path ``"stage2"``). Elsewhere it runs the kernel, then writes 0 into those
+  rows of the caller's ``o``, in place (path ``"mask"``: a comparison and a ``masked_fill_``).
+  It never clamps the length to 1: a clamped row would attend to whatever its page 0 slot
   holds, which may be NaN, and would then still need masking.
 - FlashMLA's dense ``flash_mla_with_kvcache`` (bf16) writes output 0 but LSE +inf for a row of
-  length 0, and refuses B = 0 on the host. The guard writes -inf into those rows' LSE and, for
-  an empty batch, returns empty outputs of the kernel's shapes and dtypes without calling it.
+  length 0, and refuses B = 0 on the host. The guard writes -inf into those rows' LSE (one
+  Triton kernel, path ``"lse-kernel"``, or a comparison and a ``masked_fill_`` where Triton
+  cannot be imported or the tensors are not on a GPU, path ``"mask"``) and, for an empty
+  batch, returns empty outputs of the kernel's shapes and dtypes without calling it. The
+  output needs nothing: the kernel writes 0 there itself (``FLASHMLA_ZERO_ROWS_MEASURED``).
 - DeepGEMM's ``fp8_paged_mqa_logits`` (and ``fp8_fp4_paged_mqa_logits``) refuse B = 0 with a
   launch error: the guard returns the empty ``(0, max_context_len)`` float32 logits instead.
 
-Every decision is taken on shapes (host metadata), never on device values, and the masking is
-one comparison and one ``masked_fill_`` on the device: no host synchronisation, nothing that
-breaks CUDA-graph capture, and a captured replay keeps the caller's addresses. Non-zero rows
-are never written by a guard, so they stay bit-identical to the kernel's. torch is imported
-inside the functions only.
+Every decision is taken on shapes (host metadata), never on device values, and whatever a
+guard writes is decided per row on the device: no host synchronisation, nothing that breaks
+CUDA-graph capture, and a captured replay keeps the caller's addresses. Non-zero rows are
+never written by a mask, and the own second stage computes them as vLLM's does, so they stay
+bit-identical to the kernel's. Each guard logs at INFO which path it takes, and
+``runtime_guard.guard_path(guard)`` says it. torch is imported inside the functions only,
+Triton only by ``runtime_guard.empty_rows``, when a guard needs it.
 """
 
 from __future__ import annotations
 
 import functools
 
-from runtime_guard.clamp import _ORIGINAL_ATTR, _require_torch, is_guarded
+from runtime_guard.clamp import _ORIGINAL_ATTR, _PATH_ATTR, _require_torch, is_guarded, log
 
 TYPE_CHECKING = False  # not typing's: see clamp.py
 if TYPE_CHECKING:
@@ -65,24 +76,134 @@ def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], index: int, name: str) -
     return kwargs.get(name, _MISSING)
 
 
-def _wrap(fn: Any, guarded: Any) -> Any:
+def _wrap(fn: Any, guarded: Any, path: str) -> Any:
     functools.update_wrapper(guarded, fn)
     setattr(guarded, _ORIGINAL_ATTR, fn)
+    setattr(guarded, _PATH_ATTR, path)
     return guarded
+
+
+def _empty_rows_kernels() -> tuple[Any, str]:
+    """``runtime_guard.empty_rows`` (which imports Triton), or None and why not."""
+    try:
+        import importlib
+
+        return importlib.import_module("runtime_guard.empty_rows"), ""
+    except Exception as error:  # noqa: BLE001 - ImportError, or a Triton broken on import
+        return None, f"Triton cannot be imported ({type(error).__name__}: {error})"
+
+
+# -- vLLM's Triton MLA decode -------------------------------------------------------------------
+
+TRITON_DECODE_REPLACED = (
+    "decode_attention_fwd",
+    "decode_attention_fwd_normal",
+    "decode_attention_fwd_grouped",
+    "_decode_softmax_reducev_fwd",
+    "_fwd_kernel_stage2",
+)
+"""What the ``"stage2"`` path stands in for, in vLLM's ``triton_decode_attention`` module: the
+entry point and its two dispatchers (whose choice of first stage the guard repeats) and the
+second stage (which the guard replaces). Their source must be the verified one."""
+
+TRITON_DECODE_STAGE1 = ("_decode_att_m_fwd", "_decode_grouped_att_m_fwd")
+"""vLLM's first-stage launchers, which the guard calls as vLLM's dispatchers do."""
+
+VERIFIED_TRITON_DECODE = {
+    "1c96df226e081af63f226f7ab16dc4c86c67720e29439ba8c1c70513e02fd246": "vLLM 0.26.0",
+}
+"""sha256 of ``triton_decode_source(TRITON_DECODE_REPLACED)`` for the modules whose second
+stage the guard's own was checked against on an H200 (docs/zero-length-probe.md,
+``triton_mla_decode_guarded``: every non-zero row ``torch.equal`` to vLLM's). vLLM 0.27.1 and
+0.28.0 ship the same file as 0.26.0; 0.33.0 changed the second stage (64-bit row offsets)
+and gets the mask."""
+
+
+def triton_decode_source(namespace: dict[str, Any]) -> str:
+    """The source text of ``TRITON_DECODE_REPLACED`` in ``namespace`` (a module's globals),
+    each part headed by its name; raises LookupError naming a part that is missing and
+    OSError where a part's source cannot be read."""
+    import inspect
+
+    parts = []
+    for name in TRITON_DECODE_REPLACED:
+        obj = namespace.get(name)
+        if obj is None:
+            raise LookupError(f"the module has no {name}")
+        function = getattr(obj, "fn", obj)  # a Triton kernel keeps its Python function in .fn
+        try:
+            parts.append(f"# {name}\n{inspect.getsource(function)}")
+        except TypeError as error:
+            raise OSError(f"{name} has no readable source ({error})") from error
+    return "".join(parts)
+
+
+def triton_decode_structure(fn: Any) -> tuple[dict[str, Any] | None, str]:
+    """Whether ``fn`` (``decode_attention_fwd``) comes from a vLLM Triton decode module whose
+    structure is the verified one: ``(the first-stage launchers by name, "")`` if so, else
+    ``(None, why not)``. Decided from what the module exposes: the parts of
+    ``TRITON_DECODE_REPLACED`` with the verified source (``VERIFIED_TRITON_DECODE``), the
+    launchers of ``TRITON_DECODE_STAGE1``, and ``is_hip_`` False (a CUDA build)."""
+    import hashlib
+
+    namespace = getattr(fn, "__globals__", None)
+    if not isinstance(namespace, dict):
+        return None, "not a Python function, so its module cannot be read"
+    if namespace.get("decode_attention_fwd") is not fn:
+        return None, "its module's decode_attention_fwd is another object"
+    try:
+        source = triton_decode_source(namespace)
+    except (LookupError, OSError) as error:
+        return None, str(error)
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    if digest not in VERIFIED_TRITON_DECODE:
+        return None, f"its second stage is not the verified one (sha256 {digest[:16]}...)"
+    if namespace.get("is_hip_") is not False:
+        return None, "its module is not a CUDA build (is_hip_ is not False)"
+    launchers = {name: namespace.get(name) for name in TRITON_DECODE_STAGE1}
+    missing = [name for name, launcher in launchers.items() if not callable(launcher)]
+    if missing:
+        return None, f"the module has no {', '.join(missing)}"
+    return launchers, ""
 
 
 def guard_triton_mla_decode(fn: F) -> F:
     """Wrap vLLM's Triton ``decode_attention_fwd(q, k_buffer, v_buffer, o, lse,
     req_to_token, b_seq_len, attn_logits, num_kv_splits, sm_scale, ...)``.
 
-    After the kernel, rows of ``o`` whose ``b_seq_len`` is 0 hold 0 (the kernel left NaN
-    there; its LSE for them is already -inf, the empty row's identity, and is not touched).
-    An empty batch returns without a launch: there is nothing to write. A call whose ``o`` or
-    ``b_seq_len`` is not a tensor goes to the kernel unchanged.
+    Rows of ``o`` whose ``b_seq_len`` is 0 end up 0 and their LSE -inf (the empty row's
+    identity); every other row and LSE is what the kernel writes. Where ``fn``'s module is
+    the verified one (``triton_decode_structure``) the guard calls vLLM's first stage, then
+    its own second stage (path ``"stage2"``, no extra kernel); elsewhere the kernel, then a
+    mask of ``o`` (path ``"mask"``). An empty batch returns without a launch: there is
+    nothing to write. A call whose tensors are not tensors goes to the kernel unchanged.
     """
     if is_guarded(fn):
         return fn
     _require_torch()
+    launchers, why = triton_decode_structure(fn)
+    kernels = None
+    if launchers is not None:
+        kernels, why = _empty_rows_kernels()
+    where = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__name__', '?')}"
+    if launchers is None or kernels is None:
+        log(
+            "info",
+            "runtime_guard: %s: masking the rows of length 0 after the kernel (%s)",
+            where,
+            why,
+        )
+        return _mask_triton_mla_decode(fn)
+    log(
+        "info",
+        "runtime_guard: %s: vLLM's first stage, then the guard's own second stage, which "
+        "writes the empty row's identity (no extra kernel)",
+        where,
+    )
+    return _stage2_triton_mla_decode(fn, launchers, kernels.merge_splits)
+
+
+def _mask_triton_mla_decode(fn: F) -> F:
     import torch
 
     def guarded(*args: Any, **kwargs: Any) -> Any:
@@ -96,7 +217,57 @@ def guard_triton_mla_decode(fn: F) -> F:
         fill_empty_rows_(o, lens.reshape(-1), 0.0)
         return result
 
-    return _wrap(fn, guarded)
+    return _wrap(fn, guarded, "mask")
+
+
+def _stage2_triton_mla_decode(fn: F, launchers: dict[str, Any], merge_splits: Any) -> F:
+    """The ``"stage2"`` guard: ``fn``'s signature (checked by ``triton_decode_structure``),
+    vLLM's dispatch to its first stage, the guard's second stage."""
+    import torch
+
+    normal, grouped = (launchers[name] for name in TRITON_DECODE_STAGE1)
+
+    def guarded(
+        q: Any,
+        k_buffer: Any,
+        v_buffer: Any,
+        o: Any,
+        lse: Any,
+        req_to_token: Any,
+        b_seq_len: Any,
+        attn_logits: Any,
+        num_kv_splits: Any,
+        sm_scale: Any,
+        page_size: Any = 1,
+        logit_cap: Any = 0.0,
+        k_scale: Any = None,
+        v_scale: Any = None,
+        is_mla: Any = False,
+    ) -> Any:
+        tensors = (q, v_buffer, o, lse, b_seq_len, attn_logits)
+        if not all(isinstance(t, torch.Tensor) for t in tensors) or (
+            o.shape[0] and num_kv_splits != attn_logits.shape[2]  # vLLM's assertion says why
+        ):
+            return fn(q, k_buffer, v_buffer, o, lse, req_to_token, b_seq_len, attn_logits,
+                      num_kv_splits, sm_scale, page_size, logit_cap, k_scale, v_scale,
+                      is_mla)  # fmt: skip
+        if o.shape[0] == 0:
+            return None
+        # What vLLM's entry point does before its first stage, in the same order.
+        if k_scale is None:
+            k_scale = torch.tensor(1.0, dtype=torch.float32, device=q.device)
+        if v_scale is None:
+            v_scale = torch.tensor(1.0, dtype=torch.float32, device=q.device)
+        first = (q, k_buffer, v_buffer, attn_logits, req_to_token, b_seq_len, num_kv_splits,
+                 sm_scale, page_size, logit_cap, k_scale, v_scale)  # fmt: skip
+        if q.shape[1] // v_buffer.shape[-2] == 1:
+            normal(*first)
+        else:
+            grouped(*first, is_mla=is_mla)
+        merge_splits(attn_logits, q, o, lse, b_seq_len, num_kv_splits, v_buffer.shape[-1])
+        return None
+
+    return _wrap(fn, guarded, "stage2")
 
 
 def flash_mla_empty_outputs(
@@ -114,12 +285,22 @@ def flash_mla_empty_outputs(
     return out, lse
 
 
+FLASHMLA_ZERO_ROWS_MEASURED = "unguarded_zero_rows_out_on_nan_buffer"
+"""Why the FlashMLA guard writes no output: the probe's guarded variant records, under this
+key of each case with rows of length 0, what the unguarded dense decode leaves in those rows
+of an ``out=`` buffer that held NaN. On the H200 it was ``"zero"`` for every such case
+(docs/probe-report.json; tests/test_probe_guarded.py keeps the code and that measurement
+together), and the probe's graph check replays the guarded call over outputs set to NaN."""
+
+
 def guard_flash_mla_with_kvcache(fn: F) -> F:
     """Wrap FlashMLA's ``flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens,
     head_dim_v, tile_scheduler_metadata, ...)`` for its dense bf16 path.
 
     After the kernel, rows whose ``cache_seqlens`` is 0 hold the empty row's identity: LSE
-    -inf (the kernel wrote +inf) and output 0 (what the kernel wrote on fresh memory). An empty batch returns
+    -inf (the kernel wrote +inf; the guard's one Triton kernel, ``runtime_guard.empty_rows``,
+    on CUDA tensors, else a comparison and a ``masked_fill_``) and output 0 (the kernel writes
+    it itself, ``FLASHMLA_ZERO_ROWS_MEASURED``). An empty batch returns
     ``flash_mla_empty_outputs`` without calling the kernel (which refuses it). The sparse path
     (``indices`` given) and the FP8 KV cache (``is_fp8_kvcache=True``) were not measured safe
     to guard and go to the kernel unchanged.
@@ -128,6 +309,14 @@ def guard_flash_mla_with_kvcache(fn: F) -> F:
         return fn
     _require_torch()
     import torch
+
+    kernels, why = _empty_rows_kernels()
+    where = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__name__', '?')}"
+    if kernels is None:
+        log("info", "runtime_guard: %s: LSE of the rows of length 0 masked (%s)", where, why)
+    else:
+        log("info", "runtime_guard: %s: LSE of the rows of length 0 by one kernel", where)
+    fill_lse = None if kernels is None else kernels.fill_empty_lse_
 
     def guarded(*args: Any, **kwargs: Any) -> Any:
         q = _arg(args, kwargs, 0, "q")
@@ -150,14 +339,19 @@ def guard_flash_mla_with_kvcache(fn: F) -> F:
             return fn(*args, **kwargs)
         out, lse = fn(*args, **kwargs)
         lens = lens.reshape(-1)
-        empty = lens == 0
-        # The probe saw output 0 in these rows on fresh memory; writing it costs one fill and
-        # does not depend on what the buffer held before (the caller's ``out=``, a replay).
-        fill_empty_rows_(out, lens, 0.0, empty=empty)
-        fill_empty_rows_(lse, lens, float("-inf"), empty=empty)
+        if (
+            fill_lse is not None
+            and lse.is_cuda
+            and lse.dim() == 3
+            and lens.is_contiguous()
+            and lens.shape[0] == lse.shape[0]
+        ):
+            fill_lse(lse, lens)
+        else:
+            fill_empty_rows_(lse, lens, float("-inf"))
         return out, lse
 
-    return _wrap(fn, guarded)
+    return _wrap(fn, guarded, "mask" if fill_lse is None else "lse-kernel")
 
 
 def paged_mqa_logits_empty(q: Any, max_context_len: int) -> torch.Tensor:
@@ -193,4 +387,4 @@ def guard_paged_mqa_logits(fn: F) -> F:
                 return paged_mqa_logits_empty(q, length)
         return fn(*args, **kwargs)
 
-    return _wrap(fn, guarded)
+    return _wrap(fn, guarded, "empty-batch")

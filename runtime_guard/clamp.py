@@ -28,6 +28,8 @@ vendored in the vLLM wheel."""
 
 _ORIGINAL_ATTR = "__zerolint_unguarded__"
 _FUSED_ATTR = "__zerolint_fused__"
+_PATH_ATTR = "__zerolint_path__"
+"""On an attention guard (runtime_guard.attention): the path it takes, for guard_path()."""
 
 
 def clamp_context_lens(lens: torch.Tensor, *, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -105,9 +107,14 @@ def unguarded(fn: F) -> F:
 
 def guard_path(fn: object, device: int = 0) -> str:
     """How ``fn`` schedules on CUDA device ``device`` now: ``"fused"`` (the clamp inside one
-    kernel), ``"clamp"`` (a clamp kernel, then DeepGEMM) or ``"none"`` (not a guard)."""
+    kernel), ``"clamp"`` (a clamp kernel, then DeepGEMM) or ``"none"`` (not a guard). For an
+    attention guard, the path it was given when it was made (``runtime_guard.attention``:
+    ``"stage2"``, ``"mask"``, ``"lse-kernel"``, ``"empty-batch"``)."""
     if not is_guarded(fn):
         return "none"
+    path = getattr(fn, _PATH_ATTR, None)
+    if isinstance(path, str):
+        return path
     fast = getattr(fn, _FUSED_ATTR, None)
     return "clamp" if fast is None else fast.path(device)
 

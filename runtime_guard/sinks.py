@@ -64,7 +64,8 @@ SINKS: tuple[Sink, ...] = (
         ("vllm.v1.attention.ops.triton_decode_attention",),
         ("decode_attention_fwd",),
         "runtime_guard.attention:guard_triton_mla_decode",
-        "empty-row-identity (output 0 in rows of length 0, masked after the kernel)",
+        "empty-row-identity (output 0 and LSE -inf in rows of length 0: the guard's own "
+        "second stage after vLLM's first, or a mask after the kernel)",
         "MLA decode, rows of length 0",
     ),
     Sink(

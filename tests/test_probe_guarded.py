@@ -70,6 +70,87 @@ def test_the_cost_rows_cover_every_guarded_sink_from_the_same_device(report: Row
             assert abs(added - row[f"added_{mode}"]) < 0.011
 
 
+EXPECTED_PATH = {
+    "triton_mla": "stage2",
+    "flashmla": "lse-kernel",
+    "deep_gemm_logits": "empty-batch",
+}
+"""The path each guard took on the H200 (``runtime_guard.guard_path``): the Triton MLA guard its
+own second stage, FlashMLA's one LSE kernel."""
+
+
+@pytest.mark.parametrize("kernel", GUARDED, ids=lambda k: k.name)
+def test_every_guarded_case_took_the_expected_path(report: Row, kernel) -> None:
+    cases = next(k for k in report["kernels"] if k["name"] == kernel.name)["cases"]
+    paths = {case[mode]["row"]["guard_path"] for case in cases for mode in report["modes"]}
+    assert paths == {EXPECTED_PATH[kernel.guard]}
+
+
+def test_flashmla_writes_zero_rows_itself_which_is_why_the_guard_does_not(report: Row) -> None:
+    """runtime_guard.attention writes no FlashMLA output: the unguarded kernel wrote 0 into the
+    rows of length 0 of a buffer full of NaN, in every case that has such rows."""
+    from runtime_guard.attention import FLASHMLA_ZERO_ROWS_MEASURED
+
+    cases = next(k for k in report["kernels"] if k["name"] == "flashmla_dense_bf16_guarded")
+    with_zero = [c for c in cases["cases"] if c["zero_rows"]]
+    assert with_zero
+    for case in with_zero:
+        for mode in report["modes"]:
+            assert case[mode]["row"][FLASHMLA_ZERO_ROWS_MEASURED] == "zero", case["case"]
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def test_the_cost_summary_follows_from_the_rows(report: Row) -> None:
+    cost = report["guard_cost"]
+    assert set(cost["sinks"]) == {k.guard for k in GUARDED}
+    for name, summary in cost["sinks"].items():
+        rows = [r for r in cost["rows"] if r["sink"] == name]
+        assert summary["batches"] == len(rows) >= 3
+        assert {r["path"] for r in rows} == {summary["path"]} == {EXPECTED_PATH[name]}
+        for key in ("replay_us", "eager_us"):
+            assert summary[f"median_added_{key}"] == round(
+                median([r[f"added_{key}"] for r in rows]), 2
+            )
+        assert summary["max_added_replay_us"] == max(r["added_replay_us"] for r in rows)
+        assert summary["meets_target"] == (
+            summary["median_added_replay_us"] < cost["target_added_replay_us"]
+        )
+
+
+def test_the_triton_guard_adds_no_graph_node_and_meets_the_target(report: Row) -> None:
+    cost = report["guard_cost"]
+    rows = [r for r in cost["rows"] if r["sink"] == "triton_mla"]
+    assert all(r["guarded_graph_nodes"] == r["plain_graph_nodes"] for r in rows)
+    assert cost["sinks"]["triton_mla"]["meets_target"]
+    assert cost["sinks"]["deep_gemm_logits"]["meets_target"]
+
+
+def test_the_flashmla_guard_adds_one_graph_node_and_misses_the_target(report: Row) -> None:
+    """What docs/runtime-guard.md says: one LSE kernel, one node, over 1 µs in replay."""
+    cost = report["guard_cost"]
+    rows = [r for r in cost["rows"] if r["sink"] == "flashmla"]
+    assert all(r["guarded_graph_nodes"] == r["plain_graph_nodes"] + 1 for r in rows)
+    assert not cost["sinks"]["flashmla"]["meets_target"]
+
+
+def test_the_cost_bench_median_is_the_one_the_report_uses() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "sink_guard_cost", ROOT / "bench" / "sink_guard_cost.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    for values in ([3.0], [1.0, 4.0], [5.0, 1.0, 2.0], [0.5, -0.2, 0.1, 9.0]):
+        assert bench.median(values) == median(values)
+    assert bench.median([0.5, -0.2, 0.1, 9.0]) == 0.3
+
+
 def test_the_last_run_is_the_guarded_one(report: Row) -> None:
     last = report["runs"][-1]
     assert last["kernels"] == [k.name for k in GUARDED]
@@ -93,6 +174,7 @@ def test_merge_replaces_the_kernels_run_now_and_keeps_the_order(report: Row) -> 
     assert merged["runs"][-1]["started_utc"] == "later"
     assert merged["runs"][-1]["kernels"] == ["triton_mla_decode"]
     assert len(merged["runs"]) == len(report["runs"]) + 1
+    assert merged["kernels"][0]["run"] == len(merged["runs"]) - 1  # an index into runs
 
 
 def test_merge_refuses_other_modes(report: Row) -> None:
