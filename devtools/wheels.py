@@ -88,6 +88,35 @@ def vllm_tree(version: str) -> Path:
     return unpack(f"vllm=={version}", ("*.py",))
 
 
+# SGLang ships platform wheels only (CPython 3.11 here, glibc 2.34); its Python files are
+# the same on every platform.
+SGLANG_PIP_ARGS = (
+    "--platform",
+    "manylinux_2_34_x86_64",
+    "--python-version",
+    "3.11",
+    "--implementation",
+    "cp",
+)
+
+
+def sglang_tree(version: str) -> Path:
+    """The ``.py`` files of an SGLang wheel; ``sglang/`` lies inside the returned folder."""
+    download(f"sglang=={version}", extra_pip_args=SGLANG_PIP_ARGS)
+    return unpack(f"sglang=={version}", ("*.py",))
+
+
+def serving_tree(requirement: str) -> tuple[Path, str]:
+    """(folder, package) for ``vllm==X`` or ``sglang==X``: the package's ``.py`` files lie
+    in ``folder/package``."""
+    name, _, version = requirement.partition("==")
+    if name == "vllm":
+        return vllm_tree(version), "vllm"
+    if name == "sglang":
+        return sglang_tree(version), "sglang"
+    raise ValueError(f"not a serving tree this project knows: {requirement!r}")
+
+
 # What a site-packages folder needs for `zerolint audit` and the header checks: the Python
 # files, the package metadata and DeepGEMM's scheduler headers. sgl-deep-gemm only ships
 # platform wheels.

@@ -304,11 +304,7 @@ def _run(args: argparse.Namespace) -> int:
         analysed=analysed,
     )
     if args.timings:
-        shown = " ".join(
-            f"{k}={v:.3f}s" if k not in ("parsed", "candidates") else f"{k}={v:.0f}"
-            for k, v in timings.items()
-        )
-        print(f"zerolint: timings: {shown}", file=sys.stderr)
+        print_timings(timings)
     if touched is not None:
         only_touching(report, touched)
     if fixing:
@@ -482,6 +478,22 @@ def warn_empty_folders(paths: Sequence[Path], files: Sequence[Path]) -> None:
         base = os.path.join(os.path.abspath(folder), "")
         if not any(f.startswith(base) for f in found):
             print(f"zerolint: warning: no Python files found under {folder}", file=sys.stderr)
+
+
+def print_timings(timings: dict[str, float]) -> None:
+    """--timings: the phases on one line, then each parsed file's parse and analysis (its
+    functions interpreted, without the parses and callees they led into), slowest first."""
+    phases = {k: v for k, v in timings.items() if ":" not in k}
+    shown = " ".join(
+        f"{k}={v:.3f}s" if k not in ("parsed", "candidates") else f"{k}={v:.0f}"
+        for k, v in phases.items()
+    )
+    print(f"zerolint: timings: {shown}", file=sys.stderr)
+    files = [k.partition(":")[2] for k in timings if k.startswith("parse:")]
+    cost = {f: (timings[f"parse:{f}"], timings.get(f"analyse:{f}", 0.0)) for f in files}
+    for f in sorted(files, key=lambda f: (-sum(cost[f]), f)):
+        parse, analyse = cost[f]
+        print(f"zerolint: parsed {f} parse={parse:.3f}s analyse={analyse:.3f}s", file=sys.stderr)
 
 
 def touched_files(

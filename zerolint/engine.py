@@ -163,6 +163,9 @@ class Engine:
         report.diagnostics += list(project.diagnostics.values()) + self.limits
         self.stats["paths"] = time.perf_counter() - clock
         self.stats["parsed"] = float(len(project.parsed()))
+        for mod in project.parsed():  # where a run's time went, file by file (--timings)
+            self.stats[f"parse:{mod.display}"] = project.parse_seconds.get(mod.path, 0.0)
+            self.stats[f"analyse:{mod.display}"] = analyzer.seconds.get(mod.path, 0.0)
         self.stats["candidates"] = float(len(candidates))
         self.suppress(report, project)
         report.files_checked = len(files) - len(project.diagnostics)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import io
+import time
 import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -341,6 +342,9 @@ class Project:
         # Who else can answer those searches (the prescan's child), and for which files.
         self._search: Callable[[str], set[Path] | None] | None = None
         self._searched: set[Path] = set()
+        # Where the time goes (--timings): seconds each parse took, and who wants to know.
+        self.parse_seconds: dict[Path, float] = {}
+        self.on_parse: Callable[[float], None] | None = None
         for f in self.files:
             # First file wins; names are unique within a well-formed tree.
             self.by_name.setdefault(self.name_of[f], f)
@@ -419,12 +423,17 @@ class Project:
         text = self.text(path)
         info = None
         if text is not None:
+            start = time.perf_counter()
             try:
                 info = parse_module(
                     self.name_of.get(path, path.stem), path, self.display_of(path), text
                 )
             except BadInput as bad:
                 self.diagnostics[path] = bad.diagnostic
+            seconds = time.perf_counter() - start
+            self.parse_seconds[path] = seconds
+            if self.on_parse is not None:
+                self.on_parse(seconds)
         self._modules[path] = info
         return info
 

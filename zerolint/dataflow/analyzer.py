@@ -6,7 +6,9 @@ resolution); this module holds the entry points, the summaries and their recursi
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import libcst as cst
 
@@ -89,6 +91,11 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
             "empty_rows_methods", frozenset()
         )
         self.whole_program = whole_program
+        # Seconds spent interpreting each module's functions, its callees' and any parse
+        # left out (--timings); the open interpretations' nested seconds, innermost last.
+        self.seconds: dict[Path, float] = {}
+        self._nested: list[float] = []
+        project.on_parse = self._count_nested
         self.summaries: dict[FuncKey, Summary] = {}
         self._provisional: dict[FuncKey, Summary] = {}
         self._mention_cache: dict[tuple[str, bool], list[ModuleInfo]] = {}
@@ -166,15 +173,26 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
         # Interpreting a body never parses modules that cannot reach a sink; only paths
         # being resolved do (allow_parse), and only for what they need.
         allow, self.allow_parse = self.allow_parse, False
+        start = time.perf_counter()
+        self._nested.append(0.0)
         try:
             summary = self._interpret(key)
         finally:
             self._in_progress.discard(key)
             self.allow_parse = allow
+            elapsed = time.perf_counter() - start
+            own = elapsed - self._nested.pop()
+            self.seconds[key.mod.path] = self.seconds.get(key.mod.path, 0.0) + own
+            self._count_nested(elapsed)
         self.summaries[key] = summary
         self._provisional[key] = summary
         self.note_providers(summary)
         return summary
+
+    def _count_nested(self, seconds: float) -> None:
+        """``seconds`` went to a parse or a callee's interpretation: not the caller's own."""
+        if self._nested:
+            self._nested[-1] += seconds
 
     def note_providers(self, summary: Summary) -> None:
         """Names through which other files can reach a sink without naming it: wrappers
