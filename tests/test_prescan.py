@@ -6,6 +6,7 @@ a NUL byte, an override of the text."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def tree(tmp_path: Path) -> list[Path]:
         body = f"def f{i}():\n    return {i}\n"
         if i % 50 == 0:
             body += "sink_fn(x)\n"
-        if i == 7:
+        if i == 0:  # a mentioning file: the child guesses its classes' questions
             body += "class Base:\n    pass\n\nclass Child(Base):\n    pass\n"
         if i == 120:
             body += "class GrandChild(Child):\n    pass\n\nv = GrandChild()\n"
@@ -58,9 +59,12 @@ def tree(tmp_path: Path) -> list[Path]:
     return sorted(files)
 
 
-def test_hits_bad_and_every_answer_match_reading_the_files(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pause", [0.0, 0.5], ids=["asked-at-once", "guessed-first"])
+def test_hits_bad_and_every_answer_match_reading_the_files(tmp_path: Path, pause: float) -> None:
+    """Asked at once, the child looks for each text when asked; given time (while the
+    caller imports), it has looked for the guessed ones already: the same answers."""
     files = tree(tmp_path)
-    scan = prescan(files, {"sink_fn"}, lambda: None, jobs=2)
+    scan = prescan(files, {"sink_fn"}, lambda: time.sleep(pause), jobs=2)
     assert scan is not None
     try:
         reference = Project(files)
