@@ -249,8 +249,25 @@ class Engine:
             for hit in analyzer.summary(key).hits:
                 if hit.mod is mod:
                     by_call.setdefault((id(hit.call), hit.spec), []).append(hit)
+        # The same order on every run: hits come in the order the analysis met the sink's
+        # refs, which are compared by identity; and what one finding resolves is cached for
+        # the next (a rule's paths then depend on which rule went first).
+        codes = [rule.code for rule in self.rules]
+
+        def order(group: tuple[tuple[int, SinkSpec], list[SinkHit]]) -> tuple:
+            (_, spec), hits = group
+            hit = hits[0]
+            span = hit.mod.positions().call(hit.stmt, hit.call) or (0, 0, 0, 0)
+            rule = self.rule_of(spec)
+            return (
+                hit.mod.statement_order(hit.stmt),
+                span,
+                codes.index(rule.code),
+                rule.sinks.index(spec),
+            )
+
         out = []
-        for hits in by_call.values():
+        for _, hits in sorted(by_call.items(), key=order):
             finding = self.finding_for(hits, analyzer)
             if finding is not None:
                 out.append(finding)
