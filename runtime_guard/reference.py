@@ -11,7 +11,7 @@ SM plus a final end row. It models two kernel versions:
   read as a ``SharedMemoryFault`` instead of crashing.
 - guarded (DeepGEMM 2.8.1, vendored by vLLM 0.33.0): a zero total writes end sentinels only.
 
-Written from DOMAIN.md's description and the public scheduler headers. Arithmetic is
+Written from the fault as docs/hazards/ZL001.md describes it and the public scheduler headers. Arithmetic is
 ``uint32`` as on the device, so negative int32 lengths and wrap-around are modelled too.
 Pure Python: it needs torch only to read a tensor argument.
 """

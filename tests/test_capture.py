@@ -46,7 +46,7 @@ def test_capture_sizes_match_vllm(path):
 
 
 # docs/vllm-facts.md: (configuration, capture sizes, hazardous sizes)
-DOMAIN_ROWS = [
+DOCUMENTED_ROWS = [
     ("defaults on H100/H200", {}, 51, 16),
     ("--max-cudagraph-capture-size 1024", {"max_cudagraph_capture_size": 1024}, 83, 32),
     ("--clamp", {"clamp": True}, 51, 0),
@@ -55,7 +55,7 @@ DOMAIN_ROWS = [
 
 
 @pytest.mark.parametrize(
-    ("config", "sizes", "hazards"), [pytest.param(c, s, h, id=n) for n, c, s, h in DOMAIN_ROWS]
+    ("config", "sizes", "hazards"), [pytest.param(c, s, h, id=n) for n, c, s, h in DOCUMENTED_ROWS]
 )
 def test_domain_table(config, sizes, hazards):
     result = analyze(CaptureConfig(**config))

@@ -1,6 +1,6 @@
 """Every Z3 answer of the capture analysis against brute-force enumeration.
 
-The reference builds the decode batches of DOMAIN.md section 3 concretely: a request
+The reference builds the decode batches of docs/vllm-facts.md concretely: a request
 with seq_len L and next_n query tokens has token lengths L - next_n + 1 .. L; native
 layouts read only the last (kernel batch = requests), flattened ones read every token
 (kernel batch = tokens). Sizes up to 300, lengths up to 600, ratios 2..8, k <= 3.

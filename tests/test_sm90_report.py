@@ -3,7 +3,7 @@
 The GPU run (``python -m runtime_guard.verify_sm90``, docs/sm90-verification.md) is not part
 of CI. These tests keep what it recorded honest: every count and verdict follows from the
 raw rows, the inputs regenerate from the recorded seed, the recorded faults are exactly
-DOMAIN.md's predicate, ``runtime_guard.reference`` still computes the schedules the real
+the predicate of docs/hazards/ZL001.md, ``runtime_guard.reference`` still computes the schedules the real
 kernel wrote, and the sources that ran are today's (or the docs say which changed since).
 """
 
@@ -40,7 +40,7 @@ CHANGED = re.compile(
 )
 CHANGED_ENTRY = re.compile(r"^- `(?P<path>runtime_guard/[^`]+)`: \S", re.MULTILINE)
 
-# DOMAIN.md section 2: the B=32 all-zero read lands at 0x400 reserved + 0x80 = prefix_sum[32].
+# docs/hazards/ZL001.md, "What was measured": the B=32 all-zero read lands at 0x400 reserved + 0x80 = prefix_sum[32].
 OUT_OF_BOUNDS_READ = "Access to 0x480 is out of bounds"
 SEED_FAULTS = {(32, 0), (64, 0), (96, 0), (256, 0), (1024, 0)}
 # Every non-faulting row of the differential is checked against the model, plus this share

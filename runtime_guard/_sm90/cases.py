@@ -25,7 +25,7 @@ Lens = list[list[int]]
 
 
 def fault_predicate(lens: Sequence[Sequence[int]]) -> bool:
-    """DOMAIN.md's fault predicate: ``B % 32 == 0`` and every length the kernel reads is 0.
+    """The fault predicate of docs/hazards/ZL001.md ("The fault"): ``B % 32 == 0`` and every length the kernel reads is 0.
 
     Only column ``next_n - 1`` of each row is read.
     """
@@ -116,7 +116,7 @@ class ServeConfig:
 
 
 def capture_sizes(config: ServeConfig) -> list[int]:
-    """vLLM's balanced-mode sizes (DOMAIN.md section 3): ``[1, 2, 4]``, steps of 8 below 256,
+    """vLLM's balanced-mode sizes (docs/vllm-facts.md, "Capture sizes"): ``[1, 2, 4]``, steps of 8 below 256,
     steps of 16 from 256 to the maximum, plus ``max_num_batched_tokens`` if it fits."""
     top = config.max_capture()
     sizes = {1, 2, 4, *range(8, min(top + 1, 256), 8), *range(256, top + 1, 16)}

@@ -157,7 +157,7 @@ def differential(report: Row) -> str:
             ("random inputs (next_n 1 / 2)", f"{c['cases']} ({c['next_n_1']} / {c['next_n_2']})"),
             ("inputs whose every read length is 0", c["zero_lengths_everywhere"]),
             (
-                "model predicts a fault (= DOMAIN.md predicate)",
+                "model predicts a fault (= the predicate of docs/hazards/ZL001.md)",
                 f"{c['model_faults']} ({c['model_agrees_with_predicate']} of {c['cases']} agree)",
             ),
             (
