@@ -6,9 +6,10 @@ First, on a machine with network: ``python devtools/prepare_sm90.py`` and
     python devtools/gpu_claims.py            # writes docs/*.json and re-renders the pages
 
 It runs ``runtime_guard.verify_sm90`` and ``probe.run`` side by side (four and a half
-minutes on an H200), copies their reports to docs/sm90-report.json and docs/probe-report.json, and
-replaces the results sections of docs/sm90-verification.md and docs/zero-length-probe.md
-with their renderings. ``pytest tests/test_sm90_report.py tests/test_probe_report.py`` then
+minutes on an H200), then ``bench/sink_guard_cost.py`` alone (the guards' cost, kept in the
+probe report as ``guard_cost``), copies the reports to docs/sm90-report.json and
+docs/probe-report.json, and replaces the results sections of docs/sm90-verification.md and
+docs/zero-length-probe.md with their renderings. ``pytest tests/test_sm90_report.py tests/test_probe_report.py`` then
 checks the result. Exits non-zero when a run failed or a verification section did not pass
 (the reports are written all the same, so the failure can be read).
 """
@@ -66,6 +67,17 @@ def main(argv: list[str] | None = None) -> int:
     }
     processes = {name: subprocess.Popen(command, cwd=ROOT) for name, command in runs.items()}
     codes = {name: process.wait() for name, process in processes.items()}
+    # The guards' cost last, alone on the GPU: timings taken beside the other runs would
+    # not be the guards' own.
+    cost = work / "cost.json"
+    codes["cost"] = subprocess.call(
+        [sys.executable, "bench/sink_guard_cost.py", "--out", str(cost)], cwd=ROOT
+    )
+    made = work / "probe-report.json"
+    if made.exists() and cost.exists():
+        report = json.loads(made.read_text())
+        report["guard_cost"] = json.loads(cost.read_text())
+        made.write_text(json.dumps(report, indent=1) + "\n")
 
     sys.path.insert(0, str(ROOT))
     from probe import render as probe_render
