@@ -114,7 +114,11 @@ class Calls:
         if handled:
             return result
         self.record_param_call(frame, node, args)
-        if method is not None and receiver is not None:
+        namespace = receiver is not None and any(
+            isinstance(r, (ExtRef, ModRef, ClassRef)) for r in receiver.refs
+        )
+        if method is not None and receiver is not None and not namespace:
+            # mod.max(x, 1) is no tensor's .max(): an unknown function of a module.
             out = self.tensor_method(frame, node, method, receiver, args)
             if out is not None:
                 return out
