@@ -395,6 +395,7 @@ class Calls:
                             frame.key,
                         )
                     )
+            self.take_field_writes(frame, node, key, summary, site)
             # What the callee wrote into its arguments flows back into the caller's names.
             for pname, effect in summary.param_effects.items():
                 target = self.arg_node_for(node, key, pname)
@@ -410,6 +411,30 @@ class Calls:
                     self.write(frame, target, Val([effect]), strong=False, in_place=True)
         origin = CallOrigin(site)
         return Val([Trace(origin, ())], [PendingRef(origin)])
+
+    def take_field_writes(
+        self, frame: Frame, node: cst.Call, key: FuncKey, summary: Summary, site: CallSite
+    ) -> None:
+        """``self._fill(x)``: the fields the method writes hold its values here, through
+        this call's line (so a write made by a call in one arm of an ``if`` is seen as
+        that arm's), and are this function's field writes too."""
+        func = node.func
+        if (
+            frame.key.cls is None
+            or key.cls is None
+            or not key.is_method
+            or not isinstance(func, cst.Attribute)
+            or dotted(func.value) != "self"
+        ):
+            return
+        frame.summary.self_calls.add(key)
+        for attr, written in summary.field_writes.items():
+            val = self.substitute(written, key, site, 0, keep_unresolved=True)
+            if not val.traces:
+                continue
+            name = f"self.{attr}"
+            frame.state[name] = self.read_key(frame, name).join(val)
+            self.record_write(frame, name, frame.state[name])
 
     def call_lazy(
         self, frame: Frame, node: cst.Call, ref: LazyRef, args: list[tuple[cst.Arg, Val]]

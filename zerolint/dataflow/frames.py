@@ -146,6 +146,9 @@ class Summary:
     # of that field anywhere.
     constructor_fields: dict[tuple[str, str], Val] = field(default_factory=dict)
     global_writes: dict[str, Val] = field(default_factory=dict)
+    # Methods called here on ``self``: their field writes are in ``field_writes`` too,
+    # through the call's line (a write a call makes in one arm belongs to that arm).
+    self_calls: set[FuncKey] = field(default_factory=set)
     param_effects: dict[str, Val] = field(default_factory=dict)
     # Parameters that reach a sink: name -> the hits carrying their placeholder traces.
     forwards: dict[str, list[SinkHit]] = field(default_factory=dict)
