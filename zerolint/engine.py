@@ -19,6 +19,7 @@ import libcst as cst
 
 from zerolint.config import Settings, load_settings
 from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit, Trace, Val
+from zerolint.dataflow.branches import consistent
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
 from zerolint.model import (
@@ -266,7 +267,10 @@ class Engine:
         scope = RuleScope(self.rule_of(hits[0].spec), hits[0].spec)
 
         def decide(traces: list[Trace], last_round: bool) -> Finding | None:
-            live = [t for t in dict.fromkeys(traces) if t.concrete and scope.live(t)]
+            # One choice per branch: a trace through both arms of an if is no path.
+            live = [
+                t for t in dict.fromkeys(traces) if t.concrete and scope.live(t) and consistent(t)
+            ]
             finding = self.make_finding(hits[0], live, scope) if live else None
             verdict = finding.verdict if finding is not None else None
             if verdict is not None and verdict.status == "unsafe":
