@@ -19,7 +19,7 @@ import libcst as cst
 
 from zerolint.config import Settings, load_settings
 from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit, Trace, Val
-from zerolint.dataflow.branches import consistent
+from zerolint.dataflow.branches import consistent, in_program_order
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
 from zerolint.model import (
@@ -526,7 +526,7 @@ def to_flow(trace: Trace, scope: RuleScope) -> Flow:
     steps: list[Step] = []
     rows_path = bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
     symbols = {n for s in trace.steps if s.op.kind != OpKind.GUARD for n in symbol_names(s.op.arg)}
-    for raw in trace.steps:
+    for raw in in_program_order(trace.steps):
         op, role, note = raw.op, raw.role, raw.note
         if op.kind == OpKind.GUARD and not rows_path and str(op.arg).split()[0] not in symbols:
             continue  # a condition on nothing this path computes with

@@ -76,6 +76,29 @@ def consistent_steps(steps: Sequence[RawStep]) -> bool:
     return True
 
 
+def in_program_order(steps: Sequence[RawStep]) -> list[RawStep]:
+    """The steps with each condition on a scalar (``guard: n > 0``, added where the sink
+    is reached) moved up to where it is in its function: before the first step of that
+    function that comes after it in the source. Where a condition on a scalar stands on
+    a path does not change what the judge makes of it; one on the rows counted so far
+    (``#rows``) stays where it is."""
+    out = list(steps)
+    for guard in [s for s in steps if s.op.kind == OpKind.GUARD]:
+        if str(guard.op.arg).startswith("#rows"):
+            continue
+        at = place(guard.mod, guard.stmt)
+        j = out.index(guard)
+        for i in range(j):
+            other = out[i]
+            if other.mod is not guard.mod or other.op.kind == OpKind.GUARD:
+                continue
+            there = place(other.mod, other.stmt)
+            if there.func == at.func and there.order > at.order:
+                out.insert(i, out.pop(j))
+                break
+    return out
+
+
 def place(mod: ModuleInfo, stmt: cst.CSTNode) -> Place:
     index = mod.branch_index
     if index is None:
