@@ -17,23 +17,13 @@ from pathlib import Path
 
 import libcst as cst
 
+from zerolint import model
 from zerolint.config import Settings, load_settings
 from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit, Trace, Val
 from zerolint.dataflow.branches import consistent, in_program_order
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
-from zerolint.model import (
-    IDENTITY,
-    Diagnostic,
-    Finding,
-    Flow,
-    Op,
-    OpKind,
-    Report,
-    Step,
-    Verdict,
-    symbol_names,
-)
+from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
 from zerolint.project import ModuleInfo, Project
 from zerolint.rules import Rule, SinkSpec
 
@@ -471,7 +461,7 @@ def ratios_for(flow: Flow, ratios: tuple[int, ...]) -> dict[str, tuple[int, ...]
         name  # a bounded divisor (``max(r,1)``) takes them through its symbol
         for op in flow.ops
         if op.kind in (OpKind.FLOORDIV, OpKind.CEILDIV, OpKind.RSHIFT)
-        for name in symbol_names(op.arg)
+        for name in model.symbol_names(op.arg)
     }
     return {s: ratios for s in symbols} or None
 
@@ -525,7 +515,9 @@ def to_flow(trace: Trace, scope: RuleScope) -> Flow:
     rule is shown as a plain step)."""
     steps: list[Step] = []
     rows_path = bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
-    symbols = {n for s in trace.steps if s.op.kind != OpKind.GUARD for n in symbol_names(s.op.arg)}
+    symbols = {
+        n for s in trace.steps if s.op.kind != OpKind.GUARD for n in model.symbol_names(s.op.arg)
+    }
     for raw in in_program_order(trace.steps):
         op, role, note = raw.op, raw.role, raw.note
         if op.kind == OpKind.GUARD and not rows_path and str(op.arg).split()[0] not in symbols:
