@@ -148,17 +148,17 @@ def least_value(arg: object) -> int | None:
 
 def renamed(arg: str, name: str) -> str:
     """A bounded operand around another symbol: ``renamed("min(x,8)", "r") == "min(r,8)"``."""
-    return str(rebound(arg, name))
+    return str(with_symbol(arg, name))
 
 
-def rebound(arg: str, inner: Operand) -> Operand:
+def with_symbol(arg: str, inner: Operand) -> Operand:
     """A bounded operand around another operand, folded when that is a literal:
-    ``rebound("max(ratio,1)", 4) == 4``, ``rebound("max(ratio,1)", "r") == "max(r,1)"``."""
+    ``with_symbol("max(ratio,1)", 4) == 4``, ``with_symbol("max(ratio,1)", "r") == "max(r,1)"``."""
     parsed = parse_bounded(arg)
     if parsed is None:
         return inner
     fn, within, k = parsed
-    return bounded(fn, rebound(within, inner), k)
+    return bounded(fn, with_symbol(within, inner), k)
 
 
 def bound_value(arg: str, inner_value: int) -> int:

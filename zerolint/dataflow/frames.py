@@ -16,7 +16,7 @@ from zerolint.dataflow.values import (
     Val,
     join_all,
 )
-from zerolint.model import Op, rebound, symbol_names
+from zerolint.model import Op, symbol_names, with_symbol
 from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
@@ -104,7 +104,7 @@ class CallSite:
             names = symbol_names(arg)
             if names and names[0] in self.operands:
                 # x // max(ratio, 1) with ratio=4 at this call: x // 4.
-                new = rebound(arg, self.operands[names[0]])  # type: ignore[arg-type]
+                new = with_symbol(arg, self.operands[names[0]])  # type: ignore[arg-type]
                 step = RawStep(
                     step.mod,
                     step.stmt,
