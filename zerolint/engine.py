@@ -17,8 +17,10 @@ from pathlib import Path
 
 import libcst as cst
 
+from zerolint import model
 from zerolint.config import Settings, load_settings
 from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit, Trace, Val
+from zerolint.dataflow.branches import consistent, in_program_order
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
 from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
@@ -280,7 +282,10 @@ class Engine:
         scope = RuleScope(self.rule_of(hits[0].spec), hits[0].spec)
 
         def decide(traces: list[Trace], last_round: bool) -> Finding | None:
-            live = [t for t in dict.fromkeys(traces) if t.concrete and scope.live(t)]
+            # One choice per branch: a trace through both arms of an if is no path.
+            live = [
+                t for t in dict.fromkeys(traces) if t.concrete and scope.live(t) and consistent(t)
+            ]
             finding = self.make_finding(hits[0], live, scope) if live else None
             verdict = finding.verdict if finding is not None else None
             if verdict is not None and verdict.status == "unsafe":
@@ -478,9 +483,10 @@ def ratios_for(flow: Flow, ratios: tuple[int, ...]) -> dict[str, tuple[int, ...]
     if not ratios:
         return None
     symbols = {
-        op.arg
+        name  # a bounded divisor (``max(r,1)``) takes them through its symbol
         for op in flow.ops
-        if op.kind in (OpKind.FLOORDIV, OpKind.CEILDIV, OpKind.RSHIFT) and isinstance(op.arg, str)
+        if op.kind in (OpKind.FLOORDIV, OpKind.CEILDIV, OpKind.RSHIFT)
+        for name in model.symbol_names(op.arg)
     }
     return {s: ratios for s in symbols} or None
 
@@ -534,8 +540,10 @@ def to_flow(trace: Trace, scope: RuleScope) -> Flow:
     rule is shown as a plain step)."""
     steps: list[Step] = []
     rows_path = bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
-    symbols = {str(s.op.arg) for s in trace.steps if s.op.kind != OpKind.GUARD}
-    for raw in trace.steps:
+    symbols = {
+        n for s in trace.steps if s.op.kind != OpKind.GUARD for n in model.symbol_names(s.op.arg)
+    }
+    for raw in in_program_order(trace.steps):
         op, role, note = raw.op, raw.role, raw.note
         if op.kind == OpKind.GUARD and not rows_path and str(op.arg).split()[0] not in symbols:
             continue  # a condition on nothing this path computes with

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from zerolint.model import Op, OpKind
+from zerolint.model import Op, OpKind, least_value
 
 
 class PredicateError(ValueError):
@@ -64,7 +64,8 @@ class Predicate:
         """``op`` leaves every row >= 1 whatever it was given (a clamp to a constant >= 1,
         or a mask setting zero rows to one)."""
         raises = op.kind in (OpKind.CLAMP_MIN, OpKind.ZERO_TO, OpKind.BELOW1_TO)
-        return raises and isinstance(op.arg, int) and op.arg >= 1
+        least = least_value(op.arg)  # a literal, or a bound such as max(m, 1)
+        return raises and least is not None and least >= 1
 
     def suffix_fault(self, z3: Any, value: Any) -> Any:
         return value == 0

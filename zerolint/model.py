@@ -97,6 +97,80 @@ class Op:
 
 IDENTITY = Op(OpKind.IDENTITY)
 
+
+# A symbol bounded by Python's max or min with a constant: ``seq_lens // max(r, 1)`` divides
+# by ``"max(r,1)"``, and ``r = max(ratio, 1)`` makes later operands ``r`` read ``"max(r,1)"``
+# (the values r can take are exactly those of max(r, 1) over every r). The judge encodes
+# the bound (``smt.Encoder``), the witness shows the inner symbol, the replay applies it.
+BOUNDS = ("max", "min")
+
+
+def bounded(fn: str, inner: Operand, k: int) -> Operand:
+    """``fn(inner, k)`` as an operand: folded when ``inner`` is a literal."""
+    if isinstance(inner, int):
+        return max(inner, k) if fn == "max" else min(inner, k)
+    return f"{fn}({inner},{k})"
+
+
+def parse_bounded(arg: object) -> tuple[str, str, int] | None:
+    """``"max(r,1)"`` -> ("max", "r", 1); None for any other operand."""
+    if not isinstance(arg, str) or not arg.endswith(")"):
+        return None
+    for fn in BOUNDS:
+        if arg.startswith(f"{fn}("):
+            inner, sep, k = arg[len(fn) + 1 : -1].rpartition(",")
+            if sep and inner and k.lstrip("-").isdigit():
+                return fn, inner, int(k)
+    return None
+
+
+def symbol_names(arg: object) -> tuple[str, ...]:
+    """The symbols an operand names: ``"max(r,1)"`` names ``r``; a literal none."""
+    if not isinstance(arg, str):
+        return ()
+    parsed = parse_bounded(arg)
+    return symbol_names(parsed[1]) if parsed is not None else (arg,)
+
+
+def least_value(arg: object) -> int | None:
+    """The smallest value an operand can take, when a literal or a ``max`` bound says it."""
+    if isinstance(arg, int):
+        return arg
+    parsed = parse_bounded(arg)
+    if parsed is None:
+        return None
+    fn, inner, k = parsed
+    low = least_value(inner)
+    if fn == "max":
+        return k if low is None else max(low, k)
+    return None if low is None else min(low, k)
+
+
+def renamed(arg: str, name: str) -> str:
+    """A bounded operand around another symbol: ``renamed("min(x,8)", "r") == "min(r,8)"``."""
+    return str(with_symbol(arg, name))
+
+
+def with_symbol(arg: str, inner: Operand) -> Operand:
+    """A bounded operand around another operand, folded when that is a literal:
+    ``with_symbol("max(ratio,1)", 4) == 4``, ``with_symbol("max(ratio,1)", "r") == "max(r,1)"``."""
+    parsed = parse_bounded(arg)
+    if parsed is None:
+        return inner
+    fn, within, k = parsed
+    return bounded(fn, with_symbol(within, inner), k)
+
+
+def bound_value(arg: str, inner_value: int) -> int:
+    """A bounded operand's value when its innermost symbol is ``inner_value``."""
+    parsed = parse_bounded(arg)
+    if parsed is None:
+        return inner_value
+    fn, inner, k = parsed
+    value = bound_value(inner, inner_value)
+    return max(value, k) if fn == "max" else min(value, k)
+
+
 StepRole = Literal["source", "flow", "call", "return", "sanitizer", "sink"]
 
 

@@ -62,6 +62,8 @@ class ModuleInfo:
     _positions: PositionIndex | None = None
     _code_cache: dict[int, str] = field(default_factory=dict)
     _order: dict[int, int] | None = None
+    # Which function and which if/match arms each statement is in (dataflow.branches).
+    branch_index: dict[int, tuple[int, frozenset[tuple[int, int]]]] | None = None
 
     @property
     def package(self) -> str:

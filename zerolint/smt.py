@@ -29,7 +29,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zerolint.hazards import Predicate
-from zerolint.model import ANY_ROWS, Finding, Flow, Op, OpKind, Verdict
+from zerolint.model import (
+    ANY_ROWS,
+    Finding,
+    Flow,
+    Op,
+    OpKind,
+    Verdict,
+    bound_value,
+    parse_bounded,
+    symbol_names,
+)
 
 DEFAULT_TIMEOUT_MS = 2000
 SHIFT_DOMAIN = tuple(range(32))  # an unconfigured shift amount on int32 lengths
@@ -370,7 +380,7 @@ class _FlowEncoding:
         """Soft wishes for a readable witness: no padding rows, else some real rows; the
         usual value of a well-known symbol (the rule's ``witness-hints``)."""
         z3 = self.enc.z3
-        wishes = []
+        wishes = list(self.enc.wishes)
         if self.resets:
             no_padding = [self.starts[i] >= self.batch for i in self.resets]
             wishes += [z3.And(no_padding), self.real_present]
@@ -445,6 +455,7 @@ class Encoder:
         self.symbols: dict[str, Any] = {}
         self.pads: set[str] = set()
         self._constrained: set[tuple[str, str]] = set()
+        self.wishes: list[Any] = []  # soft: a readable witness, never a verdict
 
     def solver(self, timeout_ms: int) -> Any:
         solver = self.z3.Solver()
@@ -487,7 +498,7 @@ class Encoder:
             return -self._divide(-value, arg)
         if kind == OpKind.RSHIFT:
             return self._shift(value, arg)
-        operand = arg if isinstance(arg, int) else self._symbol(arg, "operand")[0]
+        operand = arg if isinstance(arg, int) else self._term(arg)
         if kind == OpKind.ADD:
             return value + operand
         if kind == OpKind.MUL:
@@ -504,10 +515,46 @@ class Encoder:
             return z3.If(value >= 1, value, operand)
         raise OutsideModel(f"operation outside the model: {op.describe()}")
 
+    def _term(self, arg: str) -> Any:
+        """An operand of + * - or a clamp: a symbol (any integer unless configured), or a
+        bound of one (``max(r,1)``: r any integer, the operand its max with 1)."""
+        parsed = parse_bounded(arg)
+        if parsed is None:
+            return self._symbol(arg, "operand")[0]
+        fn, inner, k = parsed
+        term = self._term(inner)
+        # A value past the bound gives the same operand as the bound itself: the witness
+        # shows one within it (``r = max(ratio, 8)`` never shows r=0).
+        self.wishes.append(term >= k if fn == "max" else term <= k)
+        if fn == "max":
+            return self.z3.If(term >= k, term, k)
+        return self.z3.If(term <= k, term, k)
+
+    def _bounded_cases(self, arg: str, make: Any) -> Any:
+        """``make`` of a bounded divisor or shift (``max(r,1)``): over the configured
+        values of ``r`` when it has some, else over the bound's value as a term."""
+        (name,) = symbol_names(arg)
+        domain = _configured(name, self.ratios)
+        if domain is None:
+            return make(self._term(arg))
+        var = self._variable(name)
+        values = [v for v in domain if bound_value(arg, v) >= 1]
+        if not values:
+            raise OutsideModel(f"no configured value of {name} makes {arg} a divisor")
+        if (name, "bounded") not in self._constrained:
+            self._constrained.add((name, "bounded"))
+            self.constraints.append(self.z3.Or([var == v for v in values]))
+        return self._cases(var, tuple(values), lambda v: make(bound_value(arg, v)))
+
     def _divide(self, value: Any, arg: Any) -> Any:
         # Z3's integer division is floor division for a positive divisor, as torch's //.
         if isinstance(arg, int):
             return value / arg
+        if parse_bounded(arg) is not None:
+            # A bounded divisor is what its bound allows, never 0 or below (as any divisor).
+            divisor = self._bounded_cases(arg, lambda d: d)
+            self.constraints.append(divisor >= 1)
+            return self._bounded_cases(arg, lambda d: value / d)
         var, domain = self._symbol(arg, "divisor")
         if domain is None:
             return value / var
@@ -516,6 +563,11 @@ class Encoder:
     def _shift(self, value: Any, arg: Any) -> Any:
         if isinstance(arg, int):
             return value / (2**arg)
+        if parse_bounded(arg) is not None:
+            (name,) = symbol_names(arg)
+            var, domain = self._symbol(name, "shift")
+            assert domain is not None
+            return self._cases(var, domain, lambda k: value / (2 ** max(bound_value(arg, k), 0)))
         var, domain = self._symbol(arg, "shift")
         assert domain is not None
         return self._cases(var, domain, lambda k: value / (2**k))
@@ -610,7 +662,7 @@ def _replays(replay: Any, assignment: dict[str, int]) -> bool:
     # too: report it as unproved rather than crash the whole check.
     try:
         return bool(replay(assignment))
-    except (KeyError, ZeroDivisionError, OutsideModel):
+    except (KeyError, ZeroDivisionError, ValueError, OutsideModel):
         return False
 
 
@@ -687,6 +739,9 @@ def apply_int(op: Op, value: int, env: Mapping[str, int]) -> int:
 def _value(arg: Any, env: Mapping[str, int]) -> int:
     if arg is None or isinstance(arg, int):
         return arg  # type: ignore[return-value]
+    parsed = parse_bounded(arg)
+    if parsed is not None:
+        return bound_value(arg, _value(symbol_names(arg)[0], env))
     if arg in env:
         return env[arg]
     return env[_short_name(arg)]

@@ -14,6 +14,7 @@ from zerolint.dataflow.frames import (
     Summary,
 )
 from zerolint.dataflow.library import (
+    BOUND_FUNCTIONS,
     BUILTIN_NAMES,
 )
 from zerolint.dataflow.syntax import (
@@ -42,7 +43,7 @@ from zerolint.dataflow.values import (
     Val,
     join_all,
 )
-from zerolint.model import IDENTITY, Op, OpKind
+from zerolint.model import IDENTITY, Op, OpKind, bounded, renamed, symbol_names
 from zerolint.project import ClassInfo
 from zerolint.rules import SinkSpec
 
@@ -114,7 +115,11 @@ class Calls:
         if handled:
             return result
         self.record_param_call(frame, node, args)
-        if method is not None and receiver is not None:
+        namespace = receiver is not None and any(
+            isinstance(r, (ExtRef, ModRef, ClassRef)) for r in receiver.refs
+        )
+        if method is not None and receiver is not None and not namespace:
+            # mod.max(x, 1) is no tensor's .max(): an unknown function of a module.
             out = self.tensor_method(frame, node, method, receiver, args)
             if out is not None:
                 return out
@@ -297,7 +302,7 @@ class Calls:
             starts_rows = not trace.concrete or (
                 bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
             )
-            symbols = {str(s.op.arg) for s in trace.steps}
+            symbols = {n for s in trace.steps for n in symbol_names(s.op.arg)}
             for name, op, k, stmt in frame.guards:
                 if starts_rows or name in symbols:
                     step = RawStep(
@@ -390,6 +395,7 @@ class Calls:
                             frame.key,
                         )
                     )
+            self.take_field_writes(frame, node, key, summary, site)
             # What the callee wrote into its arguments flows back into the caller's names.
             for pname, effect in summary.param_effects.items():
                 target = self.arg_node_for(node, key, pname)
@@ -405,6 +411,30 @@ class Calls:
                     self.write(frame, target, Val([effect]), strong=False, in_place=True)
         origin = CallOrigin(site)
         return Val([Trace(origin, ())], [PendingRef(origin)])
+
+    def take_field_writes(
+        self, frame: Frame, node: cst.Call, key: FuncKey, summary: Summary, site: CallSite
+    ) -> None:
+        """``self._fill(x)``: the fields the method writes hold its values here, through
+        this call's line (so a write made by a call in one arm of an ``if`` is seen as
+        that arm's), and are this function's field writes too."""
+        func = node.func
+        if (
+            frame.key.cls is None
+            or key.cls is None
+            or not key.is_method
+            or not isinstance(func, cst.Attribute)
+            or dotted(func.value) != "self"
+        ):
+            return
+        frame.summary.self_calls.add(key)
+        for attr, written in summary.field_writes.items():
+            val = self.substitute(written, key, site, 0, keep_unresolved=True)
+            if not val.traces:
+                continue
+            name = f"self.{attr}"
+            frame.state[name] = self.read_key(frame, name).join(val)
+            self.record_write(frame, name, frame.state[name])
 
     def call_lazy(
         self, frame: Frame, node: cst.Call, ref: LazyRef, args: list[tuple[cst.Arg, Val]]
@@ -467,15 +497,59 @@ class Calls:
         return False
 
     def operand(self, frame: Frame, node: cst.CSTNode | None) -> int | str:
-        """A divisor or bound: a literal, a module-level constant (``RATIO = 4``), or the
-        expression's text as a symbol."""
+        """A divisor or bound: a literal, a module-level constant (``RATIO = 4``), a symbol
+        bounded by ``max``/``min`` with a constant (``max(r, 1)``, or a name assigned one),
+        or the expression's text as a symbol."""
         if isinstance(node, cst.Name) and node.value not in frame.state:
             values = frame.mod.assigned.get(node.value, [])
             if len(values) == 1 and node.value not in frame.mod.declared_globals:
                 constant = int_value(values[0])
                 if constant is not None:
                     return constant
+        if isinstance(node, cst.Name):
+            scope: Frame | None = frame
+            while scope is not None:
+                if node.value in scope.bounds:
+                    return scope.bounds[node.value]
+                if node.value in scope.state:
+                    break
+                scope = scope.parent
+        if isinstance(node, cst.Call):
+            found = self.bound_call(frame, node)
+            if found is not None:
+                fn, inner, k = found
+                return bounded(fn, self.operand(frame, inner), k)
         return operand(node)
+
+    def bound_call(
+        self, frame: Frame, node: cst.Call
+    ) -> tuple[str, cst.BaseExpression, int] | None:
+        """``max(x, k)`` / ``min(k, x)`` (also ``builtins.max``, ``tl.maximum``) with ``k`` a
+        literal or a module-level constant: ("max" or "min", x, k)."""
+        fn = BOUND_FUNCTIONS.get(self.qualname(frame, node.func) or "")
+        args = [a.value for a in node.args if a.keyword is None and not a.star]
+        if fn is None or len(args) != 2 or len(node.args) != 2:
+            return None
+        for value, other in (args, args[::-1]):
+            k = self.operand(frame, other)
+            if isinstance(k, int) and not isinstance(self.operand(frame, value), int):
+                return fn, value, k
+        return None
+
+    def record_bound(self, frame: Frame, name: str, value: cst.BaseExpression | None) -> None:
+        """``r = max(ratio, 1)``: until ``r`` is written again, it is >= 1 wherever it is
+        an operand (a divisor, a clamp bound...): ``max(r,1)`` to the judge."""
+        frame.bounds.pop(name, None)
+        if not isinstance(value, cst.Call) or name in frame.globals_declared:
+            return
+        found = self.bound_call(frame, value)
+        if found is None:
+            return
+        fn, inner, k = found
+        inner_operand = self.operand(frame, inner)
+        if isinstance(inner_operand, str):
+            # A bound of a bound (``max(min(x, 8), 1)``) keeps both, around the name.
+            frame.bounds[name] = str(bounded(fn, renamed(inner_operand, name), k))
 
     def operands(self, frame: Frame, node: cst.Call, key: FuncKey) -> dict[str, int | str]:
         out: dict[str, int | str] = {}

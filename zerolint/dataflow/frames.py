@@ -16,7 +16,7 @@ from zerolint.dataflow.values import (
     Val,
     join_all,
 )
-from zerolint.model import Op
+from zerolint.model import Op, symbol_names, with_symbol
 from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
@@ -101,13 +101,16 @@ class CallSite:
         out = []
         for step in steps:
             arg = step.op.arg
-            if isinstance(arg, str) and arg in self.operands:
+            names = symbol_names(arg)
+            if names and names[0] in self.operands:
+                # x // max(ratio, 1) with ratio=4 at this call: x // 4.
+                new = with_symbol(arg, self.operands[names[0]])  # type: ignore[arg-type]
                 step = RawStep(
                     step.mod,
                     step.stmt,
                     step.node,
                     step.role,
-                    Op(step.op.kind, self.operands[arg]),
+                    Op(step.op.kind, new),
                     step.note,
                     step.effect,
                 )
@@ -143,6 +146,9 @@ class Summary:
     # of that field anywhere.
     constructor_fields: dict[tuple[str, str], Val] = field(default_factory=dict)
     global_writes: dict[str, Val] = field(default_factory=dict)
+    # Methods called here on ``self``: their field writes are in ``field_writes`` too,
+    # through the call's line (a write a call makes in one arm belongs to that arm).
+    self_calls: set[FuncKey] = field(default_factory=set)
     param_effects: dict[str, Val] = field(default_factory=dict)
     # Parameters that reach a sink: name -> the hits carrying their placeholder traces.
     forwards: dict[str, list[SinkHit]] = field(default_factory=dict)
@@ -182,6 +188,9 @@ class Frame:
         # The path conditions on scalars that hold here (guards.Atom: a dominating `if`,
         # an early exit, an assert), in the order they were met.
         self.guards: tuple = ()
+        # Names assigned a max/min bound of a constant (``r = max(x, 1)``): the operand
+        # they stand for as a divisor or bound (``"max(r,1)"``), until written again.
+        self.bounds: dict[str, str] = {}
 
     def fork(self) -> Frame:
         f = Frame.__new__(Frame)
@@ -199,6 +208,7 @@ class Frame:
         f.fields = self.fields
         f.stmt = self.stmt
         f.guards = self.guards
+        f.bounds = dict(self.bounds)
         return f
 
     def absorb(self, *branches: Frame) -> None:
@@ -210,6 +220,9 @@ class Frame:
         self.dead = False
         # A condition holds after the join only if it holds on every branch that gets here.
         self.guards = tuple(g for g in live[0].guards if all(g in b.guards for b in live[1:]))
+        self.bounds = {
+            k: v for k, v in live[0].bounds.items() if all(b.bounds.get(k) == v for b in live[1:])
+        }
         keys: set[str] = set()
         for b in live:
             keys.update(b.state)

@@ -185,6 +185,15 @@ REDUCTIONS = frozenset(
         "isnan",
     }
 )
+# Python's max and min of a scalar and a constant bound the scalar (``r = max(ratio, 1)``).
+BOUND_FUNCTIONS = {
+    "max": "max",
+    "builtins.max": "max",
+    "triton.language.maximum": "max",
+    "min": "min",
+    "builtins.min": "min",
+    "triton.language.minimum": "min",
+}
 SHAPE_ATTRS = frozenset(
     {
         "shape",

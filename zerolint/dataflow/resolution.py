@@ -162,11 +162,15 @@ class Resolution:
     def _field_values(self, cls: ClassInfo, attr: str) -> list[Val]:
         vals: list[Val] = []
         family = self.mro(cls) + self.subclasses(cls)
-        for c in family:
-            for m in c.methods.values():
-                s = self.summary(self.func_key(c.module, m, c))
-                if attr in s.field_writes:
-                    vals.append(self.drop_params(s.field_writes[attr]))
+        summaries = [
+            self.summary(self.func_key(c.module, m, c)) for c in family for m in c.methods.values()
+        ]
+        # A private method called on self writes through its callers, where the call's
+        # line (and the arm of an if it is in) is on the path: not on its own as well.
+        inner = {k for s in summaries for k in s.self_calls if _private(k)}
+        for s in summaries:
+            if attr in s.field_writes and s.key not in inner:
+                vals.append(self.drop_params(s.field_writes[attr]))
         if self.whole_program:
             vals += self.constructor_writes(family, attr)
         return vals
@@ -353,3 +357,8 @@ class Resolution:
                 out += [t for t in self.resolve(v, depth + 1) if t.origin is None]
             return out
         return []
+
+
+def _private(key: FuncKey) -> bool:
+    name = key.node.name.value if key.node is not None else ""
+    return name.startswith("_") and not name.endswith("__")

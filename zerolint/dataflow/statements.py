@@ -233,12 +233,15 @@ class Statements:
         target = stmt.target
         if isinstance(target, cst.Name):
             frame.state[target.value] = EMPTY
+            frame.bounds.pop(target.value, None)
 
     def exec_AugAssign(self, frame: Frame, stmt: cst.AugAssign) -> None:
         current = self.eval(frame, stmt.target)
         rhs = self.eval(frame, stmt.value)
         written = dotted(stmt.target)
         frame.guards = tuple(g for g in frame.guards if g[0] != written)
+        if written is not None:
+            frame.bounds.pop(written, None)
         op = stmt.operator
         division = DIVISIONS.get(type(op))
         if division is not None:
@@ -289,6 +292,7 @@ class Statements:
             written = dotted(target)
             frame.guards = tuple(g for g in frame.guards if g[0] != written)
         if isinstance(target, cst.Name):
+            self.record_bound(frame, target.value, value_node)
             if value_node is not None:
                 views = self.view_bases(frame, value_node)
                 if views:

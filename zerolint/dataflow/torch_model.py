@@ -139,6 +139,7 @@ class TorchModel:
     ) -> Val | None:
         """A call outside the checked tree: its row of the signature table (``signatures``)
         decides the effect; a call in no row returns None (the unknown-call rule)."""
+        name = name.removeprefix("builtins.")  # builtins.max is max, for rules too
         if name in self.names.get("empty_rows", ()):
             return self.empty_rows_call(frame, node, name, args, method=False)
         sig = self.library.function(name)
