@@ -90,6 +90,15 @@ def _subject(node: cst.BaseExpression) -> Subject | None:
     return None
 
 
+def forget(conditions: tuple, written: str | None) -> tuple:
+    """The conditions that still hold after ``written`` is assigned: none on that name,
+    nor on a field of it (``meta = other`` ends ``meta.num > 0``)."""
+    if written is None:
+        return conditions
+    prefix = written + "."
+    return tuple(g for g in conditions if g[0] != written and not g[0].startswith(prefix))
+
+
 def text(name: str, op: str, k: int) -> str:
     """The guard op's argument, as the judge reads it back (``smt.parse_guard``)."""
     return f"{name} {op} {k}"
