@@ -107,8 +107,13 @@ class Contexts:
         sites = self.call_sites.get(key)
         if not sites:
             return None
-        if self.project.files_containing(name) != [key.mod.path]:
-            return None  # named in another file: it may be called from there
+        # Another file can call it only through its module (module-level: `from m import
+        # _f`, `m._f`) or its class (a subclass, an instance it names).
+        via = key.cls.name if key.cls is not None else key.mod.name.rpartition(".")[2]
+        for path in self.project.files_containing(name):
+            text = self.project.text(path) or ""
+            if path != key.mod.path and re.search(rf"\b{re.escape(via)}\b", text):
+                return None
         mentions = len(re.findall(rf"\b{re.escape(name)}\b", key.mod.text))
         calls = {id(site.step.node) for _, site, _ in sites.values()}
         if mentions != 1 + len(calls):
