@@ -365,10 +365,15 @@ class Engine:
                 verdict = judge(flow)
                 variants = refine(trace) if refine and verdict.status != "safe" else None
                 if variants:
-                    judged = [(to_flow(v, scope), v) for v in variants]
-                    verdicts = [judge(f) for f, _ in judged]
-                    if all(v.status == "safe" for v in verdicts):
-                        (flow, trace), verdict = judged[0], verdicts[0]
+                    proved: list[tuple[Flow, Trace, Verdict]] = []
+                    for v in variants:  # stop at the first variant not proved
+                        v_flow = to_flow(v, scope)
+                        v_verdict = judge(v_flow)
+                        if v_verdict.status != "safe":
+                            break
+                        proved.append((v_flow, v, v_verdict))
+                    if len(proved) == len(variants):
+                        flow, trace, verdict = proved[0]
                 if best is None or SEVERITY[verdict.status] > SEVERITY[best[2].status]:
                     best = (flow, trace, verdict)
                 if verdict.status == "unsafe":

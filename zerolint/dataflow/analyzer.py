@@ -120,6 +120,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.call_sites: dict[FuncKey, dict[tuple[int, int], CallerContext]] = {}
         self.constructions: dict[int, tuple[str, dict[str, int | str]]] = {}
         self.guard_classes: dict[tuple[int, str], frozenset[str]] = {}
+        self.closed_cache: dict[FuncKey, list[CallerContext] | None] = {}
 
     # ------------------------------------------------------------------ entry points
 
@@ -214,6 +215,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
 
     def reset_summaries(self) -> None:
         self.summaries.clear()
+        self.closed_cache.clear()
         self._provisional.clear()
         self._field_cache.clear()
         self._mro_cache.clear()

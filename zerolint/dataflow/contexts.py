@@ -95,7 +95,13 @@ class Contexts:
         return out
 
     def closed_callers(self, key: FuncKey) -> list[CallerContext] | None:
-        """Every call of ``key``, when they are all known; else None."""
+        """Every call of ``key``, when they are all known; else None (asked once a run:
+        findings are made after every module's functions are interpreted)."""
+        if key not in self.closed_cache:
+            self.closed_cache[key] = self._closed_callers(key)
+        return self.closed_cache[key]
+
+    def _closed_callers(self, key: FuncKey) -> list[CallerContext] | None:
         node = key.node
         if node is None:
             return None
@@ -107,6 +113,10 @@ class Contexts:
         sites = self.call_sites.get(key)
         if not sites:
             return None
+        mentions = len(re.findall(rf"\b{re.escape(name)}\b", key.mod.text))
+        calls = {id(site.step.node) for _, site, _ in sites.values()}
+        if mentions != 1 + len(calls):
+            return None  # passed as a value, named in a string, or defined twice
         # Another file can call it only through its module (module-level: `from m import
         # _f`, `m._f`) or its class (a subclass, an instance it names).
         via = key.cls.name if key.cls is not None else key.mod.name.rpartition(".")[2]
@@ -114,10 +124,6 @@ class Contexts:
             text = self.project.text(path) or ""
             if path != key.mod.path and re.search(rf"\b{re.escape(via)}\b", text):
                 return None
-        mentions = len(re.findall(rf"\b{re.escape(name)}\b", key.mod.text))
-        calls = {id(site.step.node) for _, site, _ in sites.values()}
-        if mentions != 1 + len(calls):
-            return None  # passed as a value, named in a string, or defined twice
         return list(sites.values())
 
     def field_guards(self, trace: Trace) -> Trace:
