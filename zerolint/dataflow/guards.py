@@ -39,8 +39,15 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
         if conj == positive:  # a and b is true / a or b is false: both hold
             return atoms(test.left, positive) + atoms(test.right, positive)
         return []
+    rows_any = _any_of(test)
+    if rows_any is not None:
+        # x.any() / torch.any(x) is true only if x has an element: it has rows. Being
+        # false says nothing (all zeros, or no rows).
+        return [((ROWS, rows_any), "!=", 0)] if positive else []
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
+        if isinstance(target.operator, (cst.In, cst.NotIn)):
+            return _membership(test.left, target, positive)
         op = _OPS.get(type(target.operator))
         if op is None:
             return []
@@ -55,6 +62,36 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
     if subject is not None and (subject[0] == ROWS or isinstance(test, (cst.Name, cst.Attribute))):
         return [(subject, "!=" if positive else "==", 0)]
     return []
+
+
+def _membership(
+    left: cst.BaseExpression, target: cst.ComparisonTarget, positive: bool
+) -> list[Atom]:
+    """``n in (1, 2, 4)`` (or ``n not in ...`` being false): ``n`` lies between the
+    smallest and the largest literal. The other way round says nothing."""
+    holds_in = isinstance(target.operator, cst.In) == positive
+    subject = _subject(left)
+    choices = target.comparator
+    if not holds_in or subject is None or not isinstance(choices, (cst.Tuple, cst.List, cst.Set)):
+        return []
+    values = [int_value(e.value) for e in choices.elements]
+    if not values or any(v is None for v in values):
+        return []
+    known = [v for v in values if v is not None]
+    return [(subject, ">=", min(known)), (subject, "<=", max(known))]
+
+
+def _any_of(node: cst.BaseExpression) -> str | None:
+    """The tensor ``x`` of ``x.any()`` or ``torch.any(x)``."""
+    if not isinstance(node, cst.Call):
+        return None
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "any":
+        if not node.args:
+            return dotted(func.value)
+        if dotted(func.value) == "torch" and len(node.args) == 1:
+            return dotted(node.args[0].value)
+    return None
 
 
 def _subject(node: cst.BaseExpression) -> Subject | None:
