@@ -3,7 +3,9 @@
 An atom is ``(subject, op, k)``: a scalar symbol (``num_decodes``) or the rows of a tensor
 (``("#rows", key)``: ``x.numel()``, ``len(x)``, ``x.shape[0]``, ``x.size(0)``) compared with
 an integer. ``atoms(test, True)`` holds in the body of ``if test:``; ``atoms(test, False)``
-after it when the body always exits. Only conjunctions are kept (``a and b`` when true,
+after it when the body always exits. A membership test against literal sizes
+(``n in (1, 2, 4)``) bounds ``n`` by the smallest and the largest; ``x.any()`` being true
+says ``x`` has rows. Only conjunctions are kept (``a and b`` when true,
 ``a or b`` when false); anything else says nothing, which is never unsound: a path with
 fewer conditions can only be judged less safe.
 """
