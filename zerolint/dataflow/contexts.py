@@ -23,6 +23,7 @@ unless these conditions prove it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 
 import libcst as cst
 
@@ -165,11 +166,12 @@ class Contexts:
 
 def _rename(func: FuncKey, site: CallSite, steps: tuple[RawStep, ...]) -> tuple[RawStep, ...]:
     """The callee's steps in the caller's names: each parameter becomes the caller's
-    operand, or, where the caller passed an expression (or nothing), a name of its own
-    that no condition of the caller can be about."""
+    operand; a parameter the caller passed an expression for (or nothing), and every other
+    name of the callee (its locals), becomes a name of its own that no condition of the
+    caller can be about (``_helper(k)``)."""
     params = [p.name.value for p in func.params()]
-    names: dict[str, int | str] = {p: f"{func.name}({p})" for p in params}
-    names.update(site.operands)
+    known: dict[str, int | str] = {p: f"{func.name}({p})" for p in params}
+    known.update(site.operands)
     call = site.step.node
     if (
         func.is_method
@@ -179,9 +181,13 @@ def _rename(func: FuncKey, site: CallSite, steps: tuple[RawStep, ...]) -> tuple[
         and isinstance(call.func.value, cst.Name)
         and call.func.value.value == "self"
     ):
-        names[params[0]] = "self"  # self.helper(...): the same object
+        known[params[0]] = "self"  # self.helper(...): the same object
+    names = _CalleeNames(func.name, known)
     out = []
     for step in steps:
+        if step.op.kind not in _SYMBOLIC:
+            out.append(step)
+            continue
         arg = rebound(step.op, names)
         if arg is not step.op.arg:
             step = RawStep(
@@ -195,6 +201,55 @@ def _rename(func: FuncKey, site: CallSite, steps: tuple[RawStep, ...]) -> tuple[
             )
         out.append(step)
     return tuple(out)
+
+
+_SYMBOL = re.compile(r"[A-Za-z_][\w.]*")
+# The ops whose argument is a symbol of the function they were made in (an opaque call's
+# name, known rows and a mask's "<mask>" are not).
+_SYMBOLIC = frozenset(
+    {
+        OpKind.ROWS,
+        OpKind.GUARD,
+        OpKind.PAD_ZERO,
+        OpKind.FLOORDIV,
+        OpKind.CEILDIV,
+        OpKind.RSHIFT,
+        OpKind.ADD,
+        OpKind.MUL,
+        OpKind.SUB,
+        OpKind.CLAMP_MIN,
+        OpKind.CLAMP_MAX,
+        OpKind.ZERO_TO,
+        OpKind.BELOW1_TO,
+    }
+)
+
+
+class _CalleeNames(Mapping[str, "int | str"]):
+    """Every symbol of a callee, as ``rebound`` asks for it: a parameter's operand, else
+    a fresh name; ``head.field`` follows its head (a literal has no fields)."""
+
+    def __init__(self, func: str, known: dict[str, int | str]) -> None:
+        self.func, self.known = func, known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.known)
+
+    def __len__(self) -> int:
+        return len(self.known)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and _SYMBOL.fullmatch(key) is not None
+
+    def __getitem__(self, key: str) -> int | str:
+        head, dot, rest = key.partition(".")
+        value = self.known.get(head, f"{self.func}({head})")
+        if not dot:
+            return value
+        return f"{value}.{rest}" if isinstance(value, str) else f"{self.func}({head}).{rest}"
+
+    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+        return self[key] if _SYMBOL.fullmatch(key) else default
 
 
 def _short(cls: ClassInfo | str) -> str:

@@ -6,6 +6,7 @@ object a parameter was bound to is a ``ParamObject`` in the aliases of a frame.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -122,7 +123,7 @@ class CallSite:
         return RawStep(self.step.mod, self.step.stmt, self.step.node, "flow")
 
 
-def rebound(op: Op, operands: dict[str, int | str]) -> object:
+def rebound(op: Op, operands: Mapping[str, int | str]) -> object:
     """``op``'s argument with the parameters in ``operands`` replaced (the same object when
     nothing is replaced)."""
     arg = op.arg
