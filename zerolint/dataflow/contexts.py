@@ -3,11 +3,12 @@
 Two kinds, both read from what the analysis recorded anyway (no module is parsed for them):
 
 * **A caller's guards.** A helper whose callers are all known (a private or nested
-  function, named in no other file, every mention of it in its module a call that was
-  interpreted) is reached only from its call sites: a path made inside it holds under the
-  guards that dominate one of those calls. The path is tried once per call site, with the
-  helper's parameters renamed to the caller's operands (``CallSite.rebind``); it is safe
-  when it is safe from every call site. Callers of a helper that is itself closed are
+  function, every mention of it in its module a call that was interpreted, and no other
+  file naming it together with its module, or its class for a method) is reached only
+  from its call sites: a path made inside it holds under the guards that dominate one of
+  those calls. The path is tried once per call site, with the helper's parameters renamed
+  to the caller's operands and its other names to names of their own (``_rename``); it is
+  safe when it is safe from every call site. Callers of a helper that is itself closed are
   followed up to ``MAX_CALLER_DEPTH`` levels.
 * **A guard on a field.** ``if meta.num == 0: return`` says what the field ``num`` of the
   object held, and the value the path carries was put into an object of that class at the
