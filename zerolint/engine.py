@@ -286,7 +286,12 @@ class Engine:
             live = [
                 t for t in dict.fromkeys(traces) if t.concrete and scope.live(t) and consistent(t)
             ]
-            finding = self.make_finding(hits[0], live, scope) if live else None
+            func = hits[0].func
+            finding = (
+                self.make_finding(hits[0], live, scope, lambda t: analyzer.refine(func, t))
+                if live
+                else None
+            )
             verdict = finding.verdict if finding is not None else None
             if verdict is not None and verdict.status == "unsafe":
                 return finding  # nothing is worse: a path cut off cannot matter
@@ -305,7 +310,13 @@ class Engine:
             return decide([t for v in vals for t in analyzer.resolve(v)], True)
         return analyzer.resolve_in_rounds(vals, decide)
 
-    def make_finding(self, hit: SinkHit, traces: list[Trace], scope: RuleScope) -> Finding:
+    def make_finding(
+        self,
+        hit: SinkHit,
+        traces: list[Trace],
+        scope: RuleScope,
+        refine: Refine | None = None,
+    ) -> Finding:
         """A finding whose paths are judged one by one: the verdict is the worst, and each
         place where lengths became zero-able is shown by its worst path."""
 
@@ -320,7 +331,7 @@ class Engine:
             expr=expr, sink=hit.spec.function, argument=hit.spec.argument_text()
         )
         clock = time.perf_counter()
-        shown = self.worst_paths(traces, scope)
+        shown = self.worst_paths(traces, scope, refine)
         self.stats["judge"] = self.stats.get("judge", 0.0) + time.perf_counter() - clock
         finding = Finding(
             code=rule.code,
@@ -346,13 +357,16 @@ class Engine:
         return finding
 
     def worst_paths(
-        self, traces: list[Trace], scope: RuleScope
+        self, traces: list[Trace], scope: RuleScope, refine: Refine | None = None
     ) -> list[tuple[Flow, Trace, Verdict]]:
         """One judged path per place where the lengths became zero-able: its worst one.
 
         Within a place, paths are judged in display order (the one that starts there,
         repeats no statement, shows the most code) and judging stops at the first unsafe
-        one, since nothing is worse: a large function can carry hundreds of paths."""
+        one, since nothing is worse: a large function can carry hundreds of paths.
+        A path not proved safe on its own is tried again with the conditions ``refine``
+        finds outside the sink's function (a caller's guards, a guard on a field): it is
+        proved safe, and shown with them, when every variant is."""
         from zerolint import smt  # z3 is imported only when there is something to prove
 
         groups: dict[tuple, list[Trace]] = {}
@@ -371,14 +385,25 @@ class Engine:
                 key=lambda ft: display_rank(*ft, scope),
             )
             best: tuple[Flow, Trace, Verdict] | None = None
-            for flow, trace in candidates:
-                verdict = smt.judge_flow(
-                    flow,
-                    predicate,
-                    ratios=ratios_for(flow, ratios_of),
-                    hints=hints,
-                    facts=facts,
+
+            def judge(flow: Flow) -> Verdict:
+                return smt.judge_flow(
+                    flow, predicate, ratios=ratios_for(flow, ratios_of), hints=hints, facts=facts
                 )
+
+            for flow, trace in candidates:
+                verdict = judge(flow)
+                variants = refine(trace) if refine and verdict.status != "safe" else None
+                if variants:
+                    proved: list[tuple[Flow, Trace, Verdict]] = []
+                    for v in variants:  # stop at the first variant not proved
+                        v_flow = to_flow(v, scope)
+                        v_verdict = judge(v_flow)
+                        if v_verdict.status != "safe":
+                            break
+                        proved.append((v_flow, v, v_verdict))
+                    if len(proved) == len(variants):
+                        flow, trace, verdict = proved[0]
                 if best is None or SEVERITY[verdict.status] > SEVERITY[best[2].status]:
                     best = (flow, trace, verdict)
                 if verdict.status == "unsafe":
@@ -431,6 +456,7 @@ def depth_limit_diagnostic(hit: SinkHit) -> Diagnostic:
 
 
 SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
+Refine = Callable[[Trace], "list[Trace] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,7 +565,10 @@ def to_flow(trace: Trace, scope: RuleScope) -> Flow:
     """The path a user sees, with the ops this sink's rule counts (a sanitizer of another
     rule is shown as a plain step)."""
     steps: list[Step] = []
-    rows_path = bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
+    # A path about a row count starts at a selection (after the caller's guards and call
+    # that contexts.py may put before it).
+    first = next((s for s in trace.steps if s.op.kind != OpKind.GUARD and s.role != "call"), None)
+    rows_path = first is not None and first.op.kind == OpKind.ROWS
     symbols = {
         n for s in trace.steps if s.op.kind != OpKind.GUARD for n in model.symbol_names(s.op.arg)
     }

@@ -294,15 +294,25 @@ class _FlowEncoding:
                 rows, counted = self._count(i, op.arg), True
             elif op.kind == OpKind.GUARD:
                 name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
-                subject = rows if name == ROWS_SUBJECT else enc._variable(name)
+                if name == ROWS_SUBJECT:
+                    subject = rows
+                elif _literal(name):  # a caller's literal bound to the guarded parameter
+                    subject = z3.IntVal(int(name))
+                else:
+                    subject = enc._variable(name)
                 enc.constraints.append(_COMPARE[cmp](subject, k))
         if counted:
             enc.constraints.append(self.batch == rows)
-        by_short = {_short_name(n): v for n, v in enc.symbols.items()}
+        # By short name: every symbol of that name (`num_decode_tokens` and
+        # `metadata.num_decode_tokens` alike), never only the last one met.
+        by_short: dict[str, list[Any]] = {}
+        for n, v in enc.symbols.items():
+            by_short.setdefault(_short_name(n), []).append(v)
         for fact in self.facts:
             a, cmp, b = fact.split()
-            if a in by_short and b in by_short:
-                enc.constraints.append(_COMPARE[cmp](by_short[a], by_short[b]))
+            for left in by_short.get(a, ()):
+                for right in by_short.get(b, ()):
+                    enc.constraints.append(_COMPARE[cmp](left, right))
 
     def _count(self, i: int, arg: Any) -> Any:
         z3, enc = self.enc.z3, self.enc
@@ -345,7 +355,10 @@ class _FlowEncoding:
                 rows, counted = self._count_value(i, op.arg, env), True
             elif op.kind == OpKind.GUARD:
                 name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
-                value = rows if name == ROWS_SUBJECT else _value(name, env)
+                if name == ROWS_SUBJECT:
+                    value = rows
+                else:
+                    value = int(name) if _literal(name) else _value(name, env)
                 if not _COMPARE[cmp](value, k):
                     return False
         for fact in self.facts:
@@ -771,6 +784,10 @@ def parse_guard(arg: Any) -> tuple[str, str, int] | None:
         return parts[0], parts[1], int(parts[2])
     except ValueError:
         return None
+
+
+def _literal(text: str) -> bool:
+    return text.lstrip("-").isdigit()
 
 
 def _pad_name(index: int, op: Op) -> str:

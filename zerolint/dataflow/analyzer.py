@@ -13,6 +13,7 @@ from pathlib import Path
 import libcst as cst
 
 from zerolint.dataflow.calls import Calls
+from zerolint.dataflow.contexts import CallerContext, Contexts
 from zerolint.dataflow.expressions import Expressions
 from zerolint.dataflow.frames import (
     MAX_DEPTH,
@@ -48,7 +49,7 @@ from zerolint.rules import Rule, SinkSpec
 RECURSION_ROUNDS = 3
 
 
-class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
+class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts):
     """Interprets functions into summaries and collects the values reaching sinks."""
 
     def __init__(
@@ -120,6 +121,13 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
         # or re-export it. A method or a field is reached through any object: bare names.
         self.wrapper_homes: dict[str, set[str]] = {}
         self.open_wrapper_names: set[str] = set()
+        # Conditions from outside a sink's function (contexts.py): each function's call
+        # sites with the guards that held there, what each construction wrote into its
+        # fields, and the classes of the objects that field guards test.
+        self.call_sites: dict[FuncKey, dict[tuple[int, int], CallerContext]] = {}
+        self.constructions: dict[int, tuple[str, dict[str, int | str]]] = {}
+        self.guard_classes: dict[tuple[int, str], frozenset[str]] = {}
+        self.closed_cache: dict[FuncKey, list[CallerContext] | None] = {}
 
     # ------------------------------------------------------------------ entry points
 
@@ -225,6 +233,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution):
 
     def reset_summaries(self) -> None:
         self.summaries.clear()
+        self.closed_cache.clear()
         self._provisional.clear()
         self._field_cache.clear()
         self._mro_cache.clear()

@@ -232,8 +232,12 @@ class Calls:
         self, frame: Frame, node: cst.Call, cls: ClassInfo, args: list[tuple[cst.Arg, Val]]
     ) -> None:
         """``Cls(...)``: record what the new instance's fields hold, for reads elsewhere."""
-        fields = list(self.constructor_fields(cls, args))
+        written = list(self.constructor_fields(cls, args))
+        fields = [(name, val) for name, val, _ in written]
         frame.constructed[id(node)] = fields
+        self.note_construction(
+            id(node), cls.name, {name: self.operand(frame, arg.value) for name, _, arg in written}
+        )
         init = cls.methods.get("__init__")
         if init is None:
             for field_name, arg_val in fields:
@@ -259,6 +263,9 @@ class Calls:
         reads of that field anywhere (``Summary.constructor_fields``)."""
         if not (val.traces or val.refs):
             return
+        # The object is built where these conditions hold: what is read back from the
+        # field carries them (vLLM builds its decode metadata under `if num_decodes > 0:`).
+        val = self.guarded(frame, val)
         if step:
             val = val.then(self.step(frame, node, "flow", IDENTITY, f"{cls_name}({attr}=...)"))
         slots = frame.summary.constructor_fields
@@ -292,10 +299,18 @@ class Calls:
             SinkHit(spec, frame.mod, frame.stmt, node, arg_node, val.then(step), frame.key)
         )
 
-    def guarded(self, frame: Frame, val: Val) -> Val:
-        """The path conditions that dominate the sink, as guard steps on each trace they
-        can matter to: every one on a trace that starts at a row count (an empty batch is
-        decided by the path, not by one value), else those on a symbol of the trace."""
+    def guarded(self, frame: Frame, val: Val, skip: str | None = None) -> Val:
+        """The path conditions that hold here (at a sink, or where a value leaves the
+        function: a return, a field), as guard steps on each trace they can matter to:
+        every one on a trace that starts at a row count (an empty batch is decided by the
+        path, not by one value), else those on a symbol of the trace. ``skip``: a name
+        being written, whose conditions were about its old value."""
+        conditions = [g for g in frame.guards if g[0] != skip]
+        if not conditions:
+            return val
+        elements = None
+        if val.elements is not None:
+            elements = tuple(self.guarded(frame, e, skip) for e in val.elements)
         out = []
         for trace in val.traces:
             # A placeholder may resolve to a trace that starts at a row count.
@@ -303,8 +318,9 @@ class Calls:
                 bool(trace.steps) and trace.steps[0].op.kind == OpKind.ROWS
             )
             symbols = {n for s in trace.steps for n in symbol_names(s.op.arg)}
-            for name, op, k, stmt in frame.guards:
+            for name, op, k, stmt in conditions:
                 if starts_rows or name in symbols:
+                    self.note_field_guard(frame, stmt, name)
                     step = RawStep(
                         frame.mod,
                         stmt,
@@ -315,7 +331,7 @@ class Calls:
                     )
                     trace = trace.then(step)
             out.append(trace)
-        return Val(out, val.refs, val.elements)
+        return Val(out, val.refs, elements)
 
     def bind_args(
         self, key: FuncKey, ref: FuncRef, args: list[tuple[cst.Arg, Val]]
@@ -369,6 +385,7 @@ class Calls:
         bound = self.bind_args(key, ref, args)
         call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
         site = CallSite(key, bound, call_step, operands=self.operands(frame, node, key))
+        self.note_call(key, frame.key, id(node), site, frame.guards)
         passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
         eager = key.mod is frame.mod or key.mod.name in self.sink_capable or passes_sink
         if eager:
@@ -463,6 +480,11 @@ class Calls:
             # Probably a constructor: its keyword arguments are the instance's fields.
             fields = [(a.keyword.value, v) for a, v in args if a.keyword is not None]
             frame.constructed[id(node)] = fields
+            self.note_construction(
+                id(node),
+                short,
+                {a.keyword.value: self.operand(frame, a.value) for a, _ in args if a.keyword},
+            )
             for attr, val in fields:
                 self.record_constructor_field(frame, node, short, attr, val)
             result = Val([Trace(CallOrigin(site), ())], [InstRef(ref.qual)])

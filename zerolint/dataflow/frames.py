@@ -6,6 +6,7 @@ object a parameter was bound to is a ``ParamObject`` in the aliases of a frame.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -16,7 +17,7 @@ from zerolint.dataflow.values import (
     Val,
     join_all,
 )
-from zerolint.model import Op, symbol_names, with_symbol
+from zerolint.model import Op, OpKind, symbol_names, with_symbol
 from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
@@ -95,22 +96,22 @@ class CallSite:
     operands: dict[str, int | str] = field(default_factory=dict)
 
     def rebind(self, steps: tuple[RawStep, ...]) -> tuple[RawStep, ...]:
-        """The callee's steps with its parameter symbols replaced by this call's operands."""
+        """The callee's steps with its parameter symbols replaced by this call's operands:
+        an op's symbol, each term of a row count (``end - start``), and the subject of a
+        path condition (``n > 0``, ``meta.num > 0``), so that a callee's guard constrains
+        the caller's names."""
         if not self.operands:
             return steps
         out = []
         for step in steps:
-            arg = step.op.arg
-            names = symbol_names(arg)
-            if names and names[0] in self.operands:
-                # x // max(ratio, 1) with ratio=4 at this call: x // 4.
-                new = with_symbol(arg, self.operands[names[0]])  # type: ignore[arg-type]
+            arg = rebound(step.op, self.operands)
+            if arg is not step.op.arg:
                 step = RawStep(
                     step.mod,
                     step.stmt,
                     step.node,
                     step.role,
-                    Op(step.op.kind, new),
+                    Op(step.op.kind, arg),
                     step.note,
                     step.effect,
                 )
@@ -120,6 +121,34 @@ class CallSite:
     def landing(self) -> RawStep:
         """The call's line as a plain step: where lengths made in the callee come out."""
         return RawStep(self.step.mod, self.step.stmt, self.step.node, "flow")
+
+
+def rebound(op: Op, operands: Mapping[str, int | str]) -> object:
+    """``op``'s argument with the parameters in ``operands`` replaced (the same object when
+    nothing is replaced)."""
+    arg = op.arg
+    if not isinstance(arg, str):
+        return arg
+    if arg in operands:
+        return operands[arg]
+    names = symbol_names(arg)
+    if names and names[0] != arg and names[0] in operands:
+        # x // max(ratio, 1) with ratio=4 at this call: x // 4.
+        return with_symbol(arg, operands[names[0]])  # type: ignore[arg-type]
+    if op.kind == OpKind.GUARD:
+        parts = arg.split()
+        if len(parts) == 3:
+            head, dot, rest = parts[0].partition(".")
+            value = operands.get(head)
+            if value is not None and (not dot or isinstance(value, str)):
+                parts[0] = f"{value}{dot}{rest}"
+                return " ".join(parts)
+        return arg
+    if op.kind == OpKind.ROWS and " - " in arg:
+        terms = arg.split(" - ")
+        if any(t in operands for t in terms):
+            return " - ".join(str(operands.get(t, t)) for t in terms)
+    return arg
 
 
 @dataclass(eq=False)

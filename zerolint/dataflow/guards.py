@@ -3,7 +3,9 @@
 An atom is ``(subject, op, k)``: a scalar symbol (``num_decodes``) or the rows of a tensor
 (``("#rows", key)``: ``x.numel()``, ``len(x)``, ``x.shape[0]``, ``x.size(0)``) compared with
 an integer. ``atoms(test, True)`` holds in the body of ``if test:``; ``atoms(test, False)``
-after it when the body always exits. Only conjunctions are kept (``a and b`` when true,
+after it when the body always exits. A membership test against literal sizes
+(``n in (1, 2, 4)``) bounds ``n`` by the smallest and the largest; ``x.any()`` being true
+says ``x`` has rows. Only conjunctions are kept (``a and b`` when true,
 ``a or b`` when false); anything else says nothing, which is never unsound: a path with
 fewer conditions can only be judged less safe.
 """
@@ -39,8 +41,15 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
         if conj == positive:  # a and b is true / a or b is false: both hold
             return atoms(test.left, positive) + atoms(test.right, positive)
         return []
+    rows_any = _any_of(test)
+    if rows_any is not None:
+        # x.any() / torch.any(x) is true only if x has an element: it has rows. Being
+        # false says nothing (all zeros, or no rows).
+        return [((ROWS, rows_any), "!=", 0)] if positive else []
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
+        if isinstance(target.operator, (cst.In, cst.NotIn)):
+            return _membership(test.left, target, positive)
         op = _OPS.get(type(target.operator))
         if op is None:
             return []
@@ -55,6 +64,36 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
     if subject is not None and (subject[0] == ROWS or isinstance(test, (cst.Name, cst.Attribute))):
         return [(subject, "!=" if positive else "==", 0)]
     return []
+
+
+def _membership(
+    left: cst.BaseExpression, target: cst.ComparisonTarget, positive: bool
+) -> list[Atom]:
+    """``n in (1, 2, 4)`` (or ``n not in ...`` being false): ``n`` lies between the
+    smallest and the largest literal. The other way round says nothing."""
+    holds_in = isinstance(target.operator, cst.In) == positive
+    subject = _subject(left)
+    choices = target.comparator
+    if not holds_in or subject is None or not isinstance(choices, (cst.Tuple, cst.List, cst.Set)):
+        return []
+    values = [int_value(e.value) for e in choices.elements]
+    if not values or any(v is None for v in values):
+        return []
+    known = [v for v in values if v is not None]
+    return [(subject, ">=", min(known)), (subject, "<=", max(known))]
+
+
+def _any_of(node: cst.BaseExpression) -> str | None:
+    """The tensor ``x`` of ``x.any()`` or ``torch.any(x)``."""
+    if not isinstance(node, cst.Call):
+        return None
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "any":
+        if not node.args:
+            return dotted(func.value)
+        if dotted(func.value) == "torch" and len(node.args) == 1:
+            return dotted(node.args[0].value)
+    return None
 
 
 def _subject(node: cst.BaseExpression) -> Subject | None:
@@ -88,6 +127,15 @@ def _subject(node: cst.BaseExpression) -> Subject | None:
             key = dotted(node.value.value)
             return (ROWS, key) if key is not None else None
     return None
+
+
+def forget(conditions: tuple, written: str | None) -> tuple:
+    """The conditions that still hold after ``written`` is assigned: none on that name,
+    nor on a field of it (``meta = other`` ends ``meta.num > 0``)."""
+    if written is None:
+        return conditions
+    prefix = written + "."
+    return tuple(g for g in conditions if g[0] != written and not g[0].startswith(prefix))
 
 
 def text(name: str, op: str, k: int) -> str:

@@ -210,6 +210,9 @@ class Statements:
 
     def exec_Return(self, frame: Frame, stmt: cst.Return) -> None:
         val = self.eval(frame, stmt.value) if stmt.value is not None else EMPTY
+        # What a function returns was made where its path conditions hold (`if n == 0:
+        # raise` before `return x[:n]`): the caller's path carries them.
+        val = self.guarded(frame, val)
         frame.returns.append(val.then(self.step(frame, stmt, "return")))
         frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
         frame.dead = True
@@ -239,7 +242,7 @@ class Statements:
         current = self.eval(frame, stmt.target)
         rhs = self.eval(frame, stmt.value)
         written = dotted(stmt.target)
-        frame.guards = tuple(g for g in frame.guards if g[0] != written)
+        frame.guards = guards.forget(frame.guards, written)
         if written is not None:
             frame.bounds.pop(written, None)
         op = stmt.operator
@@ -275,9 +278,22 @@ class Statements:
         value_node: cst.BaseExpression | None,
     ) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
+            # `a, b = x[:n], y`: each name views what its own element views.
+            parts = (
+                [e.value for e in value_node.elements]
+                if isinstance(value_node, (cst.Tuple, cst.List))
+                and len(value_node.elements) == len(target.elements)
+                and not any(isinstance(e, cst.StarredElement) for e in value_node.elements)
+                else None
+            )
             for i, el in enumerate(target.elements):
                 sub = val.element(i) if not isinstance(el, cst.StarredElement) else val
-                self.assign(frame, el.value, sub, None)
+                part = (
+                    parts[i]
+                    if parts is not None and not isinstance(el, cst.StarredElement)
+                    else None
+                )
+                self.assign(frame, el.value, sub, part)
             return
         if isinstance(target, cst.StarredElement):
             self.assign(frame, target.value, val, value_node)
@@ -288,12 +304,19 @@ class Statements:
             # A buffer keeps its own rows: what is written into it brings no row count.
             flowed = Val(without_row_counts(flowed.traces), flowed.refs, val.elements)
         if frame.guards and isinstance(target, (cst.Name, cst.Attribute)):
-            # A condition on a name says nothing about its next value.
             written = dotted(target)
-            frame.guards = tuple(g for g in frame.guards if g[0] != written)
+            if isinstance(target, cst.Attribute) and (written or "").startswith("self."):
+                # A field keeps what held where it was written, for reads elsewhere.
+                flowed = self.guarded(frame, flowed, skip=written)
+            # A condition on a name (or on its fields) says nothing about its next value.
+            frame.guards = guards.forget(frame.guards, written)
         if isinstance(target, cst.Name):
             self.record_bound(frame, target.value, value_node)
-            if value_node is not None:
+            if value_node is None:
+                # Rebound to something unknown (an element of a call's result): no longer
+                # a view of what it viewed before.
+                frame.aliases.pop(target.value, None)
+            else:
                 views = self.view_bases(frame, value_node)
                 if views:
                     frame.aliases[target.value] = views - {target.value}
@@ -441,9 +464,9 @@ class Statements:
 
     def constructor_fields(
         self, cls: ClassInfo, args: list[tuple[cst.Arg, Val]]
-    ) -> Iterator[tuple[str, Val]]:
-        """(field, value) for each evaluated constructor argument: by keyword, or by
-        position among the dataclass fields (or ``__init__``'s parameters)."""
+    ) -> Iterator[tuple[str, Val, cst.Arg]]:
+        """(field, value, argument) for each evaluated constructor argument: by keyword, or
+        by position among the dataclass fields (or ``__init__``'s parameters)."""
         positional = list(cls.fields)
         init = cls.methods.get("__init__")
         if init is not None:
@@ -454,9 +477,9 @@ class Statements:
             if arg.star:
                 continue
             if arg.keyword is not None:
-                yield arg.keyword.value, val
+                yield arg.keyword.value, val, arg
             elif i < len(positional):
-                yield positional[i], val
+                yield positional[i], val, arg
                 i += 1
 
     def zero_fill(
