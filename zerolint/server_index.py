@@ -25,6 +25,7 @@ from pathlib import Path
 from zerolint.config import ConfigError, Settings, find_pyproject, load_settings
 from zerolint.discovery import PY_SUFFIXES, discover, is_excluded
 from zerolint.model import Diagnostic, Finding, Report
+from zerolint.server_reparse import Reparser
 
 Log = Callable[[str, str], None]  # (level: "error" | "warning" | "info", message)
 
@@ -89,6 +90,8 @@ class Context:
             self.files = sorted([*found, *unsaved]) if unsaved else found
         self.file_set = set(self.files)
         self.project = Project(self.files)
+        # An edited buffer is re-parsed chunk by chunk, keeping the statements it did not touch.
+        self.project.cst_parse = Reparser()
         for path, text in overlays.items():
             if path in self.file_set:
                 self.project.set_text(path, text)
