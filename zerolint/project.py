@@ -171,7 +171,10 @@ def parse_module(
     """Parse with Python's own parser first (fast, safe on hostile input), then LibCST
     (``libcst.parse_module``, or ``cst_parse``)."""
     try:
-        tree = ast.parse(text, filename=display)
+        # Not filename=display: for a file name that exists, Python takes the line of a
+        # syntax error from the file on disk, and the column from that line, wrong for a
+        # text that is not what is on disk (an editor's buffer, a fix being re-checked).
+        tree = ast.parse(text)
     except SyntaxError as exc:
         msg = exc.msg or "invalid syntax"
         raise BadInput(
