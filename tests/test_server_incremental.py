@@ -253,3 +253,33 @@ def test_warm_index_after_edits_equals_a_cold_check(tmp_path: Path, seed: int) -
         assert got == cold(tmp_path / "cold", texts), (seed, step, rel)
         seen.add(repr(got))
     assert len(seen) > 2  # the edits changed what is reported, more than once
+
+
+def test_edit_of_a_module_whose_text_the_analysis_read_is_analysed(tmp_path: Path) -> None:
+    """A field read through an annotation: whether the class's module writes it is decided
+    on its text (never parsed when it does not), so an edit that adds the write must be
+    analysed though the module names no sink and was not parsed."""
+    root = tmp_path / "ws"
+    conf = (
+        "class Config:\n"
+        "    def __init__(self, seq_lens, ratio):\n"
+        "        self.size = seq_lens // ratio\n"
+    )
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/builder.py": (
+            "import deep_gemm\n\nfrom .conf import Config\n\n\n"
+            "def build(cfg: Config, num_sms):\n"
+            "    return deep_gemm.get_paged_mqa_logits_metadata(cfg.lens, 64, num_sms)\n"
+        ),
+        "pkg/conf.py": conf,
+    }
+    write_tree(root, texts)
+    index = WorkspaceIndex([root], lambda level, message: None)
+    index.analyse(root / "pkg/builder.py", texts["pkg/builder.py"])
+    assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
+    texts["pkg/conf.py"] = conf.replace("self.size", "self.lens")
+    index.analyse(root / "pkg/conf.py", texts["pkg/conf.py"])
+    got = warm(index, root, texts)
+    assert got == cold(tmp_path / "cold", texts)
+    assert len(got["pkg/builder.py"][0]) == 1  # the field now holds divided lengths

@@ -76,8 +76,25 @@ class WarmProject(Project):
         self.cst_parse = Reparser()
         # path -> (the text parsed, its module or None, the diagnostic that parse gave).
         self._kept: dict[Path, tuple[str, ModuleInfo | None, Diagnostic | None]] = {}
+        # The files whose text this run read other than by a remembered scan (which the
+        # needles of Context.may_matter stand for): an edit of one can change the results.
+        self.read: set[Path] = set()
+        self._scanning = False
+
+    def text(self, path: Path) -> str | None:
+        if not self._scanning:
+            self.read.add(path)
+        return super().text(path)
+
+    def files_containing(self, needle: str) -> list[Path]:
+        scanning, self._scanning = self._scanning, True
+        try:
+            return super().files_containing(needle)
+        finally:
+            self._scanning = scanning
 
     def begin_run(self) -> None:
+        self.read = set()
         for path in self._modules:
             kept = self._kept.get(path)
             if kept is not None and kept[2] is not None:
@@ -143,6 +160,7 @@ class Context:
                 self.project.set_text(path, text)
         self.results: dict[Path, FileResult] = {}
         self.parsed: set[Path] = set()
+        self.read: set[Path] = set()
         self.candidates: set[Path] = set()
         self.names: set[str] = set(settings.sink_names())
         self.analysed = False
@@ -162,6 +180,7 @@ class Context:
             if collecting:
                 gc.enable()
         self.parsed = set(outcome.parsed)
+        self.read = set(self.project.read)
         self.candidates = set(outcome.candidates)
         self.names = set(outcome.names) or self.names
         self.apply_settings(outcome.report)
@@ -198,6 +217,8 @@ class Context:
     def may_matter(self, path: Path, old: str | None, new: str | None) -> bool:
         """Whether an edit of ``path`` from ``old`` to ``new`` can change any result."""
         if not self.analysed or path in self.parsed or path in self.candidates:
+            return True
+        if path in self.read:  # the analysis looked at its text (a field written there?)
             return True
         needles = list(self.names) + self.project.scanned_for()
         return any(n in text for text in (old, new) if text for n in needles)
