@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -283,61 +282,44 @@ def is_mask(node: cst.BaseExpression | None, scope: cst.CSTNode | None, depth: i
     return False
 
 
-# Per scope (a function node): what each name is bound to there, from one walk of it.
-_ASSIGNED: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]], set[str]]] = {}
+_ASSIGNED: dict[tuple[int, str], tuple[cst.CSTNode, list[cst.BaseExpression]]] = {}
 
 
 def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    cached = _ASSIGNED.get((id(scope), name))
+    if cached is not None and cached[0] is scope:
+        return cached[1]
+    if len(_ASSIGNED) > 4096:
+        _ASSIGNED.clear()
+    values = _scan_assigned(scope, name)
+    _ASSIGNED[(id(scope), name)] = (scope, values)
+    return values
+
+
+def _scan_assigned(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     """Every value ``name`` is bound to by a plain assignment in ``scope``; a name bound any
     other way (a parameter, a loop, an augmented assignment) gives ``[]``."""
-    cached = _ASSIGNED.get(id(scope))
-    if cached is None or cached[0] is not scope:
-        if len(_ASSIGNED) > 4096:
-            _ASSIGNED.clear()
-        cached = (scope, *_scan_assigned(scope))
-        _ASSIGNED[id(scope)] = cached
-    _, values, other = cached
-    return [] if name in other else values.get(name, [])
+    found: list[cst.BaseExpression] = []
+    other = False
 
-
-# The fields of each node class that can hold nodes (see _scan_assigned).
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _scan_assigned(
-    scope: cst.CSTNode,
-) -> tuple[dict[str, list[cst.BaseExpression]], set[str]]:
-    """One walk of ``scope`` (nested functions and lambdas included): the values each name
-    is assigned by plain assignments, in source order, and the names bound another way
-    (a parameter, an augmented assignment). It reads the nodes' fields directly: LibCST's
-    visitors rebuild every node they pass, which made a scan per name cost milliseconds."""
-    values: dict[str, list[cst.BaseExpression]] = {}
-    other: set[str] = set()
-    stack: list[cst.CSTNode] = [scope]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Assign):
+    class _Visitor(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
             for t in node.targets:
-                if isinstance(t.target, cst.Name):
-                    values.setdefault(t.target.value, []).append(node.value)
-        elif isinstance(node, cst.AugAssign):
-            if isinstance(node.target, cst.Name):
-                other.add(node.target.value)
-        elif isinstance(node, cst.Param):
-            other.add(node.name.value)
-        kind = type(node)
-        names = _CHILD_FIELDS.get(kind)
-        if names is None:
-            names = _CHILD_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(node))
-        children: list[cst.CSTNode] = []
-        for field_name in names:
-            value = getattr(node, field_name)
-            if isinstance(value, cst.CSTNode):
-                children.append(value)
-            elif isinstance(value, (list, tuple)):
-                children.extend(v for v in value if isinstance(v, cst.CSTNode))
-        stack.extend(reversed(children))
-    return values, other
+                if isinstance(t.target, cst.Name) and t.target.value == name:
+                    found.append(node.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            nonlocal other
+            if isinstance(node.target, cst.Name) and node.target.value == name:
+                other = True
+
+        def visit_Param(self, node: cst.Param) -> None:
+            nonlocal other
+            if node.name.value == name:
+                other = True
+
+    scope.visit(_Visitor())
+    return [] if other else found
 
 
 # Views that cover every element of what they view (a slice does not).
