@@ -163,10 +163,21 @@ def _declared_encoding(data: bytes) -> str | None:
     return None if encoding in ("utf-8", "utf-8-sig") else encoding
 
 
-def parse_module(name: str, path: Path, display: str, text: str) -> ModuleInfo:
-    """Parse with Python's own parser first (fast, safe on hostile input), then LibCST."""
+CstParse = Callable[[Path, str, ast.Module], cst.Module]
+"""A LibCST parse of a file's text given its ``ast`` tree (the language server's reuses the
+statements an edit did not touch: ``server_reparse.Reparser``)."""
+
+
+def parse_module(
+    name: str, path: Path, display: str, text: str, cst_parse: CstParse | None = None
+) -> ModuleInfo:
+    """Parse with Python's own parser first (fast, safe on hostile input), then LibCST
+    (``libcst.parse_module``, or ``cst_parse``)."""
     try:
-        tree = ast.parse(text, filename=display)
+        # Not filename=display: for a file name that exists, Python takes the line of a
+        # syntax error from the file on disk, and the column from that line, wrong for a
+        # text that is not what is on disk (an editor's buffer, a fix being re-checked).
+        tree = ast.parse(text)
     except SyntaxError as exc:
         msg = exc.msg or "invalid syntax"
         raise BadInput(
@@ -180,7 +191,7 @@ def parse_module(name: str, path: Path, display: str, text: str) -> ModuleInfo:
             Diagnostic("ZL905", display, f"nests more than {MAX_DEPTH} levels deep; not analysed")
         )
     try:
-        module = cst.parse_module(text)
+        module = cst.parse_module(text) if cst_parse is None else cst_parse(path, text, tree)
     except cst.ParserSyntaxError as exc:
         raise BadInput(
             Diagnostic(
@@ -334,6 +345,7 @@ class Project:
         self.files = list(files)
         self.display = display or {}
         self._read = read or Path.read_bytes
+        self.cst_parse: CstParse | None = None  # see parse_module
         self.by_name: dict[str, Path] = {}
         self.name_of = module_names(self.files)
         self._texts: dict[Path, str] = {}
@@ -428,7 +440,11 @@ class Project:
             start = time.perf_counter()
             try:
                 info = parse_module(
-                    self.name_of.get(path, path.stem), path, self.display_of(path), text
+                    self.name_of.get(path, path.stem),
+                    path,
+                    self.display_of(path),
+                    text,
+                    self.cst_parse,
                 )
             except BadInput as bad:
                 self.diagnostics[path] = bad.diagnostic

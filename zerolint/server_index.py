@@ -3,11 +3,17 @@
 The server keeps one :class:`Context` per checked tree (a workspace folder, or the folder of
 a ``[tool.zerolint]`` inside one): its files, their texts (an open editor buffer wins over
 the file on disk), the modules parsed so far and the last results, file by file. An edit
-re-runs the engine over that warm :class:`~zerolint.project.Project`, so nothing of the tree
-is read or parsed again except the edited file, and only when the edit can matter at all:
-when the file was parsed for the last results, is (or was) a candidate, or now mentions a
-sink, a wrapper of one, or a name the analysis searched the tree for. Otherwise its results
-are known without analysis (none).
+re-runs the engine over that warm project (:class:`WarmProject`), so nothing of the tree is
+read or parsed again except the edited file, and only the chunks of it that the edit
+touched (``server_reparse``); and only when the edit can matter at all: when the file was
+parsed for the last results, is (or was) a candidate, or now mentions a sink, a wrapper of
+one, or a name the analysis searched the tree for. Otherwise its results are known without
+analysis (none).
+
+Each run sees the tree as a cold ``zerolint check`` of the same contents does: a module
+parsed by an earlier run is not taken as parsed by this one until this run asks for it
+(then its kept parse is used). The analysis reads "already parsed" as "follow paths through
+it for free", so modules left parsed by earlier runs would change what a run finds.
 
 Everything the server needs from the engine goes through this module (``Engine.run`` with a
 kept ``Project``, ``fix.apply_fixes`` for code actions), so the rest of the server does not
@@ -25,6 +31,8 @@ from pathlib import Path
 from zerolint.config import ConfigError, Settings, find_pyproject, load_settings
 from zerolint.discovery import PY_SUFFIXES, discover, is_excluded
 from zerolint.model import Diagnostic, Finding, Report
+from zerolint.project import ModuleInfo, Project
+from zerolint.server_reparse import Reparser
 
 Log = Callable[[str, str], None]  # (level: "error" | "warning" | "info", message)
 
@@ -54,6 +62,65 @@ def absolute(display: str) -> Path:
     return Path(os.path.abspath(display))
 
 
+class WarmProject(Project):
+    """A project whose parses outlive a run, while each run parses as a cold run does.
+
+    ``begin_run`` forgets which modules count as parsed (and their syntax-error
+    diagnostics); ``module_at`` then gives a module whose text has not changed since it was
+    parsed without parsing it again, in the order the run asks for them, so ``parsed()``,
+    ``is_parsed`` and ``diagnostics`` are what a fresh ``Project`` would hold at that
+    point. Edited buffers are parsed by a ``Reparser``: only the chunks that changed."""
+
+    def __init__(self, files: Iterable[Path]) -> None:
+        super().__init__(files)
+        self.cst_parse = Reparser()
+        # path -> (the text parsed, its module or None, the diagnostic that parse gave).
+        self._kept: dict[Path, tuple[str, ModuleInfo | None, Diagnostic | None]] = {}
+        # The files whose text this run read other than by a remembered scan (which the
+        # needles of Context.may_matter stand for): an edit of one can change the results.
+        self.read: set[Path] = set()
+        self._scanning = False
+
+    def text(self, path: Path) -> str | None:
+        if not self._scanning:
+            self.read.add(path)
+        return super().text(path)
+
+    def files_containing(self, needle: str) -> list[Path]:
+        scanning, self._scanning = self._scanning, True
+        try:
+            return super().files_containing(needle)
+        finally:
+            self._scanning = scanning
+
+    def begin_run(self) -> None:
+        self.read = set()
+        for path in self._modules:
+            kept = self._kept.get(path)
+            if kept is not None and kept[2] is not None:
+                self.diagnostics.pop(path, None)
+        self._modules.clear()
+
+    def module_at(self, path: Path) -> ModuleInfo | None:
+        if path in self._modules:
+            return self._modules[path]
+        text = self.text(path)
+        kept = self._kept.get(path)
+        if text is not None and kept is not None and kept[0] is text:
+            self._modules[path] = kept[1]
+            if kept[2] is not None:
+                self.diagnostics[path] = kept[2]
+            return kept[1]
+        info = super().module_at(path)
+        if text is not None:
+            self._kept[path] = (text, info, self.diagnostics.get(path) if info is None else None)
+        return info
+
+    def set_text(self, path: Path, text: str | None) -> None:
+        self._kept.pop(path, None)
+        super().set_text(path, text)
+
+
 class Context:
     """One checked tree with its settings, indexed once and re-analysed on edits."""
 
@@ -61,7 +128,6 @@ class Context:
         self, root: Path, settings: Settings, overlays: dict[Path, str], *, alone: bool = False
     ) -> None:
         from zerolint.engine import Engine
-        from zerolint.project import Project
 
         self.root = root
         self.settings = settings
@@ -88,12 +154,13 @@ class Context:
             ]
             self.files = sorted([*found, *unsaved]) if unsaved else found
         self.file_set = set(self.files)
-        self.project = Project(self.files)
+        self.project = WarmProject(self.files)
         for path, text in overlays.items():
             if path in self.file_set:
                 self.project.set_text(path, text)
         self.results: dict[Path, FileResult] = {}
         self.parsed: set[Path] = set()
+        self.read: set[Path] = set()
         self.candidates: set[Path] = set()
         self.names: set[str] = set(settings.sink_names())
         self.analysed = False
@@ -106,12 +173,14 @@ class Context:
         results changed."""
         collecting = gc.isenabled()
         gc.disable()  # as in `zerolint check`: the collector would walk the LibCST trees
+        self.project.begin_run()
         try:
             outcome = self.engine.run(self.files, project=self.project)
         finally:
             if collecting:
                 gc.enable()
         self.parsed = set(outcome.parsed)
+        self.read = set(self.project.read)
         self.candidates = set(outcome.candidates)
         self.names = set(outcome.names) or self.names
         self.apply_settings(outcome.report)
@@ -148,6 +217,8 @@ class Context:
     def may_matter(self, path: Path, old: str | None, new: str | None) -> bool:
         """Whether an edit of ``path`` from ``old`` to ``new`` can change any result."""
         if not self.analysed or path in self.parsed or path in self.candidates:
+            return True
+        if path in self.read:  # the analysis looked at its text (a field written there?)
             return True
         needles = list(self.names) + self.project.scanned_for()
         return any(n in text for text in (old, new) if text for n in needles)
