@@ -108,6 +108,9 @@ class SinkSpec:
     """This sink's hazard, when it differs from its rule's."""
     fixed_in: tuple[str, ...] = ()
     """Kernel versions that no longer fault (documentation)."""
+    measured: tuple[tuple[str, str], ...] = ()
+    """(build, probe kernel): the zero-length probe's measurements of this sink's kernel
+    (``kernels[].name`` in docs/probe-report.json) that back its predicate, by build."""
 
     def qualnames(self) -> tuple[str, ...]:
         return tuple(f"{m}.{self.function}" for m in self.modules)
@@ -276,6 +279,12 @@ def sink_from_table(
     raw_predicate = t.get("predicate", lambda v: _is_str(v) or _is_table(v), "a predicate")
     predicate = None if raw_predicate is None else _predicate(t, "predicate", raw_predicate)
     fixed_in = _strs(t.get("fixed-in", _is_strs, "a list of versions"))
+    measured = t.get(
+        "measured",
+        lambda v: _is_table(v) and all(map(_is_str, v.values())),
+        "a table of build = probe kernel name",
+        {},
+    )
     t.done()
     return SinkSpec(
         function=function.rsplit(".", 1)[-1],
@@ -287,6 +296,7 @@ def sink_from_table(
         sanitizers=None if sanitizers is None else tuple(sanitizers),
         predicate=predicate,
         fixed_in=fixed_in,
+        measured=tuple(sorted(measured.items())),
     )
 
 
