@@ -77,9 +77,7 @@ def test_the_rules_cover_both_measured_faults_of_the_2_6_1_header() -> None:
 
 # Sinks that name their measurements (`measured = { build = probe kernel }`): the attention
 # and logits kernels. Their bad outcome need not be a fault (a launch refused, NaN rows).
-MEASURED_SINKS = [
-    (rule, spec) for rule in load_rules() for spec in rule.sinks if spec.measured
-]
+MEASURED_SINKS = [(rule, spec) for rule in load_rules() for spec in rule.sinks if spec.measured]
 
 
 def bad_outcomes(predicates: dict[str, str]) -> set[str]:
@@ -102,4 +100,3 @@ def test_a_sinks_declared_predicate_is_what_its_builds_measured(rule, spec) -> N
         for mode in ("plain", "memcheck"):
             measured = bad_outcomes(KERNELS[name]["predicates"][mode])
             assert wanted in measured, f"{rule.code} {spec.function} {build} {mode}: {measured}"
-
