@@ -19,6 +19,7 @@ import libcst as cst
 
 from zerolint.config import Settings, load_settings
 from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit, Trace, Val
+from zerolint.dataflow.outputs import outputs_handled
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
 from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
@@ -306,6 +307,12 @@ class Engine:
         )
         worst = max(range(len(shown)), key=lambda i: (SEVERITY[shown[i][2].status], -i))
         finding.verdict = dataclasses.replace(shown[worst][2], flow_index=worst)
+        if finding.verdict.status != "safe":
+            masked = output_sanitized(hit, scope)
+            if masked is not None:
+                reason, steps = masked
+                finding.flows = [Flow(f.steps + steps) for f in finding.flows]
+                finding.verdict = Verdict("safe", reason=reason)
         if finding.verdict.status == "safe":
             finding.verdict = dataclasses.replace(finding.verdict, flow_index=None)
             # --show-proved says why the call is safe; it must not ask for a clamp.
@@ -446,6 +453,28 @@ class RuleScope:
         if step.role == "sanitizer" and not self.sanitizes(step):
             return IDENTITY
         return step.op
+
+
+def output_sanitized(hit: SinkHit, scope: RuleScope) -> tuple[str, tuple[Step, ...]] | None:
+    """Why the call is safe whatever reaches it, when its sink accepts ``output_mask`` and
+    every output the kernel spoils is masked or discarded after it (dataflow/outputs.py),
+    with the masking statements as sanitizer steps; None otherwise."""
+    forms = scope.rule.output_mask_forms(scope.spec)
+    if not forms:
+        return None
+    handled = outputs_handled(hit.mod.module, hit.func.node, hit.stmt, hit.call, scope.spec, forms)
+    if handled is None:
+        return None
+    steps = []
+    for h in handled:
+        if h.stmt is None:
+            continue
+        span = hit.mod.positions().statement(h.stmt)
+        line, col = (span[0], span[1] + 1) if span else (0, 0)
+        code = hit.mod.code(h.stmt)
+        steps.append(Step(hit.mod.display, line, col, code, "sanitizer", IDENTITY, "output mask"))
+    reason = "; ".join(h.how for h in handled) + " after the call"
+    return reason, tuple(steps)
 
 
 def ratios_for(flow: Flow, ratios: tuple[int, ...]) -> dict[str, tuple[int, ...]] | None:
