@@ -92,7 +92,7 @@ def outputs_handled(
         if target == "_" or (
             func is not None and "." not in target and _unused(func, target, stmt)
         ):
-            out.append(Handled(output, None, f"{output.text()} is discarded"))
+            out.append(Handled(output, None, f"{output.text()} is discarded (`{target}`)"))
             continue
         found = _find_mask(rest, target, code.of(lens), output.fill, forms, code)
         if found is None:
