@@ -100,3 +100,16 @@ def test_a_sinks_declared_predicate_is_what_its_builds_measured(rule, spec) -> N
         for mode in ("plain", "memcheck"):
             measured = bad_outcomes(KERNELS[name]["predicates"][mode])
             assert wanted in measured, f"{rule.code} {spec.function} {build} {mode}: {measured}"
+
+
+def test_every_unguarded_attention_and_logits_kernel_of_the_probe_has_a_rule() -> None:
+    """The probe's measured hazards are each some rule's (the schedulers are checked above)."""
+    covered = {name for _, spec in MEASURED_SINKS for _, name in spec.measured}
+    probed = {
+        k["name"]
+        for k in REPORT["kernels"]
+        if "guarded" not in k["name"]
+        and k["predicates"]["plain"] != {"all": "ok"}
+        and k["name"] not in SCHEDULER_BUILDS.values()
+    }
+    assert probed <= covered, probed - covered
