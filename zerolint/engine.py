@@ -273,6 +273,7 @@ class Engine:
             # A row count is decided by the selections and guards near the call: follow the
             # paths through the modules parsed already, never parse more for them (the
             # values' rules do, where a clamp or a division can be far away).
+            analyzer.depth_cut = False  # as resolve_in_rounds does: this call's cut only
             return decide([t for v in vals for t in analyzer.resolve(v)], True)
         return analyzer.resolve_in_rounds(vals, decide)
 
