@@ -116,6 +116,7 @@ def write(root: Path, files: dict[str, str]) -> None:
             ("position = 0", 'position = 0\nmeasured = ["deep_gemm_2_5_0_logits"]'),
             "sinks[0].measured: must be a table of build = probe kernel name",
         ),
+        (("", "parse-more = 0\n"), "parse-more: must be true or false"),
         (("({argument})", "({argument}) {where}"), "message: bad placeholder 'where'"),
         (('code = "ACME001"', "code = 1"), "code: must be a rule code such as ZL001"),
         (('summary = "Zero rows reach acme\'s planner"\n', ""), "summary: is required"),

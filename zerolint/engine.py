@@ -269,10 +269,11 @@ class Engine:
             return finding if verdict is not None else None
 
         vals = [unresolved_worth_following(hit.val, scope) for hit in hits]
-        if not scope.predicate.uses_values:
+        if not scope.predicate.uses_values or not scope.rule.parse_more:
             # A row count is decided by the selections and guards near the call: follow the
             # paths through the modules parsed already, never parse more for them (the
-            # values' rules do, where a clamp or a division can be far away).
+            # values' rules do, where a clamp or a division can be far away, unless their
+            # rule file says `parse-more = false`).
             analyzer.depth_cut = False  # as resolve_in_rounds does: this call's cut only
             return decide([t for v in vals for t in analyzer.resolve(v)], True)
         return analyzer.resolve_in_rounds(vals, decide)

@@ -184,6 +184,10 @@ class Rule:
     # Whether a run with no `select` applies it; an opt-in rule (false) runs only when a
     # selector names it (its code, a prefix, or ALL), as Ruff ships its preview rules.
     default: bool = True
+    # Whether paths into its sinks are followed into modules the run has not parsed (true:
+    # ZL001's precision) or only through those it parses anyway (false: cheaper; the
+    # row-count rules always work so).
+    parse_more: bool = True
 
     def names(self, table: str, key: str) -> frozenset[str]:
         group = self.sources if table == "sources" else self.sanitizers
@@ -466,6 +470,7 @@ def rule_from_data(data: Mapping[str, Any], origin: str, doc: str = "") -> Rule:
         doc=doc,
         fixed_in=fixed_in,
         default=t.get("default", lambda v: isinstance(v, bool), "true or false", True),
+        parse_more=t.get("parse-more", lambda v: isinstance(v, bool), "true or false", True),
     )
     t.done()
     _check_message(rule, origin)
