@@ -117,6 +117,10 @@ def write(root: Path, files: dict[str, str]) -> None:
             "sinks[0].measured: must be a table of build = probe kernel name",
         ),
         (("", "parse-more = 0\n"), "parse-more: must be true or false"),
+        (
+            ("position = 0", 'position = 0\nmodules-only = "yes"'),
+            "sinks[0].modules-only: must be true or false",
+        ),
         (("({argument})", "({argument}) {where}"), "message: bad placeholder 'where'"),
         (('code = "ACME001"', "code = 1"), "code: must be a rule code such as ZL001"),
         (('summary = "Zero rows reach acme\'s planner"\n', ""), "summary: is required"),

@@ -144,6 +144,10 @@ class SinkSpec:
     """Kernel versions that no longer fault (documentation)."""
     outputs: tuple[OutputSpec, ...] = ()
     """The outputs an ``output_mask`` sanitizer must mask (every one of them)."""
+    modules_only: bool = False
+    """A sink only when reached through ``modules`` (an import, a qualified name, a wrapper
+    of it), never by its bare name alone (a parameter, a field, an unseen module's
+    function of that name): for names other libraries give their own kernels."""
     measured: tuple[tuple[str, str], ...] = ()
     """(build, probe kernel): the zero-length probe's measurements of this sink's kernel
     (``kernels[].name`` in docs/probe-report.json) that back its predicate, by build."""
@@ -336,6 +340,7 @@ def sink_from_table(
             )
         )
     )
+    modules_only = t.get("modules-only", lambda v: isinstance(v, bool), "true or false", False)
     measured = t.get(
         "measured",
         lambda v: _is_table(v) and all(map(_is_str, v.values())),
@@ -354,6 +359,7 @@ def sink_from_table(
         predicate=predicate,
         fixed_in=fixed_in,
         outputs=outputs,
+        modules_only=modules_only,
         measured=tuple(sorted(measured.items())),
     )
 
