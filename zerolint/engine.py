@@ -19,7 +19,6 @@ import libcst as cst
 
 from zerolint.config import Settings, load_settings
 from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit, Trace, Val
-from zerolint.dataflow.outputs import outputs_handled
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
 from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
@@ -461,6 +460,8 @@ def output_sanitized(hit: SinkHit, scope: RuleScope) -> tuple[str, tuple[Step, .
     """Why the call is safe whatever reaches it, when its sink accepts ``output_mask`` and
     every output the kernel spoils is masked or discarded after it (dataflow/outputs.py),
     with the masking statements as sanitizer steps; None otherwise."""
+    from zerolint.dataflow.outputs import outputs_handled
+
     forms = scope.rule.output_mask_forms(scope.spec)
     if not forms:
         return None
