@@ -1,6 +1,7 @@
 """Copy each rule's documentation (rules/ZLxxx.md) into README.md between its markers,
-and the table of ZL9xx codes (zerolint/codes.py) between ``<!-- codes start -->`` and
-``<!-- codes end -->``.
+the table of ZL9xx codes (zerolint/codes.py) between ``<!-- codes start -->`` and
+``<!-- codes end -->``, and the table of every shipped rule (rules/*.toml) between
+``<!-- rules start -->`` and ``<!-- rules end -->``.
 
 python devtools/sync_readme.py          # rewrite README.md
 python devtools/sync_readme.py --check  # exit 1 when README.md is out of date
@@ -27,7 +28,7 @@ def rendered(readme: str) -> str:
         doc = re.sub(r"^## ", "#### ", doc, flags=re.MULTILINE)
         return match.group(1) + doc.rstrip("\n") + "\n" + match.group(4)
 
-    return CODES_MARKERS.sub(codes_table, MARKERS.sub(body, readme))
+    return RULES_MARKERS.sub(rules_table, CODES_MARKERS.sub(codes_table, MARKERS.sub(body, readme)))
 
 
 CODES_MARKERS = re.compile(r"(<!-- codes start -->\n)(.*?)(<!-- codes end -->)", re.DOTALL)
@@ -39,6 +40,22 @@ def codes_table(match: re.Match[str]) -> str:
 
     rows = ["| Code | Name | Meaning |", "| --- | --- | --- |"]
     rows += [f"| `{c.code}` | {c.name} | {c.summary} |" for c in CODES]
+    return match.group(1) + "\n".join(rows) + "\n" + match.group(3)
+
+
+RULES_MARKERS = re.compile(r"(<!-- rules start -->\n)(.*?)(<!-- rules end -->)", re.DOTALL)
+
+
+def rules_table(match: re.Match[str]) -> str:
+    """Every shipped rule: code, name, whether a run with no `select` applies it, summary."""
+    sys.path.insert(0, str(ROOT))
+    from zerolint.rules import load_rules
+
+    rows = ["| Code | Name | Default | What it finds |", "| --- | --- | --- | --- |"]
+    rows += [
+        f"| `{r.code}` | {r.name} | {'on' if r.default else 'opt-in'} | {r.summary} |"
+        for r in load_rules()
+    ]
     return match.group(1) + "\n".join(rows) + "\n" + match.group(3)
 
 

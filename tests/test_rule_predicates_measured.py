@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from zerolint.hazards import EveryRowZero, NoRows, Predicate
+from zerolint.hazards import AnyRowZero, EveryRowZero, NoRows, Predicate
 from zerolint.rules import load_rules
 
 REPORT = json.loads((Path(__file__).parent.parent / "docs/probe-report.json").read_text())
@@ -33,6 +33,8 @@ def clause(predicate: Predicate) -> str:
         return f"every row 0 and B % {predicate.batch_multiple} == 0"
     if isinstance(predicate, NoRows):
         return "B == 0"
+    if isinstance(predicate, AnyRowZero):
+        return "any row 0"
     raise AssertionError(f"no probe wording for {predicate.KIND}")
 
 
@@ -71,3 +73,43 @@ def test_fixed_in_builds_were_measured_tolerating_every_case(rule) -> None:
 def test_the_rules_cover_both_measured_faults_of_the_2_6_1_header() -> None:
     fault = KERNELS["deep_gemm_2_6_1_scheduler"]["predicates"]["plain"]["fault"]
     assert clauses(fault) == {clause(r.predicate) for r in SCHEDULER_RULES}
+
+
+# Sinks that name their measurements (`measured = { build = probe kernel }`): the attention
+# and logits kernels. Their bad outcome need not be a fault (a launch refused, NaN rows).
+MEASURED_SINKS = [(rule, spec) for rule in load_rules() for spec in rule.sinks if spec.measured]
+
+
+def bad_outcomes(predicates: dict[str, str]) -> set[str]:
+    """Every clause of every outcome other than ok the probe explained by a predicate."""
+    found: set[str] = set()
+    for outcome, fault in predicates.items():
+        if outcome != "all" and not fault.startswith("unexplained"):
+            found |= clauses(fault)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("rule", "spec"), MEASURED_SINKS, ids=lambda x: getattr(x, "code", getattr(x, "function", ""))
+)
+def test_a_sinks_declared_predicate_is_what_its_builds_measured(rule, spec) -> None:
+    wanted = clause(rule.predicate_for(spec))
+    for build, name in spec.measured:
+        assert name in KERNELS, f"{rule.code}: {build} names {name}, not in the probe report"
+        assert "guarded" not in name, f"{rule.code}: {name} is the guarded kernel, not the sink"
+        for mode in ("plain", "memcheck"):
+            measured = bad_outcomes(KERNELS[name]["predicates"][mode])
+            assert wanted in measured, f"{rule.code} {spec.function} {build} {mode}: {measured}"
+
+
+def test_every_unguarded_attention_and_logits_kernel_of_the_probe_has_a_rule() -> None:
+    """The probe's measured hazards are each some rule's (the schedulers are checked above)."""
+    covered = {name for _, spec in MEASURED_SINKS for _, name in spec.measured}
+    probed = {
+        k["name"]
+        for k in REPORT["kernels"]
+        if "guarded" not in k["name"]
+        and k["predicates"]["plain"] != {"all": "ok"}
+        and k["name"] not in SCHEDULER_BUILDS.values()
+    }
+    assert probed <= covered, probed - covered

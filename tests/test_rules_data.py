@@ -92,6 +92,35 @@ def write(root: Path, files: dict[str, str]) -> None:
             ("position = 0", 'position = 0\nsanitizers = ["clamp"]'),
             "sinks[0].sanitizers: 'clamp' is not a sanitizer key of the rule",
         ),
+        (
+            ('at_least_one = ["acme.at_least_one"]', 'output_mask = ["[]="]'),
+            "sinks[0].outputs: is required where the sink accepts output_mask",
+        ),
+        (
+            ('at_least_one = ["acme.at_least_one"]', 'output_mask = ["out.zero_rows"]'),
+            "sanitizers.output_mask: unknown form 'out.zero_rows'",
+        ),
+        (
+            ("position = 0", 'position = 0\noutputs = [{ result = 0, fil = "-inf" }]'),
+            "sinks[0].outputs[0].fil: unknown key",
+        ),
+        (
+            ("position = 0", 'position = 0\noutputs = [{ result = 1, fill = "nan" }]'),
+            "sinks[0].outputs[0].fill: must be one of -inf, finite",
+        ),
+        (
+            ("position = 0", "position = 0\noutputs = [{ result = 1, position = 3 }]"),
+            "sinks[0].outputs[0].result: give either `result` or an argument",
+        ),
+        (
+            ("position = 0", 'position = 0\nmeasured = ["deep_gemm_2_5_0_logits"]'),
+            "sinks[0].measured: must be a table of build = probe kernel name",
+        ),
+        (("", "parse-more = 0\n"), "parse-more: must be true or false"),
+        (
+            ("position = 0", 'position = 0\nmodules-only = "yes"'),
+            "sinks[0].modules-only: must be true or false",
+        ),
         (("({argument})", "({argument}) {where}"), "message: bad placeholder 'where'"),
         (('code = "ACME001"', "code = 1"), "code: must be a rule code such as ZL001"),
         (('summary = "Zero rows reach acme\'s planner"\n', ""), "summary: is required"),

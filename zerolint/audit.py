@@ -19,7 +19,10 @@ Each DeepGEMM build found also carries its list of hazards (``KernelCheck.hazard
 per header recognizer (``zerolint.headers.registry``): ZL001's all-zero case, the empty
 batch, each ``exposed``, ``protected`` or ``unknown`` from its header and, where a GPU run
 of that very header is recorded, from the run. The verdict above is ZL001's; the other
-hazards are reported per build (docs/audit.md, "Hazards of each build").
+hazards are reported per build (docs/audit.md, "Hazards of each build"). The attention and
+logits kernels of the measured rules (ZL003-ZL006) are reported per sink the engine can
+import, ``exposed`` for a build the zero-length probe measured failing and ``unknown``
+otherwise (``zerolint.audit_kernels``); they do not change the verdict either.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from runtime_guard.patch import OFF_VALUES, disabled_sinks
 from runtime_guard.sglang_hook import ENV_VAR as SGLANG_GUARD_ENV
 from runtime_guard.sglang_hook import PTH_NAME
 from runtime_guard.sinks import NOT_GUARDED, SINKS
+from zerolint.audit_kernels import KernelHazard, hazard_dict, kernel_hazards
 from zerolint.gpus import GPU_CHOICES as KNOWN_GPUS
 from zerolint.gpus import UNAFFECTED_GPUS
 from zerolint.headers import (
@@ -179,6 +183,9 @@ class EngineAudit:
     capture: CaptureResult | None = None
     guard: GuardStatus | None = None
     coverage: list[SinkCoverage] = field(default_factory=list)
+    # The attention and logits sinks of the measured rules (ZL003-ZL006, audit_kernels.py):
+    # reported, never part of the verdict.
+    kernel_hazards: list[KernelHazard] = field(default_factory=list)
     verdict: AuditVerdict = "not affected"
     reasons: list[str] = field(default_factory=list)
 
@@ -274,8 +281,17 @@ def _audit_vllm(
     engine.capture = _capture(vllm_args, gpu, ratios)
     engine.guard = guard_status(env, environ)
     engine.coverage = guard_coverage(env, engine, environ)
+    _measured_kernels(env, engine)
     engine.verdict, engine.reasons = decide(engine, gpu, ratios)
     return engine
+
+
+def _measured_kernels(env: Environment, engine: EngineAudit) -> None:
+    """The measured attention and logits hazards (zerolint/audit_kernels.py)."""
+    chosen = engine.kernel.deep_gemm if engine.kernel is not None else None
+    engine.kernel_hazards = kernel_hazards(
+        env, engine.name, engine.version, chosen, env.search_path
+    )
 
 
 def _audit_sglang(
@@ -289,6 +305,7 @@ def _audit_sglang(
     engine.kernel = _kernel(env.pip_deep_gemm) if env.pip_deep_gemm else None
     engine.findings, engine.clamped = _zl001(env.sglang.path, ratios)
     engine.coverage = guard_coverage(env, engine, environ)
+    _measured_kernels(env, engine)
     engine.verdict, engine.reasons = decide(engine, gpu, ratios)
     return engine
 
@@ -717,6 +734,11 @@ def _engine_lines(engine: EngineAudit) -> list[str]:
         name = row.sink or "no guard"
         state = "covered" if row.covered else "NOT covered"
         lines.append(f"guard coverage: {name} ({row.rule}) in {row.module}: {state}: {row.reason}")
+    if engine.kernel_hazards:
+        lines.append(
+            "measured attention and logits hazards (zero-length probe; not in the verdict):"
+        )
+        lines += [f"  {h.describe()}" for h in engine.kernel_hazards]
     return lines
 
 
@@ -823,6 +845,7 @@ def _engine_dict(engine: EngineAudit) -> dict[str, Any]:
             }
             for row in engine.coverage
         ],
+        "kernel_hazards": [hazard_dict(h) for h in engine.kernel_hazards],
     }
 
 

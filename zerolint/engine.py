@@ -303,10 +303,12 @@ class Engine:
             return finding if verdict is not None else None
 
         vals = [unresolved_worth_following(hit.val, scope) for hit in hits]
-        if not scope.predicate.uses_values:
+        if not scope.predicate.uses_values or not scope.rule.parse_more:
             # A row count is decided by the selections and guards near the call: follow the
             # paths through the modules parsed already, never parse more for them (the
-            # values' rules do, where a clamp or a division can be far away).
+            # values' rules do, where a clamp or a division can be far away, unless their
+            # rule file says `parse-more = false`).
+            analyzer.depth_cut = False  # as resolve_in_rounds does: this call's cut only
             return decide([t for v in vals for t in analyzer.resolve(v)], True)
         return analyzer.resolve_in_rounds(vals, decide)
 
@@ -347,6 +349,12 @@ class Engine:
         )
         worst = max(range(len(shown)), key=lambda i: (SEVERITY[shown[i][2].status], -i))
         finding.verdict = dataclasses.replace(shown[worst][2], flow_index=worst)
+        if finding.verdict.status != "safe":
+            masked = output_sanitized(hit, scope)
+            if masked is not None:
+                reason, steps = masked
+                finding.flows = [Flow(f.steps + steps) for f in finding.flows]
+                finding.verdict = Verdict("safe", reason=reason)
         if finding.verdict.status == "safe":
             finding.verdict = dataclasses.replace(finding.verdict, flow_index=None)
             # --show-proved says why the call is safe; it must not ask for a clamp.
@@ -502,6 +510,30 @@ class RuleScope:
         if step.role == "sanitizer" and not self.sanitizes(step):
             return IDENTITY
         return step.op
+
+
+def output_sanitized(hit: SinkHit, scope: RuleScope) -> tuple[str, tuple[Step, ...]] | None:
+    """Why the call is safe whatever reaches it, when its sink accepts ``output_mask`` and
+    every output the kernel spoils is masked or discarded after it (dataflow/outputs.py),
+    with the masking statements as sanitizer steps; None otherwise."""
+    from zerolint.dataflow.outputs import outputs_handled
+
+    forms = scope.rule.output_mask_forms(scope.spec)
+    if not forms:
+        return None
+    handled = outputs_handled(hit.mod.module, hit.func.node, hit.stmt, hit.call, scope.spec, forms)
+    if handled is None:
+        return None
+    steps = []
+    for h in handled:
+        if h.stmt is None:
+            continue
+        span = hit.mod.positions().statement(h.stmt)
+        line, col = (span[0], span[1] + 1) if span else (0, 0)
+        code = hit.mod.code(h.stmt)
+        steps.append(Step(hit.mod.display, line, col, code, "sanitizer", IDENTITY, "output mask"))
+    reason = "; ".join(h.how for h in handled) + " after the call"
+    return reason, tuple(steps)
 
 
 def ratios_for(flow: Flow, ratios: tuple[int, ...]) -> dict[str, tuple[int, ...]] | None:

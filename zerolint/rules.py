@@ -58,7 +58,22 @@ SOURCE_KEYS = frozenset(
         "empty_rows_methods",
     }
 )
-SANITIZER_KEYS = frozenset({"clamp", "clamp_methods", "ceil_division", "at_least_one", "mask"})
+SANITIZER_KEYS = frozenset(
+    {
+        "clamp",
+        "clamp_methods",
+        "ceil_division",
+        "at_least_one",
+        "mask",
+        # After the sink call, in the same function, the rows of the call's declared
+        # `outputs` whose length is 0 are set to a constant (or the output is discarded):
+        # "[]=" (out[lens == 0] = c), "masked_fill" / "masked_fill_", "torch.where", "where".
+        # The check is zerolint/dataflow/outputs.py; docs/architecture.md says what counts.
+        "output_mask",
+    }
+)
+OUTPUT_MASK_FORMS = frozenset({"[]=", "masked_fill", "masked_fill_", "torch.where", "where"})
+OUTPUT_FILLS = frozenset({"finite", "-inf"})
 OPTION_KEYS: dict[str, Callable[[Any], bool]] = {
     # Values a divisor symbol may take (default: any >= 2).
     "compress-ratios": lambda v: (
@@ -91,6 +106,25 @@ OPTION_TYPES = {
 
 
 @dataclass(frozen=True, slots=True)
+class OutputSpec:
+    """One output of a sink whose rows a zero length spoils: an argument the kernel writes
+    into (``position`` / ``keyword``) or an element of its result (``result``: the index in
+    the returned tuple, -1 for the whole result); ``fill`` is what a masked row must hold:
+    "finite" (any finite constant: 0 is an empty attention row's output) or "-inf" (an
+    empty row's log-sum-exp, what a merge of partial results expects)."""
+
+    position: int | None = None
+    keyword: str | None = None
+    result: int | None = None
+    fill: str = "finite"
+
+    def text(self) -> str:
+        if self.result is not None:
+            return "the result" if self.result < 0 else f"result {self.result}"
+        return f"`{self.keyword}`" if self.keyword else f"argument {self.position}"
+
+
+@dataclass(frozen=True, slots=True)
 class SinkSpec:
     """A kernel function and the argument that carries the lengths, for one rule."""
 
@@ -108,6 +142,15 @@ class SinkSpec:
     """This sink's hazard, when it differs from its rule's."""
     fixed_in: tuple[str, ...] = ()
     """Kernel versions that no longer fault (documentation)."""
+    outputs: tuple[OutputSpec, ...] = ()
+    """The outputs an ``output_mask`` sanitizer must mask (every one of them)."""
+    modules_only: bool = False
+    """A sink only when reached through ``modules`` (an import, a qualified name, a wrapper
+    of it), never by its bare name alone (a parameter, a field, an unseen module's
+    function of that name): for names other libraries give their own kernels."""
+    measured: tuple[tuple[str, str], ...] = ()
+    """(build, probe kernel): the zero-length probe's measurements of this sink's kernel
+    (``kernels[].name`` in docs/probe-report.json) that back its predicate, by build."""
 
     def qualnames(self) -> tuple[str, ...]:
         return tuple(f"{m}.{self.function}" for m in self.modules)
@@ -145,6 +188,10 @@ class Rule:
     # Whether a run with no `select` applies it; an opt-in rule (false) runs only when a
     # selector names it (its code, a prefix, or ALL), as Ruff ships its preview rules.
     default: bool = True
+    # Whether paths into its sinks are followed into modules the run has not parsed (true:
+    # ZL001's precision) or only through those it parses anyway (false: cheaper; the
+    # row-count rules always work so).
+    parse_more: bool = True
 
     def names(self, table: str, key: str) -> frozenset[str]:
         group = self.sources if table == "sources" else self.sanitizers
@@ -165,6 +212,12 @@ class Rule:
 
     def predicate_for(self, spec: SinkSpec) -> Predicate:
         return spec.predicate or self.predicate
+
+    def output_mask_forms(self, spec: SinkSpec) -> frozenset[str]:
+        """The output-mask forms that count at ``spec`` (none: it accepts no output mask)."""
+        if spec.sanitizers is not None and "output_mask" not in spec.sanitizers:
+            return frozenset()
+        return frozenset(self.sanitizers.get("output_mask", ())) if spec.outputs else frozenset()
 
 
 def rules_dir() -> Path:
@@ -276,6 +329,24 @@ def sink_from_table(
     raw_predicate = t.get("predicate", lambda v: _is_str(v) or _is_table(v), "a predicate")
     predicate = None if raw_predicate is None else _predicate(t, "predicate", raw_predicate)
     fixed_in = _strs(t.get("fixed-in", _is_strs, "a list of versions"))
+    outputs = tuple(
+        _output(o, origin, f"{where}.outputs[{i}]")
+        for i, o in enumerate(
+            t.get(
+                "outputs",
+                lambda v: isinstance(v, list) and all(map(_is_table, v)),
+                "an array of tables",
+                [],
+            )
+        )
+    )
+    modules_only = t.get("modules-only", lambda v: isinstance(v, bool), "true or false", False)
+    measured = t.get(
+        "measured",
+        lambda v: _is_table(v) and all(map(_is_str, v.values())),
+        "a table of build = probe kernel name",
+        {},
+    )
     t.done()
     return SinkSpec(
         function=function.rsplit(".", 1)[-1],
@@ -287,7 +358,26 @@ def sink_from_table(
         sanitizers=None if sanitizers is None else tuple(sanitizers),
         predicate=predicate,
         fixed_in=fixed_in,
+        outputs=outputs,
+        modules_only=modules_only,
+        measured=tuple(sorted(measured.items())),
     )
+
+
+def _output(data: Mapping[str, Any], origin: str, where: str) -> OutputSpec:
+    t = _Table(data, where, origin)
+    position = t.get("position", _is_index, "an integer >= 0")
+    keyword = t.get("keyword", _is_str, "a string")
+    result = t.get(
+        "result",
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= -1,
+        "an integer >= -1 (-1: the whole result)",
+    )
+    fill = t.get("fill", lambda v: v in OUTPUT_FILLS, "one of " + ", ".join(sorted(OUTPUT_FILLS)))
+    t.done()
+    if (result is None) == (position is None and keyword is None):
+        raise t.fail("result", "give either `result` or an argument (`position` / `keyword`)")
+    return OutputSpec(position, keyword, result, fill or "finite")
 
 
 def _names_table(t: _Table, key: str, allowed: frozenset[str]) -> dict[str, tuple[str, ...]]:
@@ -332,6 +422,12 @@ def rule_from_data(data: Mapping[str, Any], origin: str, doc: str = "") -> Rule:
     predicate = _predicate(t, "predicate", predicate_raw)
     sources = _names_table(t, "sources", SOURCE_KEYS)
     sanitizers = _names_table(t, "sanitizers", SANITIZER_KEYS)
+    for form in sanitizers.get("output_mask", ()):
+        if form not in OUTPUT_MASK_FORMS:
+            raise RuleError(
+                f"{origin}: sanitizers.output_mask: unknown form {form!r}"
+                f" (known: {', '.join(sorted(OUTPUT_MASK_FORMS))})"
+            )
     sinks_raw = t.get(
         "sinks", lambda v: isinstance(v, list) and all(map(_is_table, v)), "an array of tables", []
     )
@@ -341,6 +437,12 @@ def rule_from_data(data: Mapping[str, Any], origin: str, doc: str = "") -> Rule:
         )
         for i, s in enumerate(sinks_raw)
     )
+    for i, spec in enumerate(sinks):
+        accepts = spec.sanitizers is None or "output_mask" in spec.sanitizers
+        if "output_mask" in sanitizers and accepts and not spec.outputs:
+            raise RuleError(
+                f"{origin}: sinks[{i}].outputs: is required where the sink accepts output_mask"
+            )
     examples = []
     for i, e in enumerate(
         t.get(
@@ -374,6 +476,7 @@ def rule_from_data(data: Mapping[str, Any], origin: str, doc: str = "") -> Rule:
         doc=doc,
         fixed_in=fixed_in,
         default=t.get("default", lambda v: isinstance(v, bool), "true or false", True),
+        parse_more=t.get("parse-more", lambda v: isinstance(v, bool), "true or false", True),
     )
     t.done()
     _check_message(rule, origin)

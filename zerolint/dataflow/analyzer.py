@@ -69,7 +69,14 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             by_name.setdefault(s.function, []).append(s)
             for q in s.qualnames():
                 by_qual.setdefault(q, []).append(s)
-        self.sinks_by_name = {k: tuple(v) for k, v in by_name.items()}
+        # A bare name (a parameter, a field, an import from a module nobody can see) is a
+        # sink only of the declarations that allow it: `modules-only` ones count only when
+        # reached through their modules (another library's kernel may share the name).
+        self.sinks_by_name = {
+            k: tuple(x for x in v if not x.modules_only)
+            for k, v in by_name.items()
+            if any(not x.modules_only for x in v)
+        }
         self.sinks_by_qual = {k: tuple(v) for k, v in by_qual.items()}
         # A qualified name that clamps its own input for every rule sinking that function.
         self.guarded_quals = frozenset(

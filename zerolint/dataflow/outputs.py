@@ -1,0 +1,421 @@
+"""Output sanitizers: after a sink call, the rows of its output that a zero length spoils
+are masked, or the output is never used.
+
+For an attention kernel that writes NaN (or an LSE of +inf) into exactly the rows whose
+length is 0, the right fix is often not to change the lengths (a clamp to 1 reads a KV slot
+that may hold anything) but to overwrite those rows of the output with the empty row's
+value. A rule says so with the sanitizer key ``output_mask`` and, on each sink, the
+``outputs`` the kernel spoils (rules/ZL004.toml). This module decides, from the syntax of
+the function that makes the call, whether every declared output is
+
+* **discarded**: bound to ``_`` (``o, _ = f(...)``), or a local name that nothing else in
+  the function mentions; or
+* **masked**: a later statement of the same block sets the rows picked by a mask of the
+  *same lengths expression* the call was given to a constant the output accepts:
+  ``out[lens == 0] = 0``, ``out.masked_fill_((lens == 0)[:, None], 0)``,
+  ``out = out.masked_fill(lens.eq(0).unsqueeze(-1), 0)``,
+  ``out = torch.where((lens > 0)[:, None], out, 0)``, ``out = out.where(lens > 0, 0)``,
+  or the same with a mask bound to a name between the call and the mask
+  (``empty = lens == 0``; a mask made before the call may be of older lengths).
+
+It is sound in the way the rest of the analysis is, and no further: the mask must follow
+the call in the same block (so it runs whenever the call did), and every statement in
+between must be a simple statement that neither exits (``return``, ``raise``, ``break``,
+``continue``) nor mentions the output or the lengths (a read would see the spoiled rows, a
+write to the lengths would change which rows the mask picks). Aliases of the output made
+before the call (a view read in between) are not followed: a documented limit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from zerolint.dataflow.syntax import dotted, int_value
+from zerolint.rules import OutputSpec, SinkSpec
+
+_ZERO = {"==": 0, "<=": 0, "<": 1}  # lens OP k picks the rows whose length is 0
+_KEEP = {">": 0, ">=": 1, "!=": 0}  # lens OP k keeps the rows whose length is not 0
+_MIRROR = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+_METHOD_OPS = {"eq": "==", "le": "<=", "lt": "<", "gt": ">", "ge": ">=", "ne": "!="}
+_OPS = {
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+}
+_VIEWS = frozenset({"unsqueeze", "view", "reshape", "expand", "expand_as", "bool"})
+_EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
+
+
+@dataclass(frozen=True, slots=True)
+class Handled:
+    """How one output is made safe: the statement that masks it (None: discarded)."""
+
+    output: OutputSpec
+    stmt: cst.CSTNode | None
+    how: str
+
+
+def outputs_handled(
+    module: cst.Module,
+    func: cst.FunctionDef | None,
+    stmt: cst.CSTNode,
+    call: cst.Call,
+    spec: SinkSpec,
+    forms: frozenset[str],
+) -> list[Handled] | None:
+    """How every output of ``spec`` at ``call`` is masked or discarded, or None when one is
+    not (or the call is not the sink itself, e.g. a wrapper's call)."""
+    name = dotted(call.func)
+    if not forms or not spec.outputs or name is None or name.rsplit(".", 1)[-1] != spec.function:
+        return None
+    lens = _argument(call, spec.position, spec.keyword)
+    if lens is None or dotted(lens) is None:
+        return None
+    body = func.body.body if func is not None else module.body
+    rest = _following(body, stmt)
+    if rest is None:
+        return None
+    code = _Code(module)
+    out: list[Handled] = []
+    for output in spec.outputs:
+        target = _output_target(call, stmt, output)
+        if target is None:
+            return None
+        if target == "_" or (
+            func is not None and "." not in target and _unused(func, target, stmt)
+        ):
+            out.append(Handled(output, None, f"{output.text()} is discarded (`{target}`)"))
+            continue
+        found = _find_mask(rest, target, code.of(lens), output.fill, forms, code)
+        if found is None:
+            return None
+        out.append(Handled(output, found, f"the zero rows of `{target}` are masked"))
+    return out
+
+
+class _Code:
+    """Expressions compared by their source text, whitespace removed."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+
+    def of(self, node: cst.CSTNode) -> str:
+        return re.sub(r"\s+", "", self.module.code_for_node(node))
+
+
+def _argument(
+    call: cst.Call, position: int | None, keyword: str | None
+) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if position is not None and position < len(positional):
+        return positional[position].value
+    return None
+
+
+def _output_target(call: cst.Call, stmt: cst.CSTNode, output: OutputSpec) -> str | None:
+    """The name the output is reached by after the call ("_" when it is thrown away)."""
+    if output.result is None:
+        arg = _argument(call, output.position, output.keyword)
+        return dotted(arg) if arg is not None else None
+    if not isinstance(stmt, cst.Assign) or stmt.value is not call or len(stmt.targets) != 1:
+        return None
+    target = stmt.targets[0].target
+    if output.result < 0:
+        return dotted(target)
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = target.elements
+        if output.result < len(elements) and not any(
+            isinstance(e, cst.StarredElement) for e in elements
+        ):
+            return dotted(elements[output.result].value)
+    return None
+
+
+def _following(body: Sequence[cst.BaseStatement], stmt: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """The statements after ``stmt`` in its own block, in order (small statements of a
+    line each on their own), or None when ``stmt`` is not found."""
+    for i, s in enumerate(body):
+        if isinstance(s, cst.SimpleStatementLine):
+            for j, small in enumerate(s.body):
+                if small is stmt:
+                    return [*s.body[j + 1 :], *_flatten(body[i + 1 :])]
+            continue
+        for block in _blocks(s):
+            found = _following(block, stmt)
+            if found is not None:
+                return found
+    return None
+
+
+def _flatten(body: Sequence[cst.BaseStatement]) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    for s in body:
+        out.extend(s.body if isinstance(s, cst.SimpleStatementLine) else [s])
+    return out
+
+
+def _blocks(stmt: cst.CSTNode) -> Iterator[Sequence[cst.BaseStatement]]:
+    """The statement lists nested in a compound statement (not in nested functions)."""
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return
+    for child in stmt.children:
+        if isinstance(child, cst.IndentedBlock):
+            yield child.body
+        elif isinstance(child, (cst.If, cst.Else, cst.ExceptHandler, cst.Finally)):
+            yield from _blocks(child)
+        elif isinstance(child, cst.BaseSuite) and not isinstance(child, cst.IndentedBlock):
+            continue  # a one-line suite holds small statements only
+        elif isinstance(child, (cst.ExceptStarHandler, cst.MatchCase)):
+            yield from _blocks(child)
+
+
+def _mentions(node: cst.CSTNode, names: set[str]) -> bool:
+    """Whether ``node`` reads or writes one of ``names`` (a dotted name or a prefix of it)."""
+    for sub in _walk(node):
+        if isinstance(sub, (cst.Name, cst.Attribute)):
+            text = dotted(sub)
+            if text is not None and any(text == n or n.startswith(text + ".") for n in names):
+                return True
+    return False
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _unused(func: cst.FunctionDef, name: str, stmt: cst.CSTNode) -> bool:
+    """A local name bound at ``stmt`` that nothing else in the function mentions."""
+    own = {id(n) for n in _walk(stmt) if isinstance(n, cst.Name) and n.value == name}
+    for n in _walk(func.body):
+        if isinstance(n, cst.Name) and n.value == name and id(n) not in own:
+            return False
+    return True
+
+
+def _find_mask(
+    rest: list[cst.CSTNode],
+    target: str,
+    lens: str,
+    fill: str,
+    forms: frozenset[str],
+    code: _Code,
+) -> cst.CSTNode | None:
+    roots = {target, lens}  # both dotted names: a mention of a prefix counts too
+    masks = _Masks(lens, code)
+    for s in rest:
+        if _masks_output(s, target, fill, forms, masks, code):
+            return s
+        if not isinstance(s, cst.BaseSmallStatement) or isinstance(s, _EXITS):
+            return None
+        bound = _mask_binding(s, masks)
+        if (
+            bound is not None and bound[0] not in roots and not _mentions(cst.Name(bound[0]), roots)
+        ):  # `empty = lens == 0`, after the call: a mask of these rows
+            masks.names[bound[0]] = bound[1]
+            continue
+        for name in [n for n in masks.names if _mentions(s, {n})]:
+            del masks.names[name]  # rebound or changed in place: no longer known
+        if _mentions(s, roots):
+            return None
+    return None
+
+
+def _mask_binding(s: cst.CSTNode, masks: _Masks) -> tuple[str, cst.BaseExpression] | None:
+    if (
+        isinstance(s, cst.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0].target, cst.Name)
+        and masks.picks(s.value) is not None
+    ):
+        return s.targets[0].target.value, s.value
+    return None
+
+
+def _masks_output(
+    s: cst.CSTNode, target: str, fill: str, forms: frozenset[str], masks: _Masks, code: _Code
+) -> bool:
+    # out[mask] = c
+    if isinstance(s, cst.Assign) and len(s.targets) == 1:
+        t = s.targets[0].target
+        if (
+            "[]=" in forms
+            and isinstance(t, cst.Subscript)
+            and dotted(t.value) == target
+            and len(t.slice) == 1
+            and isinstance(t.slice[0].slice, cst.Index)
+            and masks.picks(t.slice[0].slice.value) == "zero"
+            and _fills(s.value, fill)
+        ):
+            return True
+        if dotted(t) == target:
+            return _masked_value(s.value, target, fill, forms, masks)
+    # out.masked_fill_(mask, c)
+    if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call):
+        call = s.value
+        if (
+            "masked_fill_" in forms
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "masked_fill_"
+            and dotted(call.func.value) == target
+        ):
+            return _mask_and_fill(call, masks, fill, "zero")
+    return False
+
+
+def _masked_value(
+    value: cst.BaseExpression, target: str, fill: str, forms: frozenset[str], masks: _Masks
+) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute) and dotted(func.value) == target:
+        method = func.attr.value
+        if method in ("masked_fill", "masked_fill_") and method in forms:
+            return _mask_and_fill(value, masks, fill, "zero")
+        if method == "where" and "where" in forms:  # out.where(keep, c)
+            return _mask_and_fill(value, masks, fill, "keep")
+        return False
+    if dotted(func) == "torch.where" and "torch.where" in forms and len(value.args) == 3:
+        cond, a, b = (arg.value for arg in value.args)
+        picked = masks.picks(cond)
+        if picked == "keep":  # torch.where(keep, out, c)
+            return dotted(a) == target and _fills(b, fill)
+        if picked == "zero":  # torch.where(zero, c, out)
+            return dotted(b) == target and _fills(a, fill)
+    return False
+
+
+def _mask_and_fill(call: cst.Call, masks: _Masks, fill: str, want: str) -> bool:
+    args = [a.value for a in call.args]
+    return len(args) == 2 and masks.picks(args[0]) == want and _fills(args[1], fill)
+
+
+class _Masks:
+    """Which rows a boolean expression over the lengths picks: "zero" (the rows whose
+    length is 0), "keep" (the others), or None (anything else). ``names`` are masks bound
+    to a name after the call (the lengths cannot have changed since)."""
+
+    def __init__(self, lens: str, code: _Code) -> None:
+        self.lens, self.code = lens, code
+        self.names: dict[str, cst.BaseExpression] = {}
+
+    def picks(self, node: cst.BaseExpression, depth: int = 0) -> str | None:
+        if depth > 8:
+            return None
+        node = self._unview(node)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            return _flip(self.picks(node.expression, depth + 1))
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            op = _OPS.get(type(node.comparisons[0].operator))
+            left, right = node.left, node.comparisons[0].comparator
+            if op is not None and int_value(right) is not None and self._is_lens(left):
+                return _classify(op, int_value(right))
+            if op is not None and int_value(left) is not None and self._is_lens(right):
+                return _classify(_MIRROR[op], int_value(left))
+            return None
+        if isinstance(node, cst.Call):
+            func = node.func
+            args = [a.value for a in node.args]
+            if dotted(func) in ("torch.logical_not",) and len(args) == 1:
+                return _flip(self.picks(args[0], depth + 1))
+            if isinstance(func, cst.Attribute):
+                method = func.attr.value
+                if method == "logical_not" and not args:
+                    return _flip(self.picks(func.value, depth + 1))
+                op = _METHOD_OPS.get(method)
+                if op is not None and len(args) == 1 and self._is_lens(func.value):
+                    k = int_value(args[0])
+                    return _classify(op, k) if k is not None else None
+            return None
+        if isinstance(node, cst.Name) and node.value in self.names:
+            return self.picks(self.names[node.value], depth + 1)
+        return None
+
+    def _is_lens(self, node: cst.BaseExpression) -> bool:
+        return self.code.of(node) == self.lens
+
+    def _unview(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """``m[:, None]``, ``m[..., None]``, ``m.unsqueeze(-1)``, ``m.view(-1, 1)``: ``m``."""
+        while True:
+            if isinstance(node, cst.Subscript) and all(
+                isinstance(e.slice, cst.Slice)
+                and e.slice.lower is None
+                and e.slice.upper is None
+                and e.slice.step is None
+                or isinstance(e.slice, cst.Index)
+                and (
+                    isinstance(e.slice.value, cst.Ellipsis)
+                    or isinstance(e.slice.value, cst.Name)
+                    and e.slice.value.value == "None"
+                )
+                for e in node.slice
+            ):
+                node = node.value
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in _VIEWS
+            ):
+                node = node.func.value
+            else:
+                return node
+
+
+def _classify(op: str, k: int | None) -> str | None:
+    if k is None:
+        return None
+    if _ZERO.get(op) == k:
+        return "zero"
+    if _KEEP.get(op) == k:
+        return "keep"
+    return None
+
+
+def _flip(picked: str | None) -> str | None:
+    return {"zero": "keep", "keep": "zero"}.get(picked or "")
+
+
+def _fills(node: cst.BaseExpression, fill: str) -> bool:
+    """Whether ``node`` is a constant that a masked row of this output may hold."""
+    value = _constant(node)
+    if value is None:
+        return False
+    if fill == "-inf":
+        return value == -math.inf
+    return math.isfinite(value)
+
+
+def _constant(node: cst.BaseExpression) -> float | None:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        try:
+            return float(node.value.replace("_", ""))
+        except ValueError:
+            return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _constant(node.expression)
+        return -inner if inner is not None else None
+    if isinstance(node, cst.Call) and dotted(node.func) == "float" and len(node.args) == 1:
+        arg = node.args[0].value
+        if isinstance(arg, cst.SimpleString):
+            text = arg.evaluated_value
+            if isinstance(text, str) and text.strip().lower() in ("inf", "-inf", "+inf"):
+                return float(text)
+        return None
+    if dotted(node) in ("math.inf", "torch.inf", "numpy.inf", "np.inf"):
+        return math.inf
+    return None
