@@ -41,6 +41,8 @@ def tree(tmp_path: Path) -> list[Path]:
             body += "class Base:\n    pass\n\nclass Child(Base):\n    pass\n"
         if i == 120:
             body += "class GrandChild(Child):\n    pass\n\nv = GrandChild()\n"
+        if i == 130:  # a text found inside a longer identifier
+            body += "x = MyBase()\n"
         if i == 150:
             body += "w = Base()\nz = Child()\n"
         path = tmp_path / f"m{i:03d}.py"
@@ -59,10 +61,11 @@ def tree(tmp_path: Path) -> list[Path]:
     return sorted(files)
 
 
-@pytest.mark.parametrize("pause", [0.0, 0.5], ids=["asked-at-once", "guessed-first"])
+@pytest.mark.parametrize("pause", [0.0, 0.5], ids=["asked-at-once", "indexed-first"])
 def test_hits_bad_and_every_answer_match_reading_the_files(tmp_path: Path, pause: float) -> None:
-    """Asked at once, the child looks for each text when asked; given time (while the
-    caller imports), it has looked for the guessed ones already: the same answers."""
+    """Asked at once, the child scans the files for each text; given time (while the
+    caller imports), it has indexed their identifiers and answers from the index: the same
+    answers, also for a text inside a longer identifier (``MyBase(`` holds ``Base(``)."""
     files = tree(tmp_path)
     scan = prescan(files, {"sink_fn"}, lambda: time.sleep(pause), jobs=2)
     assert scan is not None
@@ -114,3 +117,20 @@ def test_a_failing_caller_leaves_no_child_behind(tmp_path: Path) -> None:
         prescan(files, {"sink_fn"}, fail, jobs=2)
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # reaped: no child of this process is left
+
+
+def test_an_index_in_the_making_answers_as_a_scan_does(tmp_path: Path) -> None:
+    """Between questions the child indexes a slice of the files: a question asked after
+    none, some or all slices gets the files a scan finds."""
+    from zerolint.prescan import _Texts
+
+    datas = [p.read_bytes() for p in tree(tmp_path)]
+    texts = _Texts([None if b"\x00" in d else d for d in datas])
+    texts.CHUNK = 50
+    while True:
+        for needle in (n.encode() for n in NEEDLES + ["MyBase(", "f1("]):
+            scanned = [i for i in texts.readable if needle in datas[i]]
+            assert texts.search(needle) == scanned, (needle, texts.done)
+        if texts.complete:
+            break
+        texts.index_some()

@@ -202,11 +202,14 @@ class Engine:
             pattern = mention_pattern(names)
             qualified = [(n, mention_pattern([n]), h) for n, h in sorted(homes.items())]
             new: list[Path] = []
-            # Every file is read anyway unless the cache skips some: then the project's
-            # remembered substring scans (warm in the language server) say which to look at.
+            # Every file is read anyway unless the cache or the prescan skips some: then the
+            # project's substring searches (remembered, warm in the language server, answered
+            # by the prescan's child when it runs) say which to look at, but only where they
+            # cost no reading: once wrappers are found, a skipped file must be looked at again.
             # A module-level wrapper's callers name it too (reaches_wrapper), so its name is scanned.
             scanned = names | homes.keys()
-            maybe = None if skip else set().union(*map(project.files_containing, scanned))
+            cheap = not skip or project.searches_elsewhere()
+            maybe = set().union(*map(project.files_containing, scanned)) if cheap else None
             for i, path in enumerate(project.files):
                 if first and on_file is not None:
                     on_file(i + 1, total)  # skipped files were checked by the cache or prescan

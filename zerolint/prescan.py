@@ -6,27 +6,28 @@ scans the files and sends back the few that mention a sink, while the parent imp
 
 The child then stays, holding every file's bytes, to answer the analysis's other questions
 of the whole tree: which files contain a given text (who constructs a class, who derives
-from it). Each such scan of a large tree costs tens of milliseconds; the child answers the
-questions it can foresee (the classes the mentioning files define, their subclasses) before
-they are asked, on the core the parent does not use.
+from it, who names a helper). Each scan of a large tree costs tens of milliseconds; between
+questions, on the core the parent does not use, the child indexes the identifiers of every
+file, after which a question costs a look-up and a check of the few files it names.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
 import select
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 # Below this many files a fork costs more than it saves.
 MIN_FILES = 200
-# How many texts the child looks for before it is asked (each is one scan of the tree).
-MAX_GUESSES = 64
-
-_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.MULTILINE)
+# Identifier bytes (ASCII): the index's words are the maximal runs of them.
+_WORD = re.compile(rb"[A-Za-z0-9_]+")
+_WORD_BYTES = bytes(
+    c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else ord(" ") for c in range(256)
+)
 
 
 def mentions_any(data: bytes, needles: Sequence[bytes]) -> bool:
@@ -125,7 +126,7 @@ def prescan(
             datas, hits, bad, found = _scan(files, needles, read)
             with os.fdopen(report_w, "wb") as out:
                 out.write(json.dumps({"hits": hits, "bad": bad}).encode())
-            _answer(datas, found, _guesses(datas, hits), ask_r, answer_w)
+            _answer(datas, found, ask_r, answer_w)
         finally:
             os._exit(0)
     for fd in (report_w, ask_r, answer_w):
@@ -181,59 +182,85 @@ def _scan(
     return datas, hits, bad, found
 
 
-def _guesses(datas: Sequence[bytes | None], hits: Iterable[int]) -> deque[bytes]:
-    """The classes the mentioning files define: whose constructors and subclasses the
-    analysis of those files looks for in the whole tree."""
-    out: deque[bytes] = deque()
-    for i in hits:
-        data = datas[i]
-        if data is not None:
-            out.extend(m.group(1) for m in _CLASS.finditer(data))
-    return out
+class _Texts:
+    """The files' bytes, and every file's identifiers in one text, built a slice at a time
+    between questions. A question asked before that is complete is answered from the files
+    indexed so far and by a scan of the others."""
+
+    CHUNK = 64  # files indexed between two looks for a question
+
+    def __init__(self, datas: Sequence[bytes | None]) -> None:
+        self.datas = datas
+        self.readable = [i for i, d in enumerate(datas) if d is not None]
+        self.done = 0  # readable[:done] have their identifiers in parts
+        # Each indexed file's distinct identifiers, one file a line, in file order, and
+        # where each file's line starts in their concatenation (``words``).
+        self.parts: list[bytes] = []
+        self.starts = [0]
+        self._words: bytes | None = b""
+
+    @property
+    def complete(self) -> bool:
+        return self.done == len(self.readable)
+
+    def index_some(self) -> None:
+        for i in self.readable[self.done : self.done + self.CHUNK]:
+            words = set(self.datas[i].translate(_WORD_BYTES).split())  # type: ignore[union-attr]
+            self.parts.append(b" ".join(words) + b"\n")
+            self.starts.append(self.starts[-1] + len(self.parts[-1]))
+        self.done = min(self.done + self.CHUNK, len(self.readable))
+        self._words = None
+        if self.complete:
+            self._words, self.parts = b"".join(self.parts), []
+
+    def words(self) -> bytes:
+        if self._words is None:
+            self._words = b"".join(self.parts)
+        return self._words
+
+    def search(self, needle: bytes) -> list[int]:
+        """The files holding ``needle``, by the index where it can say: ``needle`` lies in
+        a file only if its longest run of identifier bytes lies in one of the file's
+        identifiers (ASCII letters, digits, ``_``); each such file is then checked. Files
+        not indexed yet are scanned."""
+        key = max(_WORD.findall(needle), key=len, default=b"")
+        if not key:
+            return [i for i in self.readable if needle in self.datas[i]]  # type: ignore[operator]
+        out = []
+        words = self.words()
+        at = words.find(key)
+        while at >= 0:
+            line = bisect.bisect_right(self.starts, at) - 1
+            i = self.readable[line]
+            if needle in self.datas[i]:  # type: ignore[operator]
+                out.append(i)
+            at = words.find(key, self.starts[line + 1])  # the next file's line
+        rest = self.readable[self.done :]
+        return out + [i for i in rest if needle in self.datas[i]]  # type: ignore[operator]
 
 
 def _answer(
-    datas: Sequence[bytes | None],
-    found: dict[bytes, list[int]],
-    guesses: deque[bytes],
-    ask: int,
-    answer: int,
+    datas: Sequence[bytes | None], found: dict[bytes, list[int]], ask: int, answer: int
 ) -> None:
     """Answer each question (one text a line) with the indices of the files that hold it,
-    until the questions end; between questions, look for the guessed texts: a class's name,
-    its call, and the classes that name it among their bases, guessed in their turn."""
-    readable = [i for i, d in enumerate(datas) if d is not None]
-
-    def search(needle: bytes, within: Iterable[int] = readable) -> list[int]:
-        return [i for i in within if needle in datas[i]]  # type: ignore[operator]
-
+    until the questions end; between questions, index the files' identifiers."""
+    texts = _Texts(datas)
     pending = b""
-    guessed = 0
     while True:
-        ready, _, _ = select.select([ask], [], [], 0 if guesses and guessed < MAX_GUESSES else None)
-        if ready:
-            chunk = os.read(ask, 65536)
-            if not chunk:
-                return
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for needle in lines:
-                hits = found.get(needle)
-                if hits is None:
-                    hits = found[needle] = search(needle)
-                _write_all(answer, json.dumps(hits).encode() + b"\n")
+        ready, _, _ = select.select([ask], [], [], None if texts.complete else 0)
+        if not ready:
+            texts.index_some()
             continue
-        name = guesses.popleft()
-        if name in found:
-            continue
-        guessed += 1
-        within = found[name] = search(name)
-        found.setdefault(name + b"(", search(name + b"(", within))
-        base = re.compile(
-            rb"^[ \t]*class[ \t]+(\w+)[ \t]*\([^)]*\b" + re.escape(name) + rb"\b", re.MULTILINE
-        )
-        for i in within:
-            guesses.extend(m.group(1) for m in base.finditer(datas[i]))  # type: ignore[arg-type]
+        chunk = os.read(ask, 65536)
+        if not chunk:
+            return
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for needle in lines:
+            hits = found.get(needle)
+            if hits is None:
+                hits = found[needle] = texts.search(needle)
+            _write_all(answer, json.dumps(hits).encode() + b"\n")
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -425,6 +425,10 @@ class Project:
             self._containing[needle] = found
         return found
 
+    def searches_elsewhere(self) -> bool:
+        """Whether ``files_containing`` is answered without reading every file here."""
+        return self._search is not None
+
     def search_with(self, search: Callable[[str], set[Path] | None], paths: set[Path]) -> None:
         """Let ``search`` answer ``files_containing`` for ``paths`` (whose texts it holds as
         this project would read them); None from it means: look yourself."""
