@@ -16,8 +16,8 @@ Cases, each timed for both tools in every round (alternating, so drift hits both
 
 zerolint runs as an installed package does, with its bytecode cached (a first, untimed
 run writes it; ``PYTHONDONTWRITEBYTECODE`` is dropped for its runs). Every rule the
-project ships is on with ``--all-rules`` (``--select ALL --ignore ZL920``; the default
-selection otherwise). Prints the median wall time of each case, the ratio zerolint/ruff, each
+project ships is on with ``--all-rules`` (``--select ALL --ignore ZL920``; ``--select
+CODES`` for some; the default selection otherwise). Prints the median wall time of each case, the ratio zerolint/ruff, each
 tool's own peak memory, zerolint's phases (its ``--timings``) and where a cold run spends
 its time per parsed file, and whether issue #20's targets are met: cold <= 0.5x Ruff,
 warm <= 0.2x Ruff's cached run, the hook < 0.3 s, peak memory <= 200 MB.
@@ -164,6 +164,9 @@ def main() -> int:
     )
     parser.add_argument("--vllm", help="the same as --tree vllm==VERSION")
     parser.add_argument(
+        "--select", help="the rules zerolint runs (its --select), e.g. ZL001; default: its own"
+    )
+    parser.add_argument(
         "--all-rules",
         action="store_true",
         help="--select ALL --ignore ZL920: the opt-in rules too",
@@ -174,6 +177,8 @@ def main() -> int:
         trees.append(f"vllm=={args.vllm}")
     # ZL920 (unused suppressions) turns the cache off: the rules, not that diagnostic.
     select = ["--select", "ALL", "--ignore", "ZL920"] if args.all_rules else []
+    if args.select:
+        select = ["--select", args.select]
     results = [bench_tree(t, args.rounds, select) for t in trees or ["vllm==0.27.1"]]
     print("targets met" if all(results) else "targets NOT met")
     return 0 if all(results) else 1
