@@ -18,6 +18,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the prescan for
 
 NEEDLES = [
     "sink_fn",
+    "sink_fn_fp8",
     "Base",
     "Base(",
     "Child(",
@@ -41,6 +42,8 @@ def tree(tmp_path: Path) -> list[Path]:
             body += "class Base:\n    pass\n\nclass Child(Base):\n    pass\n"
         if i == 120:
             body += "class GrandChild(Child):\n    pass\n\nv = GrandChild()\n"
+        if i == 60:  # a sink whose name holds another sink's
+            body += "sink_fn_fp8(y)\n"
         if i == 130:  # a text found inside a longer identifier
             body += "x = MyBase()\n"
         if i == 150:
@@ -67,13 +70,15 @@ def test_hits_bad_and_every_answer_match_reading_the_files(tmp_path: Path, pause
     caller imports), it has indexed their identifiers and answers from the index: the same
     answers, also for a text inside a longer identifier (``MyBase(`` holds ``Base(``)."""
     files = tree(tmp_path)
-    scan = prescan(files, {"sink_fn"}, lambda: time.sleep(pause), jobs=2)
+    scan = prescan(files, {"sink_fn", "sink_fn_fp8"}, lambda: time.sleep(pause), jobs=2)
     assert scan is not None
     try:
         reference = Project(files)
         texts = {p: reference.text(p) for p in files}
         assert scan.bad == {tmp_path / "latin.py", tmp_path / "nul.py"}
-        assert scan.hits == {p for p, t in texts.items() if t and "sink_fn" in t} - scan.bad
+        mentioning = {p for p, t in texts.items() if t and ("sink_fn" in t or "sink_fn_fp8" in t)}
+        assert scan.hits == mentioning - scan.bad
+        assert tmp_path / "m060.py" in scan.hits
         for needle in NEEDLES:
             answer = scan.containing(needle)
             if "\ufeff" in needle:

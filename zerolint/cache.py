@@ -147,6 +147,14 @@ class FileLookup:
             self._content, self._digest = data, digest
         return self._content
 
+    def peek(self) -> bytes:
+        """The bytes ``content()`` holds, else the file's bytes now, neither hashed nor kept:
+        for a reader in another process (the prescan's child), which cannot hand back what it
+        read; whoever analyses the file reads it through ``content()`` or ``take()``."""
+        if self._content is not None:
+            return self._content
+        return read_regular(self.path)[0]
+
     def take(self) -> bytes:
         """``content()``, and let go of it here: for a caller that keeps its own copy (the
         analyser keeps the text), so that a large tree is not held twice."""

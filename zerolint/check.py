@@ -796,7 +796,12 @@ def analyse(
     clock = time.perf_counter()
     pending = [f for f in files if f not in negatives]
     read = reader_for(lookups)
-    scan = prescan(pending, settings.sink_names(), import_analyzer, jobs=jobs, read=read)
+
+    def peek(path: Path) -> bytes:  # what the child scans: what the cache hashed, if it did
+        lk = lookups.get(path)
+        return lk.peek() if lk is not None else read_regular(path)[0]
+
+    scan = prescan(pending, settings.sink_names(), import_analyzer, jobs=jobs, read=peek)
     skip = set(negatives)
     if scan is not None:
         skip |= set(pending) - scan.hits - scan.bad

@@ -107,13 +107,16 @@ def prescan(
     or ``jobs`` is 1; the caller then scans as usual. ``jobs`` 0 decides by the machine. A
     mention here is only a hint: the analyzer applies its own, stricter test to the
     candidates, so the result never depends on ``jobs``. ``read`` gives a file's bytes
-    (the caller's, so that the child scans what the caller hashed).
+    (the caller's, so that the child scans what the caller hashed where it did).
     """
     cores = os.cpu_count() or 1
     if jobs == 1 or len(files) < MIN_FILES or not hasattr(os, "fork") or (jobs == 0 and cores < 2):
         meanwhile()
         return None
-    needles = sorted(n.encode() for n in names)
+    # A name that holds another is found wherever that one is: looking for it too would
+    # find no other file (hits are the same), only cost another pass over the tree.
+    encoded = {n.encode() for n in names}
+    needles = sorted(n for n in encoded if not any(m != n and m in n for m in encoded))
     report_r, report_w = os.pipe()
     ask_r, ask_w = os.pipe()
     answer_r, answer_w = os.pipe()
