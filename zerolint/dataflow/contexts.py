@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping
 import libcst as cst
 
 from zerolint.dataflow import guards
-from zerolint.dataflow.frames import CallSite, Frame, FuncKey, rebound
+from zerolint.dataflow.frames import CallSite, Frame, FuncKey, rebound_steps
 from zerolint.dataflow.values import InstRef, RawStep, Trace
 from zerolint.model import Op, OpKind
 from zerolint.project import ClassInfo
@@ -184,24 +184,7 @@ def _rename(func: FuncKey, site: CallSite, steps: tuple[RawStep, ...]) -> tuple[
     ):
         known[params[0]] = "self"  # self.helper(...): the same object
     names = _CalleeNames(func.name, known)
-    out = []
-    for step in steps:
-        if step.op.kind not in _SYMBOLIC:
-            out.append(step)
-            continue
-        arg = rebound(step.op, names)
-        if arg is not step.op.arg:
-            step = RawStep(
-                step.mod,
-                step.stmt,
-                step.node,
-                step.role,
-                Op(step.op.kind, arg),
-                step.note,
-                step.effect,
-            )
-        out.append(step)
-    return tuple(out)
+    return rebound_steps(steps, names, _SYMBOLIC)
 
 
 _SYMBOL = re.compile(r"[A-Za-z_][\w.]*")

@@ -102,9 +102,24 @@ class CallSite:
         the caller's names."""
         if not self.operands:
             return steps
-        out = []
-        for step in steps:
-            arg = rebound(step.op, self.operands)
+        return rebound_steps(steps, self.operands)
+
+    def landing(self) -> RawStep:
+        """The call's line as a plain step: where lengths made in the callee come out."""
+        return RawStep(self.step.mod, self.step.stmt, self.step.node, "flow")
+
+
+def rebound_steps(
+    steps: tuple[RawStep, ...],
+    operands: Mapping[str, int | str],
+    kinds: frozenset[OpKind] | None = None,
+) -> tuple[RawStep, ...]:
+    """``steps`` with their ops' arguments ``rebound`` to ``operands`` (only the ops of
+    ``kinds``, when given); a step that changes nothing is kept as it is."""
+    out = []
+    for step in steps:
+        if kinds is None or step.op.kind in kinds:
+            arg = rebound(step.op, operands)
             if arg is not step.op.arg:
                 step = RawStep(
                     step.mod,
@@ -115,12 +130,8 @@ class CallSite:
                     step.note,
                     step.effect,
                 )
-            out.append(step)
-        return tuple(out)
-
-    def landing(self) -> RawStep:
-        """The call's line as a plain step: where lengths made in the callee come out."""
-        return RawStep(self.step.mod, self.step.stmt, self.step.node, "flow")
+        out.append(step)
+    return tuple(out)
 
 
 def rebound(op: Op, operands: Mapping[str, int | str]) -> object:
