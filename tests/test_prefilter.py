@@ -104,3 +104,29 @@ def test_a_wrapper_named_build_does_not_widen_what_is_parsed_in_vllm(
     status, out, parsed = zerolint(tmp_path, "vllm", "extra")
     assert (status, out) == alone[:2]
     assert parsed == alone[2] + 1  # the wrapper's own file, nothing more
+
+
+def test_timings_name_each_parsed_file_with_its_parse_and_analysis(tmp_path: Path) -> None:
+    """--timings: after the phases, one line per parsed file (slowest first) saying what its
+    parse and its analysis cost, and only the files the prefilter let through."""
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/wrap.py": WRAPPER, **UNRELATED})
+    write(tmp_path, {"app/use.py": CALLER.format(imp="from pkg.wrap import build", call="build")})
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--timings", "pkg", "app"]
+        + ["tools"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 1, run.stderr
+    lines = run.stderr.splitlines()
+    parsed = int(re.search(r"\bparsed=(\d+)", lines[0]).group(1))  # type: ignore[union-attr]
+    files = re.findall(
+        r"^zerolint: parsed (\S+) parse=([0-9.]+)s analyse=([0-9.]+)s$", run.stderr, re.MULTILINE
+    )
+    assert sorted(f for f, _, _ in files) == ["app/use.py", "pkg/wrap.py"]
+    assert len(files) == parsed
+    costs = [float(p) + float(a) for _, p, a in files]
+    assert costs == sorted(costs, reverse=True) and all(c > 0 for c in costs)
