@@ -30,10 +30,6 @@ _WORD_BYTES = bytes(
 )
 
 
-def mentions_any(data: bytes, needles: Sequence[bytes]) -> bool:
-    return any(n in data for n in needles)
-
-
 class Scan:
     """What the child found (``hits``, ``bad``), and the child itself, which answers
     ``containing`` until ``close()``."""
