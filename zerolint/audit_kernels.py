@@ -18,6 +18,7 @@ audit's verdict, which stays ZL001's (docs/audit.md).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,11 +116,4 @@ def _status(rule: Rule, spec: SinkSpec, build: str) -> tuple[Status, str]:
 
 
 def hazard_dict(hazard: KernelHazard) -> dict[str, Any]:
-    return {
-        "rule": hazard.rule,
-        "sink": hazard.sink,
-        "path": hazard.path,
-        "build": hazard.build,
-        "status": hazard.status,
-        "detail": hazard.detail,
-    }
+    return dataclasses.asdict(hazard)

@@ -18,8 +18,9 @@ from zerolint.dataflow.syntax import dotted, int_value
 
 ROWS = "#rows"
 _NEGATE = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!=", "!=": "=="}
-_MIRROR = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "==": "==", "!=": "!="}
-_OPS = {
+# A comparison turned around (k < n is n > k), and the operator of each LibCST comparison.
+MIRROR = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "==": "==", "!=": "!="}
+COMPARISONS = {
     cst.GreaterThan: ">",
     cst.GreaterThanEqual: ">=",
     cst.LessThan: "<",
@@ -50,13 +51,13 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
         target = test.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)):
             return _membership(test.left, target, positive)
-        op = _OPS.get(type(target.operator))
+        op = COMPARISONS.get(type(target.operator))
         if op is None:
             return []
         left, right = test.left, target.comparator
         k, subject = int_value(right), _subject(left)
         if k is None or subject is None:
-            k, subject, op = int_value(left), _subject(right), _MIRROR[op]
+            k, subject, op = int_value(left), _subject(right), MIRROR[op]
         if k is None or subject is None:
             return []
         return [(subject, op if positive else _NEGATE[op], k)]

@@ -35,21 +35,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from zerolint.dataflow.guards import COMPARISONS, MIRROR
 from zerolint.dataflow.syntax import dotted, int_value
 from zerolint.rules import OutputSpec, SinkSpec
 
 _ZERO = {"==": 0, "<=": 0, "<": 1}  # lens OP k picks the rows whose length is 0
 _KEEP = {">": 0, ">=": 1, "!=": 0}  # lens OP k keeps the rows whose length is not 0
-_MIRROR = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
 _METHOD_OPS = {"eq": "==", "le": "<=", "lt": "<", "gt": ">", "ge": ">=", "ne": "!="}
-_OPS = {
-    cst.Equal: "==",
-    cst.NotEqual: "!=",
-    cst.LessThan: "<",
-    cst.LessThanEqual: "<=",
-    cst.GreaterThan: ">",
-    cst.GreaterThanEqual: ">=",
-}
 _VIEWS = frozenset({"unsqueeze", "view", "reshape", "expand", "expand_as", "bool"})
 _EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
 
@@ -321,12 +313,12 @@ class _Masks:
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
             return _flip(self.picks(node.expression, depth + 1))
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
-            op = _OPS.get(type(node.comparisons[0].operator))
+            op = COMPARISONS.get(type(node.comparisons[0].operator))
             left, right = node.left, node.comparisons[0].comparator
             if op is not None and int_value(right) is not None and self._is_lens(left):
                 return _classify(op, int_value(right))
             if op is not None and int_value(left) is not None and self._is_lens(right):
-                return _classify(_MIRROR[op], int_value(left))
+                return _classify(MIRROR[op], int_value(left))
             return None
         if isinstance(node, cst.Call):
             func = node.func
