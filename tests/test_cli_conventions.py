@@ -309,3 +309,76 @@ def test_per_file_ignores_all(tmp_path: Path, check) -> None:
         },
     )
     assert check(".")[:2] == (0, "All checks passed!\n")
+
+
+# ------------------------------------------------------------------- ending at once
+
+# Output buffered as it is by default (PYTHONUNBUFFERED would write each line at once and
+# hide what is left in the buffer when the program ends).
+BUFFERED = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"} | {"PYTHONPATH": str(ROOT)}
+
+
+
+def test_a_long_report_is_all_there_when_the_program_ends_at_once(tmp_path: Path) -> None:
+    """The program ends with ``os._exit`` (no teardown of what the check built): a report far
+    longer than a pipe's buffer still comes out whole."""
+    write(tmp_path, {f"pkg/bug_{i:03}.py": unclamped() for i in range(200)})
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--format", "json", "pkg"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=BUFFERED,
+    )
+    assert run.returncode == 1, run.stderr
+    assert len(run.stdout) > 256 * 1024
+    assert len(json.loads(run.stdout)["findings"]) == 200
+
+
+def test_what_a_command_prints_is_written_before_the_program_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``zerolint rules`` prints a few lines into a buffer that only the end of the program
+    flushes: through a pipe, its whole text comes out, as ``main()`` prints it here."""
+    from zerolint.cli import main
+
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "rules"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=BUFFERED,
+    )
+    assert run.returncode == 0, run.stderr
+    capsys.readouterr()
+    assert main(["rules"]) == 0
+    shown = capsys.readouterr().out
+    assert "ZL001" in shown and run.stdout == shown
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["rules"], ["check", "--no-cache", "--format", "json", "pkg"]],
+    ids=["printed-at-the-end", "written-by-check"],
+)
+def test_a_reader_that_went_away_gets_no_traceback(tmp_path: Path, args: list[str]) -> None:
+    """``zerolint ... | head -1``, the reader gone before the program writes (here it never
+    reads): the program says nothing about the closed pipe (no "Exception ignored ...
+    BrokenPipeError"), whether the text was still buffered when it ended or was being
+    written by ``check``."""
+    write(tmp_path, {f"pkg/bug_{i:03}.py": unclamped() for i in range(200)})
+    with subprocess.Popen(
+        [sys.executable, "-m", "zerolint", *args],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=BUFFERED,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        stderr = proc.stderr.read()
+        proc.wait(timeout=60)
+    assert stderr == ""

@@ -1,5 +1,3 @@
-import sys
+from zerolint.cli import entry
 
-from zerolint.cli import main
-
-sys.exit(main())
+entry()

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -125,3 +127,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
+
+
+def entry() -> NoReturn:
+    """The ``zerolint`` program (its console script and ``python -m zerolint``): ``main()``,
+    then the output flushed and the process ended at once. A normal exit would first free
+    everything a check built, node by node, and run the cyclic collector over it: a tenth
+    of a cold check of vLLM, for memory the system takes back anyway. Nothing is pending by
+    then: the prescan's child has been waited for, the cache written, files fixed."""
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away (`| head`), a closed stream
+            pass
+    os._exit(status)
