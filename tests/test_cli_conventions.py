@@ -318,7 +318,6 @@ def test_per_file_ignores_all(tmp_path: Path, check) -> None:
 BUFFERED = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"} | {"PYTHONPATH": str(ROOT)}
 
 
-
 def test_a_long_report_is_all_there_when_the_program_ends_at_once(tmp_path: Path) -> None:
     """The program ends with ``os._exit`` (no teardown of what the check built): a report far
     longer than a pipe's buffer still comes out whole."""
