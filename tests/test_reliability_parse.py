@@ -180,3 +180,39 @@ def test_a_symlinked_folder_is_checked_once_and_a_loop_is_not_followed(tmp_path:
     shown = re.findall(r"^(\S+):5:12: ZL001 ", proc.stdout, re.MULTILINE)
     assert shown == ["linked/good.py"], proc.stdout
     assert proc.returncode == 1
+
+
+# ------------------------------------------------------------------ LibCST without node checks
+
+
+@pytest.mark.network
+def test_the_unchecked_parse_builds_the_tree_libcst_builds() -> None:
+    """``parse_cst`` skips LibCST's check of each node it builds: on real serving modules
+    the tree is the same as ``libcst.parse_module``'s, and prints back the same source."""
+    import libcst as cst
+
+    from devtools.wheels import vllm_tree
+    from zerolint.project import parse_cst
+
+    backends = vllm_tree("0.33.0") / "vllm" / "v1" / "attention"
+    for path in sorted(backends.rglob("*.py"))[:40]:
+        text = path.read_text(encoding="utf-8")
+        unchecked = parse_cst(text)
+        assert unchecked.deep_equals(cst.parse_module(text)), path
+        assert unchecked.code == text, path
+
+
+def test_nodes_built_by_hand_are_still_checked_after_a_parse() -> None:
+    """The check is off only while the parser builds: a node a fix builds by hand afterwards
+    is checked as LibCST always does (an empty name is refused)."""
+    import libcst as cst
+
+    from zerolint.project import parse_cst
+
+    parse_cst("x = 1\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_cst("x = (\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")

@@ -23,6 +23,29 @@ from zerolint.nesting import MAX_DEPTH, deeper_than
 from zerolint.paths import display_path, module_names
 from zerolint.positions import PositionIndex, build_index
 
+# LibCST checks each node as it is built (CSTNode.__post_init__ calls _validate), which is
+# for nodes a program puts together by hand; a tree its own parser builds from source needs
+# none of it, a tenth of the parse (its authors say as much where the check is made).
+_CHECK_NODE = cst.CSTNode.__dict__.get("__post_init__")
+
+
+def _built_by_the_parser(self: cst.CSTNode) -> None:
+    return None
+
+
+def parse_cst(text: str) -> cst.Module:
+    """``libcst.parse_module(text)``, without checking each node the parser builds. Nodes
+    built elsewhere meanwhile (another thread) go unchecked too; zerolint builds nodes only
+    in fixes, from nodes it parsed. Where LibCST checks nodes some other way than this
+    version does, this is the plain parse."""
+    if _CHECK_NODE is None or cst.CSTNode.__dict__.get("__post_init__") is not _CHECK_NODE:
+        return cst.parse_module(text)
+    cst.CSTNode.__post_init__ = _built_by_the_parser  # type: ignore[method-assign]
+    try:
+        return cst.parse_module(text)
+    finally:
+        cst.CSTNode.__post_init__ = _CHECK_NODE  # type: ignore[method-assign]
+
 
 class BadInput(Exception):
     """A file that cannot be analysed; carries its one-line diagnostic."""
@@ -191,7 +214,7 @@ def parse_module(
             Diagnostic("ZL905", display, f"nests more than {MAX_DEPTH} levels deep; not analysed")
         )
     try:
-        module = cst.parse_module(text) if cst_parse is None else cst_parse(path, text, tree)
+        module = parse_cst(text) if cst_parse is None else cst_parse(path, text, tree)
     except cst.ParserSyntaxError as exc:
         raise BadInput(
             Diagnostic(

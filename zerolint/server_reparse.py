@@ -30,6 +30,8 @@ from pathlib import Path
 
 import libcst as cst
 
+from zerolint.project import parse_cst
+
 _EMPTY = ("\n", "\r\n", "\r")
 
 
@@ -185,7 +187,7 @@ class Reparser:
     def _whole(self, path: Path, text: str, tree: ast.Module) -> cst.Module:
         self.forget(path)
         self.reused, self.parsed = 0, len(tree.body)
-        return cst.parse_module(text)
+        return parse_cst(text)
 
     # ------------------------------------------------------------------ classes
 
@@ -224,7 +226,7 @@ class Reparser:
             piece = text[a:b]
             stmts = known.pieces.get(piece)
             if stmts is None or not self._unused(stmts):
-                wrapper = cst.parse_module("class _:" + newline + piece)
+                wrapper = parse_cst("class _:" + newline + piece)
                 inner = wrapper.body[0] if len(wrapper.body) == 1 else None
                 if (
                     not isinstance(inner, cst.ClassDef)
@@ -291,7 +293,7 @@ def _class_split(
 
 
 def _parse_chunk(piece: str, where: int) -> _Chunk:
-    module = cst.parse_module(piece)
+    module = parse_cst(piece)
     body = tuple(module.body)
     header = tuple(module.header)
     if where != 0 and header:
