@@ -134,8 +134,12 @@ def entry() -> NoReturn:
     then the output flushed and the process ended at once. A normal exit would first free
     everything a check built, node by node, and run the cyclic collector over it: a tenth
     of a cold check of vLLM, for memory the system takes back anyway. Nothing is pending by
-    then: the prescan's child has been waited for, the cache written, files fixed."""
+    then: the prescan's child has been waited for, the cache written, files fixed. Under a
+    profiler or a tracer (cProfile, coverage), which write what they saw at exit, the
+    program exits the usual way."""
     status = main()
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(status)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
