@@ -65,3 +65,29 @@ def test_the_limit_is_a_diagnostic_in_json(run) -> None:
     report = json.loads(out)
     assert status == 1
     assert [d["code"] for d in report["diagnostics"]] == ["ZL930"]
+
+
+@pytest.mark.parametrize("cache", [False, True], ids=["no-cache", "from-the-cache"])
+def test_a_file_with_a_limit_was_checked(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    cache: bool,
+) -> None:
+    """The limit is reached in a file that was read and analysed: it counts as checked, in
+    a run served from the cache as well (where it once made the run "check" no file and
+    exit 2, a usage error); the summary names the limit, not a file that could not be
+    checked."""
+    monkeypatch.chdir(tmp_path)
+    Path("chain.py").write_text(helper_chain(MAX_DEPTH + 2))
+    args = ["check", "--color", "never", *(() if cache else ("--no-cache",)), "chain.py"]
+    runs = 2 if cache else 1
+    for _ in range(runs):
+        capsys.readouterr()
+        status = main([*args, "--format", "json"])
+        summary = json.loads(capsys.readouterr().out)["summary"]
+        assert status == 1
+        assert (summary["files_checked"], summary["files_not_checked"]) == (1, 0)
+    assert main(args) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == "No errors found. 1 analysis limit reached."

@@ -28,6 +28,7 @@ from zerolint.cache import (
     read_regular,
     relocated,
 )
+from zerolint.codes import NOT_CHECKED
 from zerolint.config import ConfigError, Settings
 from zerolint.discovery import Discovered, discover
 from zerolint.model import Diagnostic, Report
@@ -769,7 +770,7 @@ def report_from_cache(
             report.diagnostics += [
                 diagnostic_from_dict(relocated(d, show)) for d in result.get("d", [])
             ]
-            if result.get("d"):
+            if any(d.get("code") in NOT_CHECKED for d in result.get("d", [])):
                 report.files_checked -= 1
     except (KeyError, TypeError, ValueError, AttributeError):
         return None

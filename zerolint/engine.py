@@ -18,6 +18,7 @@ from pathlib import Path
 import libcst as cst
 
 from zerolint import model
+from zerolint.codes import LIMIT
 from zerolint.config import Settings, load_settings
 from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit, Trace, Val
 from zerolint.dataflow.branches import consistent, in_program_order
@@ -446,10 +447,6 @@ class Engine:
 
         texts = {m.display: m.text for m in project.parsed()}
         report.findings, report.suppressed = suppression.split(report.findings, texts)
-
-
-LIMIT = "ZL930"
-"""A limit of the analysis was reached: some paths were not followed."""
 
 
 def depth_limit_diagnostic(hit: SinkHit) -> Diagnostic:

@@ -391,8 +391,18 @@ NOT_FIXED = "ZL910"
 
 
 def unchecked_files(report: Report) -> int:
-    """How many distinct files could not be checked (a diagnostic other than ZL910)."""
-    return len({d.path for d in report.diagnostics if d.code != NOT_FIXED})
+    """How many distinct files could not be checked (ZL901-ZL905); ZL910 and ZL930 are
+    about files that were, and so is a diagnostic of another kind."""
+    from zerolint.codes import NOT_CHECKED
+
+    return len({d.path for d in report.diagnostics if d.code in NOT_CHECKED})
+
+
+def limits_reached(report: Report) -> int:
+    """How many sink calls a limit of the analysis was reached at (ZL930)."""
+    from zerolint.codes import LIMIT
+
+    return sum(d.code == LIMIT for d in report.diagnostics)
 
 
 def unfixed_files(report: Report) -> int:

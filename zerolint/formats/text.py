@@ -20,6 +20,7 @@ from zerolint.formats import (
     code_counts,
     display_path,
     fixable,
+    limits_reached,
     plural,
     printable,
     sorted_findings,
@@ -202,12 +203,13 @@ def _summary(report: Report, paint: _Painter) -> str:
     errors = len(report.findings)
     unchecked = unchecked_files(report)
     unfixed = unfixed_files(report)
+    limits = limits_reached(report)
     if report.fixed:  # as Ruff says it: what there was, what --fix did, what is left
         found = plural(errors + report.fixed, "error")
         parts = [f"Found {found} ({report.fixed} fixed, {errors} remaining)."]
     elif errors:
         parts = [f"Found {plural(errors, 'error')}."]
-    elif unchecked or unfixed:
+    elif unchecked or unfixed or limits:
         parts = ["No errors found."]
     else:
         parts = [paint("All checks passed!", _GREEN)]
@@ -217,4 +219,6 @@ def _summary(report: Report, paint: _Painter) -> str:
         parts.append(f"{plural(unchecked, 'file')} could not be checked.")
     if unfixed:
         parts.append(f"{plural(unfixed, 'file')} could not be fixed.")
+    if limits:  # ZL930: a finding may be missing there
+        parts.append(f"{plural(limits, 'analysis limit')} reached.")
     return " ".join(parts)
