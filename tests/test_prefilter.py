@@ -130,3 +130,52 @@ def test_timings_name_each_parsed_file_with_its_parse_and_analysis(tmp_path: Pat
     assert len(files) == parsed
     costs = [float(p) + float(a) for _, p, a in files]
     assert costs == sorted(costs, reverse=True) and all(c > 0 for c in costs)
+
+
+MENTION_CASES = {
+    "code": "x = fn(lens)\n",
+    "at the end, no newline": "y = 1\nfn(lens)",
+    "at the start": "fn(lens)\n",
+    "comment line only": "# fn(lens)\n",
+    "indented comment, then code": "    # fn(lens)\nz = fn\n",
+    "in backticks only": '"""Calls `fn`."""\n',
+    "backticks, then code on the same line": '"`fn`"; fn(1)\n',
+    "part of a longer name": "fnx = my_fn + fn_other\n",
+    "longer name, then the name": "fnx(fn)\n",
+    "after a code on one line": "a = 1  # fn\n",
+    "many lines, the last one counts": "fnx\n" * 50 + "# fn\n" * 50 + "fn\n",
+    "crlf": "a = 1\r\nfn(x)\r\n",
+    "unicode word before": "éfn = 1\n",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("text", MENTION_CASES.values(), ids=MENTION_CASES.keys())
+def test_mentions_is_the_pattern_searched_over_the_whole_text(text: str) -> None:
+    """``mentions`` runs the pattern only on lines holding a name: it answers what the
+    pattern over the whole file answers."""
+    from zerolint.engine import mention_pattern, mentions
+
+    for names in (["fn"], ["fn", "fnx"], ["other", "fn"]):
+        pattern = mention_pattern(names)
+        assert mentions(text, names, pattern) == (pattern.search(text) is not None), names
+
+
+@pytest.mark.network
+def test_mentions_answers_as_the_pattern_on_a_real_tree() -> None:
+    """On every file of vLLM 0.33.0, for its sink names and a common name that many files
+    hold as part of longer names (a wrapper field such as ``_logits``)."""
+    from devtools.wheels import vllm_tree
+    from zerolint.config import Settings
+    from zerolint.engine import mention_pattern, mentions
+
+    settings = Settings()
+    names = sorted(settings.sink_names(settings.rules())) + ["_logits"]
+    pattern = mention_pattern(names)
+    found = 0
+    for path in sorted((vllm_tree("0.33.0") / "vllm").rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        expected = pattern.search(text) is not None
+        assert mentions(text, names, pattern) == expected, path
+        found += expected
+    assert found > 10

@@ -55,9 +55,22 @@ def mention_pattern(names: Iterable[str]) -> re.Pattern[str]:
 
 
 def mentions(text: str, names: Iterable[str], pattern: re.Pattern[str]) -> bool:
-    """Whether ``text`` may use one of ``names``; a substring test first, since a regular
-    expression over every file of a large tree costs more than the rest of the scan."""
-    return any(n in text for n in names) and pattern.search(text) is not None
+    """Whether ``text`` may use one of ``names``: ``pattern.search(text)``, computed on the
+    lines that hold a name only. The pattern never matches across lines, and run over a
+    whole file it tries every alternative at every character (a second per large tree
+    once wrappers with common names join the names)."""
+    tried: set[int] = set()
+    for name in names:
+        at = text.find(name)
+        while at != -1:
+            start = text.rfind("\n", 0, at) + 1
+            if start not in tried:
+                tried.add(start)
+                end = text.find("\n", at)
+                if pattern.search(text, start, len(text) if end == -1 else end) is not None:
+                    return True
+            at = text.find(name, at + 1)
+    return False
 
 
 def reaches_wrapper(
