@@ -74,7 +74,6 @@ class ModuleInfo:
     display: str
     text: str
     module: cst.Module
-    tree: ast.Module
     imports: dict[str, str] = field(default_factory=dict)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
@@ -95,8 +94,11 @@ class ModuleInfo:
         return self.name.rpartition(".")[0]
 
     def positions(self) -> PositionIndex:
+        """Where the module's statements and calls are. Python's own tree, which gives
+        them, is made again here rather than kept from the parse: it takes half as much
+        memory as the LibCST tree, and only modules on a reported path need it."""
         if self._positions is None:
-            self._positions = build_index(self.module, self.tree, self.text)
+            self._positions = build_index(self.module, ast.parse(self.text), self.text)
         return self._positions
 
     def statement_order(self, stmt: cst.CSTNode) -> int:
@@ -223,7 +225,7 @@ def parse_module(
         ) from None
     except RecursionError:
         raise BadInput(Diagnostic("ZL905", display, "nested too deeply to parse")) from None
-    info = ModuleInfo(name=name, path=path, display=display, text=text, module=module, tree=tree)
+    info = ModuleInfo(name=name, path=path, display=display, text=text, module=module)
     _index_module(info)
     return info
 
