@@ -12,6 +12,7 @@ Each case runs the real command in a child process, so a crash fails the test, n
 
 from __future__ import annotations
 
+import platform
 import re
 import subprocess
 import sys
@@ -216,3 +217,29 @@ def test_nodes_built_by_hand_are_still_checked_after_a_parse() -> None:
         parse_cst("x = (\n")
     with pytest.raises(cst.CSTValidationError):
         cst.Name("")
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+    reason="malloc_trim is glibc's",
+)
+def test_freed_memory_is_given_back_after_a_large_file(tmp_path: Path) -> None:
+    """On glibc the call that gives LibCST's freed memory back is found (else the peak
+    memory of a large tree grows by what its largest parse freed) and runs after a parse of
+    a large file, which still gives the module."""
+    import zerolint.project as project
+
+    calls: list[int] = []
+    project._malloc_trim = None
+    project.give_back_free_memory()
+    assert callable(project._malloc_trim)
+    trim = project._malloc_trim
+    project._malloc_trim = lambda pad: calls.append(pad) or trim(pad)
+    try:
+        large = "x = 1\n" * (project.TRIM_AFTER // 6 + 1)
+        info = project.parse_module("m", tmp_path / "m.py", "m.py", large)
+        assert len(info.module.body) == large.count("\n") and calls == [0]
+        project.parse_module("s", tmp_path / "s.py", "s.py", "x = 1\n")
+        assert calls == [0]
+    finally:
+        project._malloc_trim = trim

@@ -33,6 +33,35 @@ def _built_by_the_parser(self: cst.CSTNode) -> None:
     return None
 
 
+# LibCST's parser (native code) builds its own tree before the Python one and frees it
+# after; the C library keeps what was freed, and Python's objects, in memory of their own,
+# cannot use it. Given back after each large file, it does not add to the peak of a run
+# (SGLang 0.5.23: 14 MB less, for 1 ms per file).
+TRIM_AFTER = 32 * 1024  # characters
+
+
+def give_back_free_memory() -> None:
+    """Return the C heap's free memory to the system (glibc's ``malloc_trim``); nothing
+    where the C library has no such call."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = _find_malloc_trim()
+    if _malloc_trim is not False:
+        _malloc_trim(0)
+
+
+def _find_malloc_trim():  # type: ignore[no-untyped-def]
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, ImportError):
+        return False
+
+
+_malloc_trim = None
+
+
 def parse_cst(text: str) -> cst.Module:
     """``libcst.parse_module(text)``, without checking each node the parser builds. Nodes
     built elsewhere meanwhile (another thread) go unchecked too; zerolint builds nodes only
@@ -215,6 +244,8 @@ def parse_module(
         raise BadInput(
             Diagnostic("ZL905", display, f"nests more than {MAX_DEPTH} levels deep; not analysed")
         )
+    if cst_parse is None:
+        del tree  # not kept (see ModuleInfo.positions): not held while LibCST parses either
     try:
         module = parse_cst(text) if cst_parse is None else cst_parse(path, text, tree)
     except cst.ParserSyntaxError as exc:
@@ -225,6 +256,9 @@ def parse_module(
         ) from None
     except RecursionError:
         raise BadInput(Diagnostic("ZL905", display, "nested too deeply to parse")) from None
+    finally:
+        if len(text) >= TRIM_AFTER:
+            give_back_free_memory()
     info = ModuleInfo(name=name, path=path, display=display, text=text, module=module)
     _index_module(info)
     return info
