@@ -227,7 +227,7 @@ def test_freed_memory_is_given_back_after_a_large_file(tmp_path: Path) -> None:
     """On glibc the call that gives LibCST's freed memory back is found (else the peak
     memory of a large tree grows by what its largest parse freed) and runs after a parse of
     a large file, which still gives the module."""
-    import zerolint.project as project
+    from zerolint import project
 
     calls: list[int] = []
     project._malloc_trim = None
