@@ -14,9 +14,10 @@ Each sanitizer is the one the probe showed correct for its kernel (docs/zero-len
   It never clamps the length to 1: a clamped row would attend to whatever its page 0 slot
   holds, which may be NaN, and would then still need masking.
 - FlashMLA's dense ``flash_mla_with_kvcache`` (bf16) writes output 0 but LSE +inf for a row of
-  length 0, and refuses B = 0 on the host. The guard writes -inf into those rows' LSE (one
-  Triton kernel, path ``"lse-kernel"``, or a comparison and a ``masked_fill_`` where Triton
-  cannot be imported or the tensors are not on a GPU, path ``"mask"``) and, for an empty
+  length 0, and refuses B = 0 on the host. The guard writes -inf into those rows' LSE (path
+  ``"lse-kernel"``: one Triton kernel while a CUDA graph is captured, one graph node, and a
+  comparison and a ``masked_fill_`` eagerly, which launch sooner; path ``"mask"``, the
+  latter always, where Triton cannot be imported or the tensors are not on a GPU) and, for an empty
   batch, returns empty outputs of the kernel's shapes and dtypes without calling it. The
   output needs nothing: the kernel writes 0 there itself (``FLASHMLA_ZERO_ROWS_MEASURED``).
 - DeepGEMM's ``fp8_paged_mqa_logits`` (and ``fp8_fp4_paged_mqa_logits``) refuse B = 0 with a
@@ -298,9 +299,10 @@ def guard_flash_mla_with_kvcache(fn: F) -> F:
     head_dim_v, tile_scheduler_metadata, ...)`` for its dense bf16 path.
 
     After the kernel, rows whose ``cache_seqlens`` is 0 hold the empty row's identity: LSE
-    -inf (the kernel wrote +inf; the guard's one Triton kernel, ``runtime_guard.empty_rows``,
-    on CUDA tensors, else a comparison and a ``masked_fill_``) and output 0 (the kernel writes
-    it itself, ``FLASHMLA_ZERO_ROWS_MEASURED``). An empty batch returns
+    -inf (the kernel wrote +inf; while a CUDA graph is captured, the guard's one Triton
+    kernel, ``runtime_guard.empty_rows``, one graph node; otherwise, and without Triton, a
+    comparison and a ``masked_fill_``, which launch faster than a Triton kernel) and output 0
+    (the kernel writes it itself, ``FLASHMLA_ZERO_ROWS_MEASURED``). An empty batch returns
     ``flash_mla_empty_outputs`` without calling the kernel (which refuses it). The sparse path
     (``indices`` given) and the FP8 KV cache (``is_fp8_kvcache=True``) were not measured safe
     to guard and go to the kernel unchanged.
@@ -345,9 +347,11 @@ def guard_flash_mla_with_kvcache(fn: F) -> F:
             and lse.dim() == 3
             and lens.is_contiguous()
             and lens.shape[0] == lse.shape[0]
+            and torch.cuda.is_current_stream_capturing()
         ):
-            fill_lse(lse, lens)
+            fill_lse(lse, lens)  # one graph node where two would be captured
         else:
+            # Eagerly, two torch ops are launched faster than one Triton kernel is.
             fill_empty_rows_(lse, lens, float("-inf"))
         return out, lse
 
