@@ -90,6 +90,24 @@ def test_a_git_ignored_file_named_explicitly_is_checked(repo: Path, check) -> No
     assert findings(check("generated/bug.py", cwd=repo)[1]) == [("generated/bug.py", 6)]
 
 
+def test_a_folder_below_the_repository_root_respects_gitignore(repo: Path, check) -> None:
+    """git is asked wherever a `.git` lies above the folder named (outside one it is not
+    run at all)."""
+    assert findings(check("src", cwd=repo)[1]) == [("src/bug.py", 6)]
+    assert findings(check(".", cwd=repo / "src")[1]) == [("bug.py", 6)]
+
+
+def test_a_linked_work_tree_respects_gitignore(repo: Path, tmp_path_factory, check) -> None:
+    """In a work tree made by `git worktree add`, `.git` is a file, not a folder."""
+    git(repo, "add", ".gitignore", "src/bug.py")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "c")
+    linked = tmp_path_factory.mktemp("linked") / "tree"
+    git(repo, "worktree", "add", "-q", str(linked))
+    assert (linked / ".git").is_file()
+    write(linked, {"generated/bug.py": unclamped(), "src/scratch_2.py": unclamped()})
+    assert findings(check(".", cwd=linked)[1]) == [("src/bug.py", 6)]
+
+
 def test_a_tree_outside_git_checks_everything(tmp_path: Path, check) -> None:
     write(tmp_path, {".gitignore": "generated/\n", "generated/bug.py": unclamped()})
     assert findings(check(".")[1]) == [("generated/bug.py", 6)]

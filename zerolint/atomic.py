@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 
@@ -31,6 +30,8 @@ def atomic_write_bytes(
     except FileNotFoundError:
         old = None
     mode = stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_current_umask()
+    import tempfile  # here: a warm check that writes nothing does not import it
+
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as tmp:

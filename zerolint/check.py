@@ -28,7 +28,7 @@ from zerolint.cache import (
     read_regular,
     relocated,
 )
-from zerolint.codes import NOT_CHECKED
+from zerolint.codes import NOT_CHECKED, UNUSED
 from zerolint.config import ConfigError, Settings
 from zerolint.discovery import Discovered, discover
 from zerolint.model import Diagnostic, Report
@@ -400,8 +400,6 @@ class Run:
             settings = self.settings_at(os.path.dirname(path))
             groups.setdefault(id(settings), (settings, []))[1].append(path)
         report = Report(diagnostics=diagnostics)
-        from zerolint.suppression import UNUSED
-
         self.unused_wanted = False
         for settings, files in groups.values():
             # ZL920 needs the findings each comment hid, which the cache does not keep.
@@ -474,7 +472,8 @@ def warn_empty_folders(paths: Sequence[Path], files: Sequence[Path]) -> None:
     folders = [p for p in paths if p.is_dir()]
     if not folders:
         return
-    found = [os.path.abspath(f) for f in files]
+    # The files' folders, absolute: one per folder rather than one per file.
+    found = {os.path.join(os.path.abspath(d), "") for d in {os.path.dirname(f) for f in files}}
     for folder in folders:
         base = os.path.join(os.path.abspath(folder), "")
         if not any(f.startswith(base) for f in found):

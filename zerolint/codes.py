@@ -165,3 +165,4 @@ OPT_IN = frozenset(c.code for c in CODES if c.opt_in)
 # reached in a file that was checked) are about files that were.
 NOT_CHECKED = frozenset({"ZL901", "ZL902", "ZL903", "ZL904", "ZL905"})
 LIMIT = "ZL930"
+UNUSED = "ZL920"  # a suppression comment that suppresses nothing (opt-in)

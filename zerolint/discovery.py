@@ -12,7 +12,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,9 +87,28 @@ def _is_virtualenv(folder: str) -> bool:
 ExcludeFor = Callable[[Path], tuple[Sequence[str], "Path | None", bool]]
 
 
+def in_git_work_tree(folder: Path) -> bool:
+    """Whether git could say what it ignores in ``folder``: a ``.git`` (folder, or file of a
+    linked work tree) in it or a folder above, or ``GIT_DIR`` set. Outside, no git is run."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    here = os.path.abspath(folder)
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return True
+        parent = os.path.dirname(here)
+        if parent == here:
+            return False
+        here = parent
+
+
 def git_ignored(folder: Path) -> set[str] | None:
     """Absolute paths (files, and folders as a whole) under ``folder`` that git ignores, or
     None when ``folder`` is not in a git work tree or git cannot be run."""
+    if not in_git_work_tree(folder):
+        return None
+    import subprocess  # only here: a run outside git does not pay for the import
+
     try:
         done = subprocess.run(
             ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
@@ -126,8 +144,8 @@ def _walk(
 
     known: dict[tuple[int, int], tuple[list[str], Path | None]] = {}
 
-    def rules_at(dirpath: str) -> tuple[list[str], Path | None]:
-        patterns, base = (exclude, root) if exclude_for is None else exclude_for(Path(dirpath))[:2]
+    def rules_at(dir_path: Path) -> tuple[list[str], Path | None]:
+        patterns, base = (exclude, root) if exclude_for is None else exclude_for(dir_path)[:2]
         key = (id(patterns), id(base))  # one configuration's lists: worked out once
         if key not in known:
             known[key] = ([p for p in patterns if not is_excluded(folder, [p], base)], base)
@@ -138,41 +156,56 @@ def _walk(
     ignored = git_ignored(folder) if respect_gitignore else None
     ignored = {p for p in ignored if p != named} if ignored else set()
     seen: set[tuple[int, int]] = set()
+    record = _walk_error(out)
+    # Folders in pre-order, each one's files before its subfolders (as os.walk goes, and
+    # with os.scandir's entries, which know a plain file or folder without a stat of it).
     # Symlinked folders are followed (a tree that links a package in is checked whole);
     # ``seen`` stops a loop and a folder reached twice.
-    walk = os.walk(folder, onerror=_walk_error(out), followlinks=True)
-    for dirpath, dirnames, filenames in walk:
-        exclude, root = rules_at(dirpath)
+    pending: list[tuple[str, Path]] = [(os.fspath(folder), folder)]
+    while pending:
+        dirpath, dir_path = pending.pop()
         try:
             st = os.stat(dirpath)
             key = (st.st_dev, st.st_ino)
-        except OSError:
+            with os.scandir(dirpath) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            record(exc)
             continue
         if key in seen:  # a loop through a bind mount or similar
-            dirnames[:] = []
             continue
         seen.add(key)
+        exclude, root = rules_at(dir_path)  # once it can be read: its configuration too
+        dirnames, files = [], []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else files).append(entry)
         kept = []
-        for d in sorted(dirnames):
-            full = os.path.join(dirpath, d)
+        for entry in sorted(dirnames, key=lambda e: e.name):
+            d, full = entry.name, entry.path
             if d in SKIP_DIRS or d.endswith(".egg-info") or _is_virtualenv(full):
                 continue
             if is_excluded(Path(full), exclude, root):
                 continue
             if ignored and os.path.abspath(full) in ignored:
                 continue
-            kept.append(d)
-        dirnames[:] = kept
-        for name in sorted(filenames):
+            kept.append((full, dir_path / d))
+        pending.extend(reversed(kept))
+        for entry in sorted(files, key=lambda e: e.name):
+            name = entry.name
             if not name.endswith(PY_SUFFIXES):
                 continue
-            path = Path(dirpath, name)
+            path = dir_path / name
             if is_excluded(path, exclude, root):
                 continue
-            if ignored and os.path.abspath(path) in ignored:
+            if ignored and os.path.abspath(entry.path) in ignored:
                 continue
             try:
-                regular = stat.S_ISREG(os.stat(path).st_mode)
+                # A plain file is known from the listing; a link is followed (one stat).
+                regular = entry.is_file() or stat.S_ISREG(os.stat(entry.path).st_mode)
             except OSError as exc:
                 out.diagnostics.append(
                     Diagnostic("ZL902", str(path), f"cannot read: {exc.strerror or exc}")

@@ -55,14 +55,24 @@ def package_name(folder: str, known: dict[str, str] | None = None) -> str:
 
 
 def module_names(files: list[Path]) -> dict[Path, str]:
-    """Every file's module name, one ``__init__.py`` check per folder."""
+    """Every file's module name, one ``__init__.py`` check and one absolute path per
+    folder (a file's name is a file's, never ``.`` or ``..``: its folder made absolute is
+    the folder of the file made absolute)."""
     packages: dict[str, str] = {}
+    prefixes: dict[str, str] = {}
     cwd = current_folder()
-
-    def package_of(folder: str) -> str:
-        return package_name(folder, packages)
-
-    return {f: module_name_for(f, package_of, cwd) for f in files}
+    out: dict[Path, str] = {}
+    for f in files:
+        folder, name = os.path.split(os.fspath(f))
+        prefix = prefixes.get(folder)
+        if prefix is None:
+            prefix = prefixes[folder] = package_name(absolute(folder or ".", cwd), packages)
+        stem = name.rsplit(".", 1)[0]
+        if stem == "__init__":
+            out[f] = prefix or stem
+        else:
+            out[f] = f"{prefix}.{stem}" if prefix else stem
+    return out
 
 
 def absolute(path: str | os.PathLike[str], cwd: str | None = None) -> str:

@@ -17,6 +17,7 @@ import tokenize
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from zerolint.codes import UNUSED
 from zerolint.model import Finding
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -25,7 +26,6 @@ FILE_NOQA = re.compile(
     r"^#\s*zerolint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?\s*$",
     re.IGNORECASE,
 )
-UNUSED = "ZL920"
 ALL = None  # a comment that names no code suppresses every code
 
 
