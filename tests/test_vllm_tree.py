@@ -112,3 +112,26 @@ def test_output_is_identical_whatever_the_number_of_reading_processes(version: s
     two = zerolint(tree, "--jobs", "2", *args)
     assert (one.returncode, one.stdout) == (two.returncode, two.stdout)
     assert json.loads(one.stdout)["findings"]
+
+
+@pytest.mark.network
+def test_module_names_are_each_files_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``module_names`` works a folder out once for all its files: the names are what
+    ``module_name_for`` gives each file alone, on vLLM 0.33.0 and on paths written oddly
+    (``..``, ``./``, absolute, a file outside any package)."""
+    import os
+
+    from zerolint.paths import module_name_for, module_names
+
+    tree = vllm_tree("0.33.0")
+    monkeypatch.chdir(tree)
+    files = sorted(Path("vllm").rglob("*.py"))
+    files += [
+        Path("vllm/../vllm/__init__.py"),
+        Path("./vllm/envs.py"),
+        Path(os.path.abspath("vllm/v1/__init__.py")),
+        Path("vllm/v1/attention/../worker/gpu_worker.py"),
+    ]
+    names = module_names(files)
+    assert {f: module_name_for(f) for f in files} == names
+    assert names[Path("vllm/v1/attention/../worker/gpu_worker.py")] == "vllm.v1.worker.gpu_worker"
