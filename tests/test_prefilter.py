@@ -179,3 +179,48 @@ def test_mentions_answers_as_the_pattern_on_a_real_tree() -> None:
         assert mentions(text, names, pattern) == expected, path
         found += expected
     assert found > 10
+
+
+LAMBDAS = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def register(fn):
+    return lambda name: fn
+
+
+def identity_maker():
+    return lambda x: x
+
+
+def resolver():
+    return lambda lens: get_paged_mqa_logits_metadata(lens, 64, 132)
+
+
+def rebound(fn):
+    fn = get_paged_mqa_logits_metadata
+    return lambda: fn
+
+
+def stored(self_like):
+    self_like.kernel = lambda: get_paged_mqa_logits_metadata
+"""
+
+
+def test_a_lambda_that_only_gives_back_a_parameter_makes_no_wrapper(tmp_path: Path) -> None:
+    """A function returning a lambda is a way to the kernel that other files may take
+    without naming it (its name is then looked for everywhere), unless the lambda only
+    gives back a parameter: a sink comes out of `register(fn)` only where its caller
+    passed one in, and named it. A parameter rebound to the kernel counts."""
+    from zerolint.config import Settings
+    from zerolint.dataflow import Analyzer
+    from zerolint.engine import Engine
+    from zerolint.project import Project
+
+    (tmp_path / "lambdas.py").write_text(LAMBDAS)
+    engine = Engine(Settings())
+    project = Project([tmp_path / "lambdas.py"])
+    analyzer = Analyzer(project, engine.rules)
+    engine.analyse(project, analyzer, None, set())
+    assert {"resolver", "rebound"} <= analyzer.wrapper_names
+    assert not {"register", "identity_maker"} & analyzer.wrapper_names

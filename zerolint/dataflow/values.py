@@ -371,8 +371,30 @@ def is_object_read(trace: Trace) -> bool:
 
 
 def holds_sink(val: Val) -> bool:
-    # A lambda may call a sink: its name is worth looking for in other files too.
-    return any(isinstance(r, (SinkRef, LambdaRef)) for r in val.refs)
+    # A lambda may call a sink: its name is worth looking for in other files too. Not one
+    # that only gives back a parameter (`lambda name: fn` in `def register(fn)`): a sink
+    # comes out of it only where the caller passed one in, and the caller names it.
+    return any(
+        isinstance(r, SinkRef) or isinstance(r, LambdaRef) and not _gives_back_a_parameter(r)
+        for r in val.refs
+    )
+
+
+def _gives_back_a_parameter(ref: LambdaRef) -> bool:
+    """The lambda's body is one of its parameters, or a parameter of the function it is
+    written in that nothing there bound to a callable (``fn = sink`` would)."""
+    body = ref.node.body
+    if not isinstance(body, cst.Name):
+        return False
+    own = ref.node.params
+    names = [*own.posonly_params, *own.params, *own.kwonly_params]
+    names += [p for p in (own.star_arg, own.star_kwarg) if isinstance(p, cst.Param)]
+    if any(p.name.value == body.value for p in names):
+        return True
+    if not any(p.name.value == body.value for p in ref.frame.key.params()):
+        return False
+    held = ref.frame.state.get(body.value)
+    return held is not None and not held.refs
 
 
 def without_row_counts(traces: Iterable[Trace]) -> frozenset[Trace]:
