@@ -16,7 +16,8 @@ Each sanitizer is the one the probe showed correct for its kernel (docs/zero-len
 - FlashMLA's dense ``flash_mla_with_kvcache`` (bf16) writes output 0 but LSE +inf for a row of
   length 0, and refuses B = 0 on the host. The guard writes -inf into those rows' LSE (path
   ``"lse-kernel"``: one Triton kernel while a CUDA graph is captured, one graph node, and a
-  comparison and a ``masked_fill_`` eagerly, which launch sooner; path ``"mask"``, the
+  comparison and a ``masked_fill_`` eagerly, which launch sooner (the kernel runs eagerly
+  once per LSE layout, so a capture never compiles it); path ``"mask"``, the
   latter always, where Triton cannot be imported or the tensors are not on a GPU) and, for an empty
   batch, returns empty outputs of the kernel's shapes and dtypes without calling it. The
   output needs nothing: the kernel writes 0 there itself (``FLASHMLA_ZERO_ROWS_MEASURED``).
@@ -317,8 +318,17 @@ def guard_flash_mla_with_kvcache(fn: F) -> F:
     if kernels is None:
         log("info", "runtime_guard: %s: LSE of the rows of length 0 masked (%s)", where, why)
     else:
-        log("info", "runtime_guard: %s: LSE of the rows of length 0 by one kernel", where)
+        log(
+            "info",
+            "runtime_guard: %s: LSE of the rows of length 0 by one kernel in CUDA graphs,"
+            " masked eagerly",
+            where,
+        )
     fill_lse = None if kernels is None else kernels.fill_empty_lse_
+    # The LSE layouts the kernel has run for eagerly: each new one runs it once outside a
+    # capture, so that Triton compiles and loads it there (vLLM's warm-up runs each batch
+    # size eagerly before capturing it), never inside one.
+    compiled: set[tuple[Any, ...]] = set()
 
     def guarded(*args: Any, **kwargs: Any) -> Any:
         q = _arg(args, kwargs, 0, "q")
@@ -347,12 +357,16 @@ def guard_flash_mla_with_kvcache(fn: F) -> F:
             and lse.dim() == 3
             and lens.is_contiguous()
             and lens.shape[0] == lse.shape[0]
-            and torch.cuda.is_current_stream_capturing()
         ):
-            fill_lse(lse, lens)  # one graph node where two would be captured
-        else:
-            # Eagerly, two torch ops are launched faster than one Triton kernel is.
-            fill_empty_rows_(lse, lens, float("-inf"))
+            layout = (lse.device, tuple(lse.shape), lse.stride())
+            capturing = torch.cuda.is_current_stream_capturing()
+            if capturing or layout not in compiled:
+                fill_lse(lse, lens)  # one graph node where two would be captured
+                if not capturing:
+                    compiled.add(layout)
+                return out, lse
+        # Eagerly, two torch ops are launched faster than one Triton kernel is.
+        fill_empty_rows_(lse, lens, float("-inf"))
         return out, lse
 
     return _wrap(fn, guarded, "mask" if fill_lse is None else "lse-kernel")

@@ -97,6 +97,14 @@ def test_a_folder_below_the_repository_root_respects_gitignore(repo: Path, check
     assert findings(check(".", cwd=repo / "src")[1]) == [("bug.py", 6)]
 
 
+def test_a_link_into_a_repository_respects_gitignore(repo: Path, tmp_path_factory, check) -> None:
+    """The folder named is a symbolic link to a folder of a repository: no `.git` lies
+    above the link, but above where it leads."""
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "src").symlink_to(repo / "src", target_is_directory=True)
+    assert findings(check("src", cwd=outside)[1]) == [("src/bug.py", 6)]
+
+
 def test_a_linked_work_tree_respects_gitignore(repo: Path, tmp_path_factory, check) -> None:
     """In a work tree made by `git worktree add`, `.git` is a file, not a folder."""
     git(repo, "add", ".gitignore", "src/bug.py")
@@ -399,3 +407,39 @@ def test_a_reader_that_went_away_gets_no_traceback(tmp_path: Path, args: list[st
         stderr = proc.stderr.read()
         proc.wait(timeout=60)
     assert stderr == ""
+
+
+def test_under_a_profiler_the_program_exits_the_usual_way(tmp_path: Path) -> None:
+    """cProfile writes its data at exit: the program does not end before it can (on every
+    Python: up to 3.11 through sys.setprofile, from 3.12 through sys.monitoring)."""
+    out = tmp_path / "profile.out"
+    run = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "zerolint", "rules"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=BUFFERED,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "ZL001" in run.stdout
+    assert out.is_file() and out.stat().st_size > 0
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_output_that_cannot_be_written_is_an_error(tmp_path: Path) -> None:
+    """A full disk under the output: exit 2 and one line saying so, not a silent success
+    with the output lost."""
+    with open("/dev/full", "w") as full:
+        run = subprocess.run(
+            [sys.executable, "-m", "zerolint", "rules"],
+            cwd=tmp_path,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            env=BUFFERED,
+        )
+    assert run.returncode == 2
+    assert run.stderr.startswith("zerolint: error: cannot write the output:")
+    assert run.stderr.count("\n") == 1

@@ -230,7 +230,7 @@ def test_freed_memory_is_given_back_after_a_large_file(tmp_path: Path) -> None:
     from zerolint import project
 
     calls: list[int] = []
-    project._malloc_trim = None
+    project._looked_for_malloc_trim = False
     project.give_back_free_memory()
     assert callable(project._malloc_trim)
     trim = project._malloc_trim
@@ -243,3 +243,38 @@ def test_freed_memory_is_given_back_after_a_large_file(tmp_path: Path) -> None:
         assert calls == [0]
     finally:
         project._malloc_trim = trim
+
+
+def test_with_another_thread_running_the_parse_keeps_the_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check is switched off for the whole process: where another thread might build
+    nodes meanwhile (the language server builds fixes while it parses), parse_cst leaves it
+    on. Seen from inside the parse: a node built by hand there is checked, or not."""
+    import threading
+
+    import libcst as cst
+
+    from zerolint import project
+
+    seen: list[bool] = []
+
+    def parser_building_a_bad_node(text: str) -> cst.Module:
+        try:
+            cst.Name("")
+            seen.append(False)
+        except cst.CSTValidationError:
+            seen.append(True)
+        return cst.Module(body=[])
+
+    monkeypatch.setattr(cst, "parse_module", parser_building_a_bad_node)
+    project.parse_cst("x = 1\n")
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        project.parse_cst("x = 1\n")
+    finally:
+        release.set()
+        other.join()
+    assert seen == [False, True]

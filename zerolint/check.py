@@ -447,7 +447,7 @@ class Run:
 def unused_suppressions(files: Sequence[Path], report: Report, keep: Any) -> list[Any]:
     """ZL920 for each suppression comment in ``files`` that hid none of the findings."""
     from zerolint.formats import display_path
-    from zerolint.suppression import UNUSED, unused
+    from zerolint.suppression import unused
 
     hidden: dict[str, list] = {}
     for f in report.suppressed:

@@ -1,4 +1,5 @@
-"""The ``zerolint`` command line: ``check``, ``rule``, ``rules``, ``capture``, ``audit``.
+"""The ``zerolint`` command line: ``check``, ``rule``, ``rules``, ``capture``, ``audit``,
+``server``.
 
 Exit codes follow the linters people know: 0 clean, 1 findings (or a hazard), 2 usage or
 internal error. Subcommands other than ``check`` live in their own modules and are
@@ -8,6 +9,7 @@ imported only when asked for, so ``zerolint check`` never pays for them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -136,13 +138,33 @@ def entry() -> NoReturn:
     of a cold check of vLLM, for memory the system takes back anyway. Nothing is pending by
     then: the prescan's child has been waited for, the cache written, files fixed. Under a
     profiler or a tracer (cProfile, coverage), which write what they saw at exit, the
-    program exits the usual way."""
+    program exits the usual way. Output that cannot be written (a full disk) is an error,
+    exit 2; a reader that went away (``| head``) is not."""
     status = main()
-    if sys.getprofile() is not None or sys.gettrace() is not None:
+    if _observed():
         sys.exit(status)
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with that descriptor closed
+            continue
         try:
             stream.flush()
-        except (OSError, ValueError):  # a reader that went away (`| head`), a closed stream
+        except (BrokenPipeError, ValueError):  # a reader gone, a stream already closed
             pass
+        except OSError as exc:
+            if stream is sys.stdout and sys.stderr is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    print(f"zerolint: error: cannot write the output: {exc}", file=sys.stderr)
+                    sys.stderr.flush()
+            status = EXIT_ERROR
     os._exit(status)
+
+
+def _observed() -> bool:
+    """Whether a profiler or tracer runs: set with sys.setprofile / sys.settrace, or (from
+    Python 3.12, where cProfile and coverage use it) registered with sys.monitoring."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return True
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is None:
+        return False
+    return any(monitoring.get_tool(tool) is not None for tool in range(6))

@@ -92,14 +92,17 @@ def in_git_work_tree(folder: Path) -> bool:
     linked work tree) in it or a folder above, or ``GIT_DIR`` set. Outside, no git is run."""
     if os.environ.get("GIT_DIR"):
         return True
-    here = os.path.abspath(folder)
-    while True:
-        if os.path.exists(os.path.join(here, ".git")):
-            return True
-        parent = os.path.dirname(here)
-        if parent == here:
-            return False
-        here = parent
+    # Above the folder as named and above where it really is (a link into a repository).
+    for start in dict.fromkeys((os.path.abspath(folder), os.path.realpath(folder))):
+        here = start
+        while True:
+            if os.path.exists(os.path.join(here, ".git")):
+                return True
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+    return False
 
 
 def git_ignored(folder: Path) -> set[str] | None:

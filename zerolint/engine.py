@@ -64,12 +64,14 @@ def mentions(text: str, names: Iterable[str], pattern: re.Pattern[str]) -> bool:
         at = text.find(name)
         while at != -1:
             start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
             if start not in tried:
                 tried.add(start)
-                end = text.find("\n", at)
                 if pattern.search(text, start, len(text) if end == -1 else end) is not None:
                     return True
-            at = text.find(name, at + 1)
+            if end == -1:
+                break
+            at = text.find(name, end)  # the next line that holds the name
     return False
 
 

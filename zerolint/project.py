@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import io
+import sys
+import threading
 import time
 import tokenize
 from collections.abc import Callable, Iterable
@@ -42,32 +44,42 @@ TRIM_AFTER = 32 * 1024  # characters
 
 def give_back_free_memory() -> None:
     """Return the C heap's free memory to the system (glibc's ``malloc_trim``); nothing
-    where the C library has no such call."""
-    global _malloc_trim
-    if _malloc_trim is None:
+    where the C library has no such call (looked for once, on Linux only)."""
+    global _malloc_trim, _looked_for_malloc_trim
+    if not _looked_for_malloc_trim:
+        _looked_for_malloc_trim = True
         _malloc_trim = _find_malloc_trim()
-    if _malloc_trim is not False:
+    if _malloc_trim is not None:
         _malloc_trim(0)
 
 
-def _find_malloc_trim():  # type: ignore[no-untyped-def]
+def _find_malloc_trim() -> Callable[[int], object] | None:
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         import ctypes
 
-        return ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError, ImportError):
-        return False
+        found: Callable[[int], object] = ctypes.CDLL(None).malloc_trim
+        return found
+    except (OSError, AttributeError, ImportError, TypeError):  # no glibc (musl), no ctypes
+        return None
 
 
-_malloc_trim = None
+_malloc_trim: Callable[[int], object] | None = None
+_looked_for_malloc_trim = False
 
 
 def parse_cst(text: str) -> cst.Module:
-    """``libcst.parse_module(text)``, without checking each node the parser builds. Nodes
-    built elsewhere meanwhile (another thread) go unchecked too; zerolint builds nodes only
-    in fixes, from nodes it parsed. Where LibCST checks nodes some other way than this
-    version does, this is the plain parse."""
-    if _CHECK_NODE is None or cst.CSTNode.__dict__.get("__post_init__") is not _CHECK_NODE:
+    """``libcst.parse_module(text)``, without checking each node the parser builds. The
+    check is switched off for the whole process while the parser runs, so this is the
+    plain parse wherever another thread might build nodes meanwhile (the language server
+    builds fixes while it parses), and where LibCST checks nodes some other way than this
+    version does."""
+    if (
+        _CHECK_NODE is None
+        or cst.CSTNode.__dict__.get("__post_init__") is not _CHECK_NODE
+        or threading.active_count() > 1
+    ):
         return cst.parse_module(text)
     cst.CSTNode.__post_init__ = _built_by_the_parser  # type: ignore[method-assign]
     try:
@@ -110,6 +122,9 @@ class ModuleInfo:
     assigned: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     # Names that some function declares `global` (written from inside functions).
     declared_globals: set[str] = field(default_factory=set)
+    # Python's tree, kept only where positions are asked for again and again (a buffer in
+    # the language server); otherwise made again when positions are first asked for.
+    tree: ast.Module | None = None
     _positions: PositionIndex | None = None
     _code_cache: dict[int, str] = field(default_factory=dict)
     _order: dict[int, int] | None = None
@@ -127,7 +142,13 @@ class ModuleInfo:
         them, is made again here rather than kept from the parse: it takes half as much
         memory as the LibCST tree, and only modules on a reported path need it."""
         if self._positions is None:
-            self._positions = build_index(self.module, ast.parse(self.text), self.text)
+            tree = self.tree
+            if tree is None:
+                try:
+                    tree = ast.parse(self.text)
+                except (RecursionError, MemoryError):  # deeper in the stack than at the parse
+                    tree = ast.Module(body=[], type_ignores=[])  # LibCST's own positions then
+            self._positions = build_index(self.module, tree, self.text)
         return self._positions
 
     def statement_order(self, stmt: cst.CSTNode) -> int:
@@ -246,6 +267,9 @@ def parse_module(
         )
     if cst_parse is None:
         del tree  # not kept (see ModuleInfo.positions): not held while LibCST parses either
+        kept = None
+    else:
+        kept = tree  # the language server re-parses edited buffers: their positions follow
     try:
         module = parse_cst(text) if cst_parse is None else cst_parse(path, text, tree)
     except cst.ParserSyntaxError as exc:
@@ -257,9 +281,10 @@ def parse_module(
     except RecursionError:
         raise BadInput(Diagnostic("ZL905", display, "nested too deeply to parse")) from None
     finally:
-        if len(text) >= TRIM_AFTER:
+        if cst_parse is None and len(text) >= TRIM_AFTER:  # a check: one parse per file
             give_back_free_memory()
     info = ModuleInfo(name=name, path=path, display=display, text=text, module=module)
+    info.tree = kept
     _index_module(info)
     return info
 

@@ -7,9 +7,9 @@ Schema version 1 (a field is never removed or renamed without bumping ``version`
       "tool": {"name": "zerolint", "version": "0.1.0"},
       "findings": [Finding, ...],      # sorted by path, line, col, code
       "proved": [Finding, ...],        # proved safe by the SMT judge; empty unless --show-proved
-      "diagnostics": [                 # files that could not be checked
+      "diagnostics": [                 # about the run: ZL901-ZL905 a file not checked,
         {"code": "ZL901", "path": str, "line": int, "col": int, "message": str}
-      ],                               # line and col are 0 when not known
+      ],                               # ZL910 not fixed, ZL930 a limit; line/col 0: unknown
       "summary": {
         "files_checked": int, "findings": int, "proved": int, "diagnostics": int,
         "files_not_checked": int, "fixed": int, "by_code": {"ZL001": int, ...}

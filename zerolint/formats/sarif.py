@@ -40,7 +40,8 @@ FINGERPRINT_KEY = "zerolint/v1"
 # GitHub code scanning's own key: a hash of the primary location's line, ":", its
 # occurrence among equal lines of the file (what upload-sarif would otherwise compute).
 LINE_HASH_KEY = "primaryLocationLineHash"
-# Codes of the ZL900 series describe files that could not be checked, not results.
+# Codes of the ZL900 series are about the run (a file not checked, a fix not applied, a
+# limit reached), not results.
 _DIAGNOSTIC_PREFIX = "ZL9"
 
 
