@@ -164,5 +164,6 @@ OPT_IN = frozenset(c.code for c in CODES if c.opt_in)
 # Diagnostics that say a file could not be checked; ZL910 (not fixed) and ZL930 (a limit
 # reached in a file that was checked) are about files that were.
 NOT_CHECKED = frozenset({"ZL901", "ZL902", "ZL903", "ZL904", "ZL905"})
+NOT_FIXED = "ZL910"
 LIMIT = "ZL930"
 UNUSED = "ZL920"  # a suppression comment that suppresses nothing (opt-in)

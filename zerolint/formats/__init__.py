@@ -25,6 +25,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, TextIO
 
 from zerolint import __version__
+from zerolint.codes import LIMIT, NOT_CHECKED, NOT_FIXED
 from zerolint.model import Finding, Report, Step
 
 if TYPE_CHECKING:
@@ -386,22 +387,17 @@ def code_counts(report: Report) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
-NOT_FIXED = "ZL910"
 """The one diagnostic about a checked file: a --fix that could not be applied."""
 
 
 def unchecked_files(report: Report) -> int:
     """How many distinct files could not be checked (ZL901-ZL905); ZL910 and ZL930 are
     about files that were, and so is a diagnostic of another kind."""
-    from zerolint.codes import NOT_CHECKED
-
     return len({d.path for d in report.diagnostics if d.code in NOT_CHECKED})
 
 
 def limits_reached(report: Report) -> int:
     """How many sink calls a limit of the analysis was reached at (ZL930)."""
-    from zerolint.codes import LIMIT
-
     return sum(d.code == LIMIT for d in report.diagnostics)
 
 
