@@ -17,8 +17,8 @@ Each sanitizer is the one the probe showed correct for its kernel (docs/zero-len
   length 0, and refuses B = 0 on the host. The guard writes -inf into those rows' LSE (path
   ``"lse-kernel"``: one Triton kernel while a CUDA graph is captured, one graph node, and a
   comparison and a ``masked_fill_`` eagerly, which launch sooner (the kernel runs eagerly
-  once per LSE layout, so a capture never compiles it); path ``"mask"``, the
-  latter always, where Triton cannot be imported or the tensors are not on a GPU) and, for an empty
+  once per LSE layout, so a capture never compiles it); path ``"mask"``, the latter
+  always, where Triton cannot be imported or the tensors are not on a GPU) and, for an empty
   batch, returns empty outputs of the kernel's shapes and dtypes without calling it. The
   output needs nothing: the kernel writes 0 there itself (``FLASHMLA_ZERO_ROWS_MEASURED``).
 - DeepGEMM's ``fp8_paged_mqa_logits`` (and ``fp8_fp4_paged_mqa_logits``) refuse B = 0 with a

@@ -139,8 +139,8 @@ class ModuleInfo:
 
     def positions(self) -> PositionIndex:
         """Where the module's statements and calls are. Python's own tree, which gives
-        them, is made again here rather than kept from the parse: it takes half as much
-        memory as the LibCST tree, and only modules on a reported path need it."""
+        them, is made again here, in a check, rather than kept from the parse: it takes half
+        as much memory as the LibCST tree, and only modules on a reported path need it."""
         if self._positions is None:
             tree = self.tree
             if tree is None:
