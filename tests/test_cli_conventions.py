@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -344,18 +345,26 @@ def test_per_file_ignores_all(tmp_path: Path, check) -> None:
 BUFFERED = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"} | {"PYTHONPATH": str(ROOT)}
 
 
-def test_a_long_report_is_all_there_when_the_program_ends_at_once(tmp_path: Path) -> None:
-    """The program ends with ``os._exit`` (no teardown of what the check built): a report far
-    longer than a pipe's buffer still comes out whole."""
-    write(tmp_path, {f"pkg/bug_{i:03}.py": unclamped() for i in range(200)})
-    run = subprocess.run(
-        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--format", "json", "pkg"],
-        cwd=tmp_path,
-        capture_output=True,
+def buffered(
+    *args: str, cwd: Path, stdout: Any = subprocess.PIPE
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in ``cwd`` with its output buffered as it is by default."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
         text=True,
         check=False,
         env=BUFFERED,
     )
+
+
+def test_a_long_report_is_all_there_when_the_program_ends_at_once(tmp_path: Path) -> None:
+    """The program ends with ``os._exit`` (no teardown of what the check built): a report far
+    longer than a pipe's buffer still comes out whole."""
+    write(tmp_path, {f"pkg/bug_{i:03}.py": unclamped() for i in range(200)})
+    run = buffered("-m", "zerolint", "check", "--no-cache", "--format", "json", "pkg", cwd=tmp_path)
     assert run.returncode == 1, run.stderr
     assert len(run.stdout) > 256 * 1024
     assert len(json.loads(run.stdout)["findings"]) == 200
@@ -368,14 +377,7 @@ def test_what_a_command_prints_is_written_before_the_program_ends(
     flushes: through a pipe, its whole text comes out, as ``main()`` prints it here."""
     from zerolint.cli import main
 
-    run = subprocess.run(
-        [sys.executable, "-m", "zerolint", "rules"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        env=BUFFERED,
-    )
+    run = buffered("-m", "zerolint", "rules", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     capsys.readouterr()
     assert main(["rules"]) == 0
@@ -413,14 +415,7 @@ def test_under_a_profiler_the_program_exits_the_usual_way(tmp_path: Path) -> Non
     """cProfile writes its data at exit: the program does not end before it can (on every
     Python: up to 3.11 through sys.setprofile, from 3.12 through sys.monitoring)."""
     out = tmp_path / "profile.out"
-    run = subprocess.run(
-        [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "zerolint", "rules"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        env=BUFFERED,
-    )
+    run = buffered("-m", "cProfile", "-o", str(out), "-m", "zerolint", "rules", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "ZL001" in run.stdout
     assert out.is_file() and out.stat().st_size > 0
@@ -431,15 +426,7 @@ def test_output_that_cannot_be_written_is_an_error(tmp_path: Path) -> None:
     """A full disk under the output: exit 2 and one line saying so, not a silent success
     with the output lost."""
     with open("/dev/full", "w") as full:
-        run = subprocess.run(
-            [sys.executable, "-m", "zerolint", "rules"],
-            cwd=tmp_path,
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            check=False,
-            env=BUFFERED,
-        )
+        run = buffered("-m", "zerolint", "rules", cwd=tmp_path, stdout=full)
     assert run.returncode == 2
     assert run.stderr.startswith("zerolint: error: cannot write the output:")
     assert run.stderr.count("\n") == 1

@@ -31,11 +31,15 @@ def module_name_for(
     """The dotted module name of a file: its folders up to the first that is no package.
     ``cwd``, when given, is the current folder (asked of the system once, not per file)."""
     folder, name = os.path.split(absolute(path, cwd))
-    stem = name.rsplit(".", 1)[0]
-    prefix = (package_of or package_name)(folder)
+    return _in_package((package_of or package_name)(folder), name)
+
+
+def _in_package(package: str, file_name: str) -> str:
+    """The module a file of ``package`` ("" for none) is: ``__init__.py`` is the package."""
+    stem = file_name.rsplit(".", 1)[0]
     if stem == "__init__":
-        return prefix or stem
-    return f"{prefix}.{stem}" if prefix else stem
+        return package or stem
+    return f"{package}.{stem}" if package else stem
 
 
 def package_name(folder: str, known: dict[str, str] | None = None) -> str:
@@ -67,11 +71,7 @@ def module_names(files: list[Path]) -> dict[Path, str]:
         prefix = prefixes.get(folder)
         if prefix is None:
             prefix = prefixes[folder] = package_name(absolute(folder or ".", cwd), packages)
-        stem = name.rsplit(".", 1)[0]
-        if stem == "__init__":
-            out[f] = prefix or stem
-        else:
-            out[f] = f"{prefix}.{stem}" if prefix else stem
+        out[f] = _in_package(prefix, name)
     return out
 
 

@@ -16,6 +16,7 @@ from zerolint.dataflow.values import (
     RawStep,
     Val,
     join_all,
+    parameters,
 )
 from zerolint.model import Op, OpKind, symbol_names, with_symbol
 from zerolint.project import ClassInfo, ModuleInfo
@@ -56,14 +57,7 @@ class FuncKey:
     def params(self) -> list[cst.Param]:
         if self.node is None:
             return []
-        p = self.node.params
-        return [
-            *p.posonly_params,
-            *p.params,
-            *([p.star_arg] if isinstance(p.star_arg, cst.Param) else []),
-            *p.kwonly_params,
-            *([p.star_kwarg] if p.star_kwarg else []),
-        ]
+        return parameters(self.node.params)
 
     @property
     def is_classmethod(self) -> bool:

@@ -386,10 +386,7 @@ def _gives_back_a_parameter(ref: LambdaRef) -> bool:
     body = ref.node.body
     if not isinstance(body, cst.Name):
         return False
-    own = ref.node.params
-    names = [*own.posonly_params, *own.params, *own.kwonly_params]
-    names += [p for p in (own.star_arg, own.star_kwarg) if isinstance(p, cst.Param)]
-    if any(p.name.value == body.value for p in names):
+    if any(p.name.value == body.value for p in parameters(ref.node.params)):
         return True
     if not any(p.name.value == body.value for p in ref.frame.key.params()):
         return False
@@ -401,3 +398,15 @@ def without_row_counts(traces: Iterable[Trace]) -> frozenset[Trace]:
     """The traces that do not start at a row count: where a value's rows come from
     something else (a broadcast with another tensor, a write into a buffer)."""
     return frozenset(t for t in traces if not (t.steps and t.steps[0].op.kind == OpKind.ROWS))
+
+
+def parameters(params: cst.Parameters) -> list[cst.Param]:
+    """Every parameter of a ``def`` or a ``lambda``, in order: positional-only, plain,
+    ``*args``, keyword-only, ``**kwargs``."""
+    return [
+        *params.posonly_params,
+        *params.params,
+        *([params.star_arg] if isinstance(params.star_arg, cst.Param) else []),
+        *params.kwonly_params,
+        *([params.star_kwarg] if params.star_kwarg else []),
+    ]
