@@ -493,7 +493,7 @@ def print_timings(timings: dict[str, float]) -> None:
     cost = {f: (timings[f"parse:{f}"], timings.get(f"analyse:{f}", 0.0)) for f in files}
     for f in sorted(files, key=lambda f: (-sum(cost[f]), f)):
         parse, analyse = cost[f]
-        print(f"zerolint: parsed {f} parse={parse:.3f}s analyse={analyse:.3f}s", file=sys.stderr)
+        print(f"zerolint: parsed {f} parse={parse:.4f}s analyse={analyse:.4f}s", file=sys.stderr)
 
 
 def touched_files(

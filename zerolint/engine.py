@@ -347,7 +347,11 @@ class Engine:
             or hit.mod.positions().statement(hit.stmt)
             or (0, 0, 0, 0)
         )
-        expr = hit.mod.code(hit.arg_node) if hit.arg_node is not None else "the lengths"
+        expr = (
+            hit.mod.code(hit.arg_node, (hit.stmt, hit.call))
+            if hit.arg_node is not None
+            else "the lengths"
+        )
         message = rule.message.format(
             expr=expr, sink=hit.spec.function, argument=hit.spec.argument_text()
         )

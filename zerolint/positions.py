@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -139,6 +140,10 @@ class PositionIndex:
     lines: list[bytes]
     stmts: dict[int, ast.stmt]
     exact: dict[int, Span] | None = None  # PositionProvider fallback
+    tree: ast.Module | None = None
+    # For ModuleInfo.code of a built tree: the source, and each statement's predecessor.
+    source: Any = None
+    _previous: dict[int, ast.stmt | None] | None = None
     # Per statement: its calls in both trees, paired by rank (computed once).
     calls: dict[int, tuple[list[cst.Call], list[ast.Call]]] = field(default_factory=dict)
 
@@ -162,10 +167,32 @@ class PositionIndex:
         found = self.stmts.get(id(stmt))
         return self._span(found) if found is not None else None
 
+    def previous(self, stmt: ast.stmt) -> ast.stmt | None:
+        """The statement before ``stmt`` in its block (None for the first)."""
+        if self._previous is None:
+            self._previous = {}
+            blocks: list[list[ast.stmt]] = [self.tree.body] if self.tree is not None else []
+            while blocks:
+                block = blocks.pop()
+                for before, after in zip([None, *block], block):
+                    self._previous[id(after)] = before
+                    blocks.extend(_blocks_of(after))
+        return self._previous.get(id(stmt))
+
     def call(self, stmt: cst.CSTNode, call: cst.Call) -> Span | None:
         """Position of ``call``, a Call node somewhere inside the statement ``stmt``."""
         if self.exact is not None:
             return self.exact.get(id(call))
+        found = self.call_node(stmt, call)
+        if found is not None:
+            return self._span(found)
+        return self.statement(stmt) if id(stmt) in self.stmts and self._has(stmt, call) else None
+
+    def _has(self, stmt: cst.CSTNode, call: cst.Call) -> bool:
+        return any(c is call for c in self.calls.get(id(stmt), ((), ()))[0])
+
+    def call_node(self, stmt: cst.CSTNode, call: cst.Call) -> ast.Call | None:
+        """Python's node for ``call``, a Call node somewhere inside the statement ``stmt``."""
         found = self.stmts.get(id(stmt))
         if found is None:
             return None
@@ -190,9 +217,17 @@ class PositionIndex:
         for i, candidate in enumerate(cst_calls):
             if candidate is call:
                 if i < len(ast_calls) and len(ast_calls) == len(cst_calls):
-                    return self._span(ast_calls[i])
-                return self.statement(stmt)
+                    return ast_calls[i]
+                return None
         return None
+
+
+def _blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The blocks of statements nested in ``stmt``."""
+    out = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
+    out += [h.body for h in getattr(stmt, "handlers", ())]
+    out += [c.body for c in getattr(stmt, "cases", ())]
+    return [b for b in out if isinstance(b, list) and b]
 
 
 def _ast_header(stmt: ast.stmt) -> list[ast.AST]:
@@ -249,7 +284,7 @@ def build_index(module: cst.Module, tree: ast.Module, source: str) -> PositionIn
     lines = source.encode("utf-8").splitlines()
     cst_list = list(_cst_stmts(module.body))
     ast_list = list(_ast_stmts(tree.body))
-    index = PositionIndex(lines=lines, stmts={})
+    index = PositionIndex(lines=lines, stmts={}, tree=tree)
     if len(cst_list) == len(ast_list) and all(
         isinstance(a, _PAIRS.get(type(c), (ast.stmt,))) for c, a in zip(cst_list, ast_list)
     ):

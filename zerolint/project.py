@@ -20,6 +20,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from zerolint.cst_build import build_module
 from zerolint.model import Diagnostic
 from zerolint.nesting import MAX_DEPTH, deeper_than
 from zerolint.paths import display_path, module_names
@@ -125,6 +126,8 @@ class ModuleInfo:
     # Python's tree, kept only where positions are asked for again and again (a buffer in
     # the language server); otherwise made again when positions are first asked for.
     tree: ast.Module | None = None
+    # Built by cst_build (LibCST's default formatting): code() cuts text from the source.
+    built: bool = False
     _positions: PositionIndex | None = None
     _code_cache: dict[int, str] = field(default_factory=dict)
     _order: dict[int, int] | None = None
@@ -159,14 +162,37 @@ class ModuleInfo:
             self._order = {id(n): i for i, n in enumerate(statements_in_order(self.module))}
         return self._order.get(id(stmt), -1)
 
-    def code(self, node: cst.CSTNode) -> str:
-        """The node's source on one line, whitespace folded (for path steps)."""
+    def code(self, node: cst.CSTNode, within: tuple[cst.CSTNode, cst.Call] | None = None) -> str:
+        """The node's source on one line, whitespace folded (for path steps): a statement,
+        or an argument's value of the call ``within[1]`` in the statement ``within[0]``."""
         key = id(node)
         cached = self._code_cache.get(key)
         if cached is None:
-            cached = fold_code(self.header(node))
+            text = self._source_text(node, within) if self.built else None
+            cached = fold_code(text if text is not None else self.header(node))
             self._code_cache[key] = cached
         return cached
+
+    def _source_text(
+        self, node: cst.CSTNode, within: tuple[cst.CSTNode, cst.Call] | None
+    ) -> str | None:
+        """``header(node)`` for a tree built by cst_build, cut from the source; None where
+        the node is not found (LibCST then prints it)."""
+        from zerolint import source_text
+
+        positions = self.positions()
+        if positions.source is None:
+            positions.source = source_text.Source(self.text)
+        stmt = positions.stmts.get(id(node))
+        if stmt is not None:
+            return source_text.header(positions.source, stmt, positions.previous(stmt))
+        if within is None:
+            return None
+        call = positions.call_node(*within)
+        index = next((i for i, a in enumerate(within[1].args) if a.value is node), None)
+        if call is None or index is None:
+            return None
+        return source_text.argument(positions.source, call, index)
 
     def header(self, node: cst.CSTNode) -> str:
         """A statement's own text: for if/while/for/with, the line that opens the block."""
@@ -177,7 +203,7 @@ class ModuleInfo:
         if isinstance(node, cst.For):
             return f"for {text(node.target)} in {text(node.iter)}:"
         if isinstance(node, cst.With):
-            return "with " + ", ".join(text(item).rstrip(", ") for item in node.items) + ":"
+            return "with " + ", ".join(text(item).rstrip(", \n\r\t") for item in node.items) + ":"
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.Match)):
             return text(node).lstrip().split("\n", 1)[0]
         return text(node)
@@ -246,8 +272,9 @@ statements an edit did not touch: ``server_reparse.Reparser``)."""
 def parse_module(
     name: str, path: Path, display: str, text: str, cst_parse: CstParse | None = None
 ) -> ModuleInfo:
-    """Parse with Python's own parser first (fast, safe on hostile input), then LibCST
-    (``libcst.parse_module``, or ``cst_parse``)."""
+    """Parse with Python's own parser (fast, safe on hostile input), and build the LibCST
+    tree the analysis reads from its tree (``cst_build``); ``cst_parse`` (the language
+    server's), or LibCST's own parser where the tree cannot be built, parse it instead."""
     try:
         # Not filename=display: for a file name that exists, Python takes the line of a
         # syntax error from the file on disk, and the column from that line, wrong for a
@@ -265,13 +292,17 @@ def parse_module(
         raise BadInput(
             Diagnostic("ZL905", display, f"nests more than {MAX_DEPTH} levels deep; not analysed")
         )
+    # The language server re-parses edited buffers with LibCST: their positions follow.
+    kept = tree if cst_parse is not None else None
+    module = built = None
     if cst_parse is None:
-        del tree  # not kept (see ModuleInfo.positions): not held while LibCST parses either
-        kept = None
-    else:
-        kept = tree  # the language server re-parses edited buffers: their positions follow
+        built = build_module(text, tree)
+        del tree  # not kept (see ModuleInfo.positions)
     try:
-        module = parse_cst(text) if cst_parse is None else cst_parse(path, text, tree)
+        if built is not None:
+            module = built
+        else:
+            module = parse_cst(text) if cst_parse is None else cst_parse(path, text, tree)
     except cst.ParserSyntaxError as exc:
         raise BadInput(
             Diagnostic(
@@ -285,6 +316,7 @@ def parse_module(
             give_back_free_memory()
     info = ModuleInfo(name=name, path=path, display=display, text=text, module=module)
     info.tree = kept
+    info.built = built is not None
     _index_module(info)
     return info
 
