@@ -289,3 +289,18 @@ def test_real_statement_and_argument_texts_are_libcsts() -> None:
     for label, path in serving_files()[::4]:
         compared += assert_same_texts(path.read_text(encoding="utf-8"), f"{label}: {path.name}")
     assert compared > 10_000
+
+
+def test_every_class_compared_by_type_has_no_subclass() -> None:
+    """The analysis tests a node's class with ``type(node) is cst.X`` (isinstance() against
+    LibCST's classes goes through ABCMeta in Python); that is isinstance() only while no
+    class derives from X, in the LibCST installed."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent / "zerolint"
+    used = set()
+    for path in root.rglob("*.py"):
+        used |= set(re.findall(r"type\([^()]*\) is (?:not )?cst\.(\w+)", path.read_text()))
+    assert len(used) > 20
+    derived = {name: getattr(cst, name).__subclasses__() for name in used}
+    assert {n: d for n, d in derived.items() if d} == {}

@@ -633,7 +633,7 @@ def to_flow(trace: Trace, scope: RuleScope) -> Flow:
             op, role = IDENTITY, "flow"
             note = f"{note} (no sanitizer for {scope.rule.code})" if note else note
         pos = raw.mod.positions()
-        if raw.node is not None and isinstance(raw.node, cst.Call):
+        if raw.node is not None and type(raw.node) is cst.Call:
             span = pos.call(raw.stmt, raw.node) or pos.statement(raw.stmt)
         else:
             span = pos.statement(raw.stmt)

@@ -47,21 +47,32 @@ def _cst_block(block: cst.BaseSuite | None) -> Iterator[cst.CSTNode]:
 
 def _cst_stmts(stmts) -> Iterator[cst.CSTNode]:
     for stmt in stmts:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        kind = type(stmt)
+        if kind is cst.SimpleStatementLine:
             yield from stmt.body
             continue
-        if isinstance(stmt, (*_SMALL, cst.BaseSmallStatement)):
-            yield stmt
-            continue
         yield stmt
-        yield from _cst_children(stmt)
+        if not _is_small(kind):
+            yield from _cst_children(stmt)
+
+
+_SMALL_KINDS: dict[type, bool] = {}
+
+
+def _is_small(kind: type) -> bool:
+    """issubclass() once per class: isinstance() against LibCST's abstract classes goes
+    through ABCMeta in Python."""
+    found = _SMALL_KINDS.get(kind)
+    if found is None:
+        found = _SMALL_KINDS[kind] = issubclass(kind, (*_SMALL, cst.BaseSmallStatement))
+    return found
 
 
 def _cst_children(stmt: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    if isinstance(stmt, cst.If):
+    if type(stmt) is cst.If:
         yield from _cst_block(stmt.body)
         orelse = stmt.orelse
-        if isinstance(orelse, cst.If):
+        if type(orelse) is cst.If:
             yield orelse
             yield from _cst_children(orelse)
         elif orelse is not None:
@@ -78,7 +89,7 @@ def _cst_children(stmt: cst.CSTNode) -> Iterator[cst.CSTNode]:
             yield from _cst_block(stmt.orelse.body)
         if stmt.finalbody is not None:
             yield from _cst_block(stmt.finalbody.body)
-    elif isinstance(stmt, cst.Match):
+    elif type(stmt) is cst.Match:
         for case in stmt.cases:
             yield from _cst_block(case.body)
     elif hasattr(stmt, "body") and isinstance(stmt.body, cst.BaseSuite):
@@ -262,10 +273,10 @@ def _cst_calls(stmt: cst.CSTNode) -> list[cst.Call]:
     collector = _CallCollector()
     if isinstance(stmt, (cst.If, cst.While)):
         stmt.test.visit(collector)
-    elif isinstance(stmt, cst.For):
+    elif type(stmt) is cst.For:
         stmt.target.visit(collector)
         stmt.iter.visit(collector)
-    elif isinstance(stmt, cst.With):
+    elif type(stmt) is cst.With:
         for item in stmt.items:
             item.visit(collector)
     elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.Match)):

@@ -177,9 +177,12 @@ class ModuleInfo:
         self, node: cst.CSTNode, within: tuple[cst.CSTNode, cst.Call] | None
     ) -> str | None:
         """``header(node)`` for a tree built by cst_build, cut from the source; None where
-        the node is not found (LibCST then prints it)."""
+        the node is not found, and for an expression that is no call's argument: LibCST
+        then prints it (with its default formatting, the same for the same expression)."""
         from zerolint import source_text
 
+        if within is None and not isinstance(node, _STATEMENTS):
+            return None  # an expression used as a key (syntax.slice_cell): LibCST prints it
         positions = self.positions()
         if positions.source is None:
             positions.source = source_text.Source(self.text)
@@ -198,15 +201,18 @@ class ModuleInfo:
         """A statement's own text: for if/while/for/with, the line that opens the block."""
         text = self.module.code_for_node
         if isinstance(node, (cst.If, cst.While)):
-            keyword = "while" if isinstance(node, cst.While) else "if"
+            keyword = "while" if type(node) is cst.While else "if"
             return f"{keyword} {text(node.test)}:"
-        if isinstance(node, cst.For):
+        if type(node) is cst.For:
             return f"for {text(node.target)} in {text(node.iter)}:"
-        if isinstance(node, cst.With):
+        if type(node) is cst.With:
             return "with " + ", ".join(text(item).rstrip(", \n\r\t") for item in node.items) + ":"
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.Match)):
             return text(node).lstrip().split("\n", 1)[0]
         return text(node)
+
+
+_STATEMENTS = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
 
 
 def fold_code(text: str, limit: int = 120) -> str:
@@ -322,9 +328,9 @@ def parse_module(
 
 
 def _dotted(node: cst.BaseExpression | None) -> str | None:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         base = _dotted(node.value)
         return f"{base}.{node.attr.value}" if base else None
     return None
@@ -343,7 +349,7 @@ def resolve_relative(package: str, level: int, module: str | None) -> str:
 def record_import(
     info: ModuleInfo, node: cst.Import | cst.ImportFrom, table: dict[str, str]
 ) -> None:
-    if isinstance(node, cst.Import):
+    if type(node) is cst.Import:
         for alias in node.names:
             full = _dotted(alias.name) or ""
             if alias.asname is not None:
@@ -356,7 +362,7 @@ def record_import(
     level = len(node.relative)
     mod = _dotted(node.module) if node.module is not None else None
     base = resolve_relative(info.package, level, mod) if level else (mod or "")
-    if isinstance(node.names, cst.ImportStar):
+    if type(node.names) is cst.ImportStar:
         table.setdefault("*" + base, base)
         return
     for alias in node.names:
@@ -374,7 +380,7 @@ def _blocks(stmt: cst.CSTNode) -> list[cst.BaseSuite]:
             out.append(part)
         elif isinstance(part, (cst.Else, cst.Finally)):
             out.append(part.body)
-        elif isinstance(part, cst.If):
+        elif type(part) is cst.If:
             out.extend(_blocks(part) + [part.body])
     for handler in getattr(stmt, "handlers", ()):
         out.append(handler.body)
@@ -392,14 +398,14 @@ def _index_block(info: ModuleInfo, body, depth: int, owner: ClassInfo | None) ->
             for small in stmt.body:
                 _index_small(info, small, depth, owner)
             continue
-        if isinstance(stmt, cst.FunctionDef):
+        if type(stmt) is cst.FunctionDef:
             if depth == 0:
                 info.functions[stmt.name.value] = stmt
             elif owner is not None and depth == 1:
                 owner.methods[stmt.name.value] = stmt
             _index_block(info, stmt.body.body, depth + 2, None)
             continue
-        if isinstance(stmt, cst.ClassDef):
+        if type(stmt) is cst.ClassDef:
             if depth <= 1:
                 ci = _class_info(info, stmt, owner)
                 info.classes[ci.qualname] = ci
@@ -414,13 +420,13 @@ def _index_block(info: ModuleInfo, body, depth: int, owner: ClassInfo | None) ->
 def _index_small(info: ModuleInfo, small: cst.CSTNode, depth: int, owner: ClassInfo | None) -> None:
     if isinstance(small, (cst.Import, cst.ImportFrom)):
         record_import(info, small, info.imports)
-    elif isinstance(small, cst.Global):
+    elif type(small) is cst.Global:
         info.declared_globals.update(n.name.value for n in small.names)
-    elif depth == 0 and isinstance(small, cst.Assign):
+    elif depth == 0 and type(small) is cst.Assign:
         for target in small.targets:
-            if isinstance(target.target, cst.Name):
+            if type(target.target) is cst.Name:
                 info.assigned.setdefault(target.target.value, []).append(small.value)
-    elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+    elif type(small) is cst.AnnAssign and type(small.target) is cst.Name:
         if depth == 0 and small.value is not None:
             info.assigned.setdefault(small.target.value, []).append(small.value)
         elif depth == 1 and owner is not None:
@@ -437,7 +443,7 @@ def _class_info(info: ModuleInfo, node: cst.ClassDef, owner: ClassInfo | None) -
         bases=[a.value for a in node.bases],
     )
     for d in node.decorators:
-        target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        target = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
         if (_dotted(target) or "").rsplit(".", 1)[-1] == "dataclass":
             ci.is_dataclass = True
     return ci

@@ -291,7 +291,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             refs.append(ClassRef(key.cls) if key.is_classmethod else InstRef(key.cls))
         elif p.annotation is not None:
             ann = p.annotation.annotation
-            if isinstance(ann, cst.SimpleString):
+            if type(ann) is cst.SimpleString:
                 ann_name = string_value(ann)
             else:
                 ann_name = dotted(ann)

@@ -122,7 +122,7 @@ class _Index:
     ) -> None:
         for stmt in body:
             self.visit(stmt, func, arms, in_loop)
-            if isinstance(stmt, cst.If) and not in_loop:
+            if type(stmt) is cst.If and not in_loop:
                 # if c: return ... / code after it: that code is the other arm.
                 if _exits(stmt.body) and (stmt.orelse is None or not _exits_else(stmt)):
                     arms = arms | {(id(stmt), 1)}
@@ -130,29 +130,29 @@ class _Index:
                     arms = arms | {(id(stmt), 0)}
 
     def visit(self, stmt: cst.CSTNode, func: int, arms: frozenset[Arm], in_loop: bool) -> None:
-        if isinstance(stmt, cst.FunctionDef):
+        if type(stmt) is cst.FunctionDef:
             self.names[id(stmt)] = stmt.name.value
             self.mark(stmt, id(stmt), frozenset(), False)
             self.walk(stmt.body.body, id(stmt), frozenset(), False)
             return
         # A loop's own line runs on every iteration, after its body's lines.
         self.mark(stmt, func, arms, in_loop or isinstance(stmt, (cst.For, cst.While)))
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
                 self.mark(small, func, arms, in_loop)
             return
-        if isinstance(stmt, cst.If):
+        if type(stmt) is cst.If:
 
             def arm(i: int) -> frozenset[Arm]:
                 return arms if in_loop else arms | {(id(stmt), i)}
 
             self.walk(stmt.body.body, func, arm(0), in_loop)
-            if isinstance(stmt.orelse, cst.If):
+            if type(stmt.orelse) is cst.If:
                 self.visit(stmt.orelse, func, arm(1), in_loop)
             elif stmt.orelse is not None:
                 self.walk(stmt.orelse.body.body, func, arm(1), in_loop)
             return
-        if isinstance(stmt, cst.Match):
+        if type(stmt) is cst.Match:
             for i, case in enumerate(stmt.cases):
                 case_arms = arms if in_loop else arms | {(id(stmt), i)}
                 self.walk(case.body.body, func, case_arms, in_loop)
@@ -178,11 +178,11 @@ def _exits(suite: cst.BaseSuite) -> bool:
     if not body:
         return False
     last = body[-1]
-    if isinstance(last, cst.SimpleStatementLine):
+    if type(last) is cst.SimpleStatementLine:
         last = last.body[-1] if last.body else last
     if isinstance(last, (cst.Return, cst.Raise)):
         return True
-    if isinstance(last, cst.If):
+    if type(last) is cst.If:
         return _exits(last.body) and _exits_else(last)
     return False
 
@@ -191,6 +191,6 @@ def _exits_else(stmt: cst.If) -> bool:
     orelse = stmt.orelse
     if orelse is None:
         return False
-    if isinstance(orelse, cst.If):
+    if type(orelse) is cst.If:
         return _exits(orelse.body) and _exits_else(orelse)
     return _exits(orelse.body)

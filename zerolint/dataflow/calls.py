@@ -70,13 +70,13 @@ class Calls:
 
     def call(self, frame: Frame, node: cst.Call) -> Val:
         func = node.func
-        if isinstance(func, cst.Name) and func.value == "super" and frame.key.cls is not None:
+        if type(func) is cst.Name and func.value == "super" and frame.key.cls is not None:
             # super().m(...): the methods of the classes after this one in the MRO.
             bases = self.mro(frame.key.cls)[1:]
             return Val((), [InstRef(bases[0])] if bases else [])
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        method = func.attr.value if type(func) is cst.Attribute else None
         receiver: Val | None = None
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             receiver = self.eval(frame, func.value)
             namespace = any(isinstance(r, (ExtRef, ModRef, ClassRef)) for r in receiver.refs)
             if not namespace and method in self.tensor_methods:
@@ -135,7 +135,7 @@ class Calls:
     def record_param_call(
         self, frame: Frame, node: cst.Call, args: list[tuple[cst.Arg, Val]]
     ) -> None:
-        if not isinstance(node.func, cst.Name) or frame.key.node is None:
+        if type(node.func) is not cst.Name or frame.key.node is None:
             return
         val = frame.state.get(node.func.value)
         if val is None:
@@ -167,7 +167,7 @@ class Calls:
                         continue
                     shown = (
                         self.arg_node_for(node, key, lens[0].value)
-                        if isinstance(lens[0], cst.Name)
+                        if type(lens[0]) is cst.Name
                         else None
                     )
                     sink_step = RawStep(
@@ -341,7 +341,7 @@ class Calls:
         bound: dict[str, Val] = {}
         names = [p.name.value for p in params]
         star = node.params.star_arg if node is not None else None
-        star_name = star.name.value if isinstance(star, cst.Param) else None
+        star_name = star.name.value if type(star) is cst.Param else None
         kwstar = (
             node.params.star_kwarg.name.value
             if node is not None and node.params.star_kwarg
@@ -440,7 +440,7 @@ class Calls:
             frame.key.cls is None
             or key.cls is None
             or not key.is_method
-            or not isinstance(func, cst.Attribute)
+            or type(func) is not cst.Attribute
             or dotted(func.value) != "self"
         ):
             return
@@ -513,7 +513,7 @@ class Calls:
             if isinstance(ref, FuncRef):
                 site.callee = ref.key
                 site.args = self.bind_args(ref.key, ref, site.raw or [])
-                if isinstance(site.step.node, cst.Call) and site.frame is not None:
+                if type(site.step.node) is cst.Call and site.frame is not None:
                     site.operands = self.operands(site.frame, site.step.node, ref.key)
                 return True
         return False
@@ -522,13 +522,13 @@ class Calls:
         """A divisor or bound: a literal, a module-level constant (``RATIO = 4``), a symbol
         bounded by ``max``/``min`` with a constant (``max(r, 1)``, or a name assigned one),
         or the expression's text as a symbol."""
-        if isinstance(node, cst.Name) and node.value not in frame.state:
+        if type(node) is cst.Name and node.value not in frame.state:
             values = frame.mod.assigned.get(node.value, [])
             if len(values) == 1 and node.value not in frame.mod.declared_globals:
                 constant = int_value(values[0])
                 if constant is not None:
                     return constant
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             scope: Frame | None = frame
             while scope is not None:
                 if node.value in scope.bounds:
@@ -536,7 +536,7 @@ class Calls:
                 if node.value in scope.state:
                     break
                 scope = scope.parent
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             found = self.bound_call(frame, node)
             if found is not None:
                 fn, inner, k = found
@@ -562,7 +562,7 @@ class Calls:
         """``r = max(ratio, 1)``: until ``r`` is written again, it is >= 1 wherever it is
         an operand (a divisor, a clamp bound...): ``max(r,1)`` to the judge."""
         frame.bounds.pop(name, None)
-        if not isinstance(value, cst.Call) or name in frame.globals_declared:
+        if type(value) is not cst.Call or name in frame.globals_declared:
             return
         found = self.bound_call(frame, value)
         if found is None:
@@ -590,8 +590,8 @@ class Calls:
         # except the unbound form Cls.m(obj, x).
         func = node.func
         unbound = (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
             and func.value.value[:1].isupper()
         )
         if key.is_method and not unbound:
@@ -632,9 +632,7 @@ class Calls:
             traces = [
                 Trace(t.origin, t.steps[:-1] + (call_step,) + t.steps[-1:]) for t in hit.val.traces
             ]
-            shown = (
-                bound_nodes.get(hit.arg_node.value) if isinstance(hit.arg_node, cst.Name) else None
-            )
+            shown = bound_nodes.get(hit.arg_node.value) if type(hit.arg_node) is cst.Name else None
             frame.summary.hits.append(
                 SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key)
             )

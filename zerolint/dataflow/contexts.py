@@ -177,9 +177,9 @@ def _rename(func: FuncKey, site: CallSite, steps: tuple[RawStep, ...]) -> tuple[
     if (
         func.is_method
         and params
-        and isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Attribute)
-        and isinstance(call.func.value, cst.Name)
+        and type(call) is cst.Call
+        and type(call.func) is cst.Attribute
+        and type(call.func.value) is cst.Name
         and call.func.value.value == "self"
     ):
         known[params[0]] = "self"  # self.helper(...): the same object

@@ -359,9 +359,9 @@ class Expressions:
         if not declared:
             return None
         stmt = frame.stmt
-        if isinstance(stmt, cst.Assign) and any(t.target is node for t in stmt.targets):
+        if type(stmt) is cst.Assign and any(t.target is node for t in stmt.targets):
             return None  # a write target (buf[n:m] = 0) selects nothing
-        if isinstance(stmt, cst.AugAssign) and stmt.target is node:
+        if type(stmt) is cst.AugAssign and stmt.target is node:
             return None
         bounds = slice_bounds(node)
         count: int | str | None = None
@@ -382,7 +382,7 @@ class Expressions:
             note, form = "slice (can have no rows)", "[:]"
         elif bounds is None and "[mask]" in declared and len(node.slice) == 1:
             index = node.slice[0].slice
-            if not (isinstance(index, cst.Index) and is_boolean_index(index.value)):
+            if not (type(index) is cst.Index and is_boolean_index(index.value)):
                 return None
             count, note, form = "<any>", "boolean-mask selection (can have no rows)", "[mask]"
         else:
@@ -397,7 +397,7 @@ class Expressions:
             return frame.state[cell]
         base = self.eval(frame, node.value)
         for el in node.slice:
-            if isinstance(el.slice, cst.Index):
+            if type(el.slice) is cst.Index:
                 self.eval(frame, el.slice.value)
         bounds = slice_bounds(node)
         traces = base.traces
@@ -416,7 +416,7 @@ class Expressions:
         if base.elements is not None:
             idx = (
                 int_value(node.slice[0].slice.value)
-                if isinstance(node.slice[0].slice, cst.Index)
+                if type(node.slice[0].slice) is cst.Index
                 else None
             )
             if idx is not None and -len(base.elements) <= idx < len(base.elements):
@@ -497,9 +497,9 @@ class Expressions:
 
     def eval_UnaryOperation(self, frame: Frame, node: cst.UnaryOperation) -> Val:
         val = self.eval(frame, node.expression)
-        if isinstance(node.operator, cst.Minus):
+        if type(node.operator) is cst.Minus:
             return self.extend(frame, val, Op(OpKind.NEG))
-        if isinstance(node.operator, cst.Not):
+        if type(node.operator) is cst.Not:
             return EMPTY
         return val
 

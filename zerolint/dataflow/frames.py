@@ -62,7 +62,7 @@ class FuncKey:
     @property
     def is_classmethod(self) -> bool:
         return self.node is not None and any(
-            isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
+            type(d.decorator) is cst.Name and d.decorator.value == "classmethod"
             for d in self.node.decorators
         )
 
@@ -71,7 +71,7 @@ class FuncKey:
         if self.cls is None or self.node is None:
             return False
         for d in self.node.decorators:
-            if isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod":
+            if type(d.decorator) is cst.Name and d.decorator.value == "staticmethod":
                 return False
         return True
 

@@ -35,10 +35,10 @@ Atom = tuple[Subject, str, int]
 
 def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
     """The conditions that hold where ``test`` is ``positive``."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return atoms(test.expression, not positive)
-    if isinstance(test, cst.BooleanOperation):
-        conj = isinstance(test.operator, cst.And)
+    if type(test) is cst.BooleanOperation:
+        conj = type(test.operator) is cst.And
         if conj == positive:  # a and b is true / a or b is false: both hold
             return atoms(test.left, positive) + atoms(test.right, positive)
         return []
@@ -47,7 +47,7 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
         # x.any() / torch.any(x) is true only if x has an element: it has rows. Being
         # false says nothing (all zeros, or no rows).
         return [((ROWS, rows_any), "!=", 0)] if positive else []
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         target = test.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)):
             return _membership(test.left, target, positive)
@@ -72,7 +72,7 @@ def _membership(
 ) -> list[Atom]:
     """``n in (1, 2, 4)`` (or ``n not in ...`` being false): ``n`` lies between the
     smallest and the largest literal. The other way round says nothing."""
-    holds_in = isinstance(target.operator, cst.In) == positive
+    holds_in = (type(target.operator) is cst.In) == positive
     subject = _subject(left)
     choices = target.comparator
     if not holds_in or subject is None or not isinstance(choices, (cst.Tuple, cst.List, cst.Set)):
@@ -86,10 +86,10 @@ def _membership(
 
 def _any_of(node: cst.BaseExpression) -> str | None:
     """The tensor ``x`` of ``x.any()`` or ``torch.any(x)``."""
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return None
     func = node.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "any":
+    if type(func) is cst.Attribute and func.attr.value == "any":
         if not node.args:
             return dotted(func.value)
         if dotted(func.value) == "torch" and len(node.args) == 1:
@@ -102,12 +102,12 @@ def _subject(node: cst.BaseExpression) -> Subject | None:
     if isinstance(node, (cst.Name, cst.Attribute)):
         name = dotted(node)
         return ("sym", name) if name is not None else None
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         func, args = node.func, node.args
-        if isinstance(func, cst.Name) and func.value == "len" and len(args) == 1:
+        if type(func) is cst.Name and func.value == "len" and len(args) == 1:
             key = dotted(args[0].value)
             return (ROWS, key) if key is not None else None
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             key = dotted(func.value)
             if key is None:
                 return None
@@ -118,13 +118,13 @@ def _subject(node: cst.BaseExpression) -> Subject | None:
                 return (ROWS, key)
         return None
     if (
-        isinstance(node, cst.Subscript)
-        and isinstance(node.value, cst.Attribute)
+        type(node) is cst.Subscript
+        and type(node.value) is cst.Attribute
         and node.value.attr.value == "shape"
         and len(node.slice) == 1
     ):
         index = node.slice[0].slice
-        if isinstance(index, cst.Index) and int_value(index.value) == 0:
+        if type(index) is cst.Index and int_value(index.value) == 0:
             key = dotted(node.value.value)
             return (ROWS, key) if key is not None else None
     return None

@@ -120,7 +120,7 @@ def _output_target(call: cst.Call, stmt: cst.CSTNode, output: OutputSpec) -> str
     if output.result is None:
         arg = _argument(call, output.position, output.keyword)
         return dotted(arg) if arg is not None else None
-    if not isinstance(stmt, cst.Assign) or stmt.value is not call or len(stmt.targets) != 1:
+    if type(stmt) is not cst.Assign or stmt.value is not call or len(stmt.targets) != 1:
         return None
     target = stmt.targets[0].target
     if output.result < 0:
@@ -128,7 +128,7 @@ def _output_target(call: cst.Call, stmt: cst.CSTNode, output: OutputSpec) -> str
     if isinstance(target, (cst.Tuple, cst.List)):
         elements = target.elements
         if output.result < len(elements) and not any(
-            isinstance(e, cst.StarredElement) for e in elements
+            type(e) is cst.StarredElement for e in elements
         ):
             return dotted(elements[output.result].value)
     return None
@@ -138,7 +138,7 @@ def _following(body: Sequence[cst.BaseStatement], stmt: cst.CSTNode) -> list[cst
     """The statements after ``stmt`` in its own block, in order (small statements of a
     line each on their own), or None when ``stmt`` is not found."""
     for i, s in enumerate(body):
-        if isinstance(s, cst.SimpleStatementLine):
+        if type(s) is cst.SimpleStatementLine:
             for j, small in enumerate(s.body):
                 if small is stmt:
                     return [*s.body[j + 1 :], *_flatten(body[i + 1 :])]
@@ -153,7 +153,7 @@ def _following(body: Sequence[cst.BaseStatement], stmt: cst.CSTNode) -> list[cst
 def _flatten(body: Sequence[cst.BaseStatement]) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     for s in body:
-        out.extend(s.body if isinstance(s, cst.SimpleStatementLine) else [s])
+        out.extend(s.body if type(s) is cst.SimpleStatementLine else [s])
     return out
 
 
@@ -162,11 +162,11 @@ def _blocks(stmt: cst.CSTNode) -> Iterator[Sequence[cst.BaseStatement]]:
     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
         return
     for child in stmt.children:
-        if isinstance(child, cst.IndentedBlock):
+        if type(child) is cst.IndentedBlock:
             yield child.body
         elif isinstance(child, (cst.If, cst.Else, cst.ExceptHandler, cst.Finally)):
             yield from _blocks(child)
-        elif isinstance(child, cst.BaseSuite) and not isinstance(child, cst.IndentedBlock):
+        elif isinstance(child, cst.BaseSuite) and type(child) is not cst.IndentedBlock:
             continue  # a one-line suite holds small statements only
         elif isinstance(child, (cst.ExceptStarHandler, cst.MatchCase)):
             yield from _blocks(child)
@@ -192,9 +192,9 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def _unused(func: cst.FunctionDef, name: str, stmt: cst.CSTNode) -> bool:
     """A local name bound at ``stmt`` that nothing else in the function mentions."""
-    own = {id(n) for n in _walk(stmt) if isinstance(n, cst.Name) and n.value == name}
+    own = {id(n) for n in _walk(stmt) if type(n) is cst.Name and n.value == name}
     for n in _walk(func.body):
-        if isinstance(n, cst.Name) and n.value == name and id(n) not in own:
+        if type(n) is cst.Name and n.value == name and id(n) not in own:
             return False
     return True
 
@@ -229,9 +229,9 @@ def _find_mask(
 
 def _mask_binding(s: cst.CSTNode, masks: _Masks) -> tuple[str, cst.BaseExpression] | None:
     if (
-        isinstance(s, cst.Assign)
+        type(s) is cst.Assign
         and len(s.targets) == 1
-        and isinstance(s.targets[0].target, cst.Name)
+        and type(s.targets[0].target) is cst.Name
         and masks.picks(s.value) is not None
     ):
         return s.targets[0].target.value, s.value
@@ -242,14 +242,14 @@ def _masks_output(
     s: cst.CSTNode, target: str, fill: str, forms: frozenset[str], masks: _Masks, code: _Code
 ) -> bool:
     # out[mask] = c
-    if isinstance(s, cst.Assign) and len(s.targets) == 1:
+    if type(s) is cst.Assign and len(s.targets) == 1:
         t = s.targets[0].target
         if (
             "[]=" in forms
-            and isinstance(t, cst.Subscript)
+            and type(t) is cst.Subscript
             and dotted(t.value) == target
             and len(t.slice) == 1
-            and isinstance(t.slice[0].slice, cst.Index)
+            and type(t.slice[0].slice) is cst.Index
             and masks.picks(t.slice[0].slice.value) == "zero"
             and _fills(s.value, fill)
         ):
@@ -257,11 +257,11 @@ def _masks_output(
         if dotted(t) == target:
             return _masked_value(s.value, target, fill, forms, masks)
     # out.masked_fill_(mask, c)
-    if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call):
+    if type(s) is cst.Expr and type(s.value) is cst.Call:
         call = s.value
         if (
             "masked_fill_" in forms
-            and isinstance(call.func, cst.Attribute)
+            and type(call.func) is cst.Attribute
             and call.func.attr.value == "masked_fill_"
             and dotted(call.func.value) == target
         ):
@@ -272,10 +272,10 @@ def _masks_output(
 def _masked_value(
     value: cst.BaseExpression, target: str, fill: str, forms: frozenset[str], masks: _Masks
 ) -> bool:
-    if not isinstance(value, cst.Call):
+    if type(value) is not cst.Call:
         return False
     func = value.func
-    if isinstance(func, cst.Attribute) and dotted(func.value) == target:
+    if type(func) is cst.Attribute and dotted(func.value) == target:
         method = func.attr.value
         if method in ("masked_fill", "masked_fill_") and method in forms:
             return _mask_and_fill(value, masks, fill, "zero")
@@ -310,9 +310,9 @@ class _Masks:
         if depth > 8:
             return None
         node = self._unview(node)
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+        if type(node) is cst.UnaryOperation and type(node.operator) is cst.BitInvert:
             return _flip(self.picks(node.expression, depth + 1))
-        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        if type(node) is cst.Comparison and len(node.comparisons) == 1:
             op = COMPARISONS.get(type(node.comparisons[0].operator))
             left, right = node.left, node.comparisons[0].comparator
             if op is not None and int_value(right) is not None and self._is_lens(left):
@@ -320,12 +320,12 @@ class _Masks:
             if op is not None and int_value(left) is not None and self._is_lens(right):
                 return _classify(MIRROR[op], int_value(left))
             return None
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
             args = [a.value for a in node.args]
             if dotted(func) in ("torch.logical_not",) and len(args) == 1:
                 return _flip(self.picks(args[0], depth + 1))
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 method = func.attr.value
                 if method == "logical_not" and not args:
                     return _flip(self.picks(func.value, depth + 1))
@@ -334,7 +334,7 @@ class _Masks:
                     k = int_value(args[0])
                     return _classify(op, k) if k is not None else None
             return None
-        if isinstance(node, cst.Name) and node.value in self.names:
+        if type(node) is cst.Name and node.value in self.names:
             return self.picks(self.names[node.value], depth + 1)
         return None
 
@@ -344,23 +344,23 @@ class _Masks:
     def _unview(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """``m[:, None]``, ``m[..., None]``, ``m.unsqueeze(-1)``, ``m.view(-1, 1)``: ``m``."""
         while True:
-            if isinstance(node, cst.Subscript) and all(
-                isinstance(e.slice, cst.Slice)
+            if type(node) is cst.Subscript and all(
+                type(e.slice) is cst.Slice
                 and e.slice.lower is None
                 and e.slice.upper is None
                 and e.slice.step is None
-                or isinstance(e.slice, cst.Index)
+                or type(e.slice) is cst.Index
                 and (
-                    isinstance(e.slice.value, cst.Ellipsis)
-                    or isinstance(e.slice.value, cst.Name)
+                    type(e.slice.value) is cst.Ellipsis
+                    or type(e.slice.value) is cst.Name
                     and e.slice.value.value == "None"
                 )
                 for e in node.slice
             ):
                 node = node.value
             elif (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
                 and node.func.attr.value in _VIEWS
             ):
                 node = node.func.value
@@ -398,12 +398,12 @@ def _constant(node: cst.BaseExpression) -> float | None:
             return float(node.value.replace("_", ""))
         except ValueError:
             return None
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
         inner = _constant(node.expression)
         return -inner if inner is not None else None
-    if isinstance(node, cst.Call) and dotted(node.func) == "float" and len(node.args) == 1:
+    if type(node) is cst.Call and dotted(node.func) == "float" and len(node.args) == 1:
         arg = node.args[0].value
-        if isinstance(arg, cst.SimpleString):
+        if type(arg) is cst.SimpleString:
             text = arg.evaluated_value
             if isinstance(text, str) and text.strip().lower() in ("inf", "-inf", "+inf"):
                 return float(text)

@@ -60,7 +60,7 @@ class Statements:
         """One statement, dispatched to ``exec_<NodeType>`` as expressions are to
         ``eval_<NodeType>``; a statement kind without a method carries no lengths (a class
         defined inside a function, ``pass``, imports inside functions...)."""
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
                 if frame.dead:
                     return
@@ -85,7 +85,7 @@ class Statements:
         self.exec_suite(then, stmt.body)
         other = frame.fork()
         self.constrain(other, stmt.test, False)
-        if isinstance(stmt.orelse, cst.If):
+        if type(stmt.orelse) is cst.If:
             self.exec_stmt(other, stmt.orelse)
         elif stmt.orelse is not None:
             self.exec_suite(other, stmt.orelse.body)
@@ -132,7 +132,7 @@ class Statements:
             h = start.fork()
             h.absorb(start, body)
             h.dead = False
-            if handler.name is not None and isinstance(handler.name.name, cst.Name):
+            if handler.name is not None and type(handler.name.name) is cst.Name:
                 h.state[handler.name.name.value] = EMPTY
             self.exec_suite(h, handler.body)
             branches.append(h)
@@ -175,7 +175,7 @@ class Statements:
         for _ in range(2):  # a second pass carries values around the back edge
             continues: list[Frame] = []
             frame.loops.append((breaks, continues))
-            if isinstance(stmt, cst.For):
+            if type(stmt) is cst.For:
                 it = self.eval(body, stmt.iter)
                 self.assign(
                     body,
@@ -223,7 +223,7 @@ class Statements:
     def exec_Break(self, frame: Frame, stmt: cst.Break | cst.Continue) -> None:
         if frame.loops:
             breaks, continues = frame.loops[-1]
-            (breaks if isinstance(stmt, cst.Break) else continues).append(frame.fork())
+            (breaks if type(stmt) is cst.Break else continues).append(frame.fork())
             frame.dead = True
 
     exec_Continue = exec_Break
@@ -234,7 +234,7 @@ class Statements:
 
     def exec_Del(self, frame: Frame, stmt: cst.Del) -> None:
         target = stmt.target
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             frame.state[target.value] = EMPTY
             frame.bounds.pop(target.value, None)
 
@@ -283,34 +283,32 @@ class Statements:
                 [e.value for e in value_node.elements]
                 if isinstance(value_node, (cst.Tuple, cst.List))
                 and len(value_node.elements) == len(target.elements)
-                and not any(isinstance(e, cst.StarredElement) for e in value_node.elements)
+                and not any(type(e) is cst.StarredElement for e in value_node.elements)
                 else None
             )
             for i, el in enumerate(target.elements):
-                sub = val.element(i) if not isinstance(el, cst.StarredElement) else val
+                sub = val.element(i) if type(el) is not cst.StarredElement else val
                 part = (
-                    parts[i]
-                    if parts is not None and not isinstance(el, cst.StarredElement)
-                    else None
+                    parts[i] if parts is not None and type(el) is not cst.StarredElement else None
                 )
                 self.assign(frame, el.value, sub, part)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self.assign(frame, target.value, val, value_node)
             return
         flowed = val.then(self.step(frame, None, "flow"))
         flowed = Val(flowed.traces, flowed.refs, val.elements)
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             # A buffer keeps its own rows: what is written into it brings no row count.
             flowed = Val(without_row_counts(flowed.traces), flowed.refs, val.elements)
         if frame.guards and isinstance(target, (cst.Name, cst.Attribute)):
             written = dotted(target)
-            if isinstance(target, cst.Attribute) and (written or "").startswith("self."):
+            if type(target) is cst.Attribute and (written or "").startswith("self."):
                 # A field keeps what held where it was written, for reads elsewhere.
                 flowed = self.guarded(frame, flowed, skip=written)
             # A condition on a name (or on its fields) says nothing about its next value.
             frame.guards = guards.forget(frame.guards, written)
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.record_bound(frame, target.value, value_node)
             if value_node is None:
                 # Rebound to something unknown (an element of a call's result): no longer
@@ -328,13 +326,13 @@ class Statements:
             if value_node is not None:
                 self.bind_fields(frame, target.value, value_node)
             return
-        if isinstance(target, cst.Subscript) and is_zero(value_node):
+        if type(target) is cst.Subscript and is_zero(value_node):
             self.zero_fill(frame, target)
             return
-        if isinstance(target, cst.Subscript) and self.mask_assign(frame, target, value_node):
+        if type(target) is cst.Subscript and self.mask_assign(frame, target, value_node):
             return
         if (
-            isinstance(target, cst.Attribute)
+            type(target) is cst.Attribute
             and value_node is not None
             and self.is_constructor_alloc(frame, value_node)
         ):
@@ -349,7 +347,7 @@ class Statements:
         if value is None or len(target.slice) != 1:
             return False
         index = target.slice[0].slice
-        if not isinstance(index, cst.Index):
+        if type(index) is not cst.Index:
             return False
         rows = mask_rows(frame.mod, index.value, target.value)
         if rows is None:
@@ -374,7 +372,7 @@ class Statements:
             "_init_buffers",
         ):
             return False
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         name = self.qualname(frame, value.func) or ""
         sig = self.library.functions.get(name)
@@ -488,7 +486,7 @@ class Statements:
         """``buf[a:b] = 0`` (or ``.zero_()``/``.fill_(0)`` on a slice)."""
         lower = None
         whole = True
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             bounds = slice_bounds(target)
             if bounds is None:
                 whole = False  # buf[i] = 0: one row
@@ -500,7 +498,7 @@ class Statements:
             step = self.step(frame, None, "source", Op(OpKind.FILL_ZERO), "rows set to 0", effect)
             self.write(frame, target, Val([Trace(None, (step,))]), strong=False)
             return
-        start = operand(lower) if not isinstance(lower, cst.Index) else operand(lower.value)
+        start = operand(lower) if type(lower) is not cst.Index else operand(lower.value)
         # A source only of rules that count padding rows (ZL001 needs every row 0).
         step = self.step(
             frame,

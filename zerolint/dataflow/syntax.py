@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 
 
 def dotted(node: cst.CSTNode | None) -> str | None:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         base = dotted(node.value)
         return f"{base}.{node.attr.value}" if base else None
     return None
@@ -27,15 +27,15 @@ def dotted(node: cst.CSTNode | None) -> str | None:
 
 def int_value(node: cst.CSTNode | None) -> int | None:
     """The value of an integer literal (``4``, ``-1``, ``(1)``), else None."""
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         try:
             return int(node.value.replace("_", ""), 0)
         except ValueError:
             return None
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
         inner = int_value(node.expression)
         return -inner if inner is not None else None
-    if isinstance(node, cst.Float):
+    if type(node) is cst.Float:
         try:
             f = float(node.value)
         except ValueError:
@@ -46,7 +46,7 @@ def int_value(node: cst.CSTNode | None) -> int | None:
 
 def string_value(node: cst.CSTNode | None) -> str | None:
     """The text of a plain string literal (``"floor"``); None for anything else."""
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         prefix = node.prefix.lower()
         if "b" in prefix or "f" in prefix:
             return None
@@ -65,13 +65,13 @@ FULL_TENSORS = ("full", "full_like", "new_full")
 def tensor_constant(node: cst.CSTNode | None) -> int | None:
     """The value of a constant tensor written as a bound: torch.ones_like(x) -> 1,
     torch.tensor(4) -> 4, torch.full_like(x, 2) -> 2."""
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return None
     name = (
         node.func.attr.value
-        if isinstance(node.func, cst.Attribute)
+        if type(node.func) is cst.Attribute
         else node.func.value
-        if isinstance(node.func, cst.Name)
+        if type(node.func) is cst.Name
         else ""
     )
     positional = [a.value for a in node.args if a.keyword is None]
@@ -102,15 +102,15 @@ def operand(node: cst.CSTNode | None) -> int | str:
 def base_key(node: cst.CSTNode) -> str | None:
     """The storage a target expression writes: ``self.buf[:n].view(-1)`` -> ``self.buf``."""
     while True:
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             node = node.value
         elif (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
             and (node.func.attr.value in VIEW_METHODS)
         ):
             node = node.func.value
-        elif isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT"):
+        elif type(node) is cst.Attribute and node.attr.value in ("data", "T", "mT"):
             node = node.value
         else:
             break
@@ -119,9 +119,9 @@ def base_key(node: cst.CSTNode) -> str | None:
 
 def slice_cell(frame: Frame, target: cst.CSTNode, key: str) -> str | None:
     """The state key of a slice written or read as a whole: ``self.buf[:n]``."""
-    if not isinstance(target, cst.Subscript) or dotted(target.value) != key:
+    if type(target) is not cst.Subscript or dotted(target.value) != key:
         return None
-    if not any(isinstance(el.slice, cst.Slice) for el in target.slice):
+    if not any(type(el.slice) is cst.Slice for el in target.slice):
         return None
     return frame.mod.code(target)
 
@@ -129,16 +129,12 @@ def slice_cell(frame: Frame, target: cst.CSTNode, key: str) -> str | None:
 def row_slice(target: cst.CSTNode, key: str) -> str | tuple | None:
     """How a subscript write to ``key`` covers its rows: "all" for ``buf[:]``/``buf[...]``,
     (lower, upper) for ``buf[:n]`` (rows from 0), None otherwise."""
-    if (
-        not isinstance(target, cst.Subscript)
-        or dotted(target.value) != key
-        or len(target.slice) != 1
-    ):
+    if type(target) is not cst.Subscript or dotted(target.value) != key or len(target.slice) != 1:
         return None
     part = target.slice[0].slice
-    if isinstance(part, cst.Index) and isinstance(part.value, cst.Ellipsis):
+    if type(part) is cst.Index and type(part.value) is cst.Ellipsis:
         return "all"
-    if isinstance(part, cst.Slice) and part.step is None:
+    if type(part) is cst.Slice and part.step is None:
         lower_zero = part.lower is None or is_zero(part.lower)
         if lower_zero and part.upper is None:
             return "all"
@@ -154,13 +150,13 @@ def slice_bounds(
     if not node.slice:
         return None
     first = node.slice[0].slice
-    if isinstance(first, cst.Slice):
+    if type(first) is cst.Slice:
         return first.lower, first.upper
     return None
 
 
 def is_none(node: cst.CSTNode | None) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+    return type(node) is cst.Name and node.value == "None"
 
 
 def is_zero(node: cst.CSTNode | None) -> bool:
@@ -187,7 +183,7 @@ def mask_rows(
 ) -> str | None:
     """``"zero"`` or ``"below1"`` when ``cond`` compares ``subject`` (same code) with a
     constant so as to pick (``keeps``: to keep) exactly those rows, else None."""
-    if not isinstance(cond, cst.Comparison) or len(cond.comparisons) != 1:
+    if type(cond) is not cst.Comparison or len(cond.comparisons) != 1:
         return None
     target = cond.comparisons[0]
     operator = _COMPARISON_TEXT.get(type(target.operator))
@@ -217,8 +213,8 @@ def affine_prefix(node: cst.BaseExpression) -> list[Op] | None:
     ``x + 3`` -> [add 3]; ``x + c - 1`` -> [add c, add -1]; ``-x`` -> [neg]; a bare name or
     any other expression -> []; None when the dividend mixes two unknown lengths.
     """
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
-        sign = 1 if isinstance(node.operator, cst.Add) else -1
+    if type(node) is cst.BinaryOperation and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        sign = 1 if type(node.operator) is cst.Add else -1
         rv = int_value(node.right)
         inner = affine_prefix(node.left)
         if inner is None:
@@ -229,10 +225,10 @@ def affine_prefix(node: cst.BaseExpression) -> list[Op] | None:
         if rtext is not None and sign == 1:
             return inner + [Op(OpKind.ADD, rtext)]
         return None
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus:
         inner = affine_prefix(node.expression)
         return None if inner is None else inner + [Op(OpKind.NEG)]
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Multiply:
         rv = int_value(node.right)
         if rv is not None:
             inner = affine_prefix(node.left)
@@ -265,20 +261,20 @@ def is_mask(node: cst.BaseExpression | None, scope: cst.CSTNode | None, depth: i
     function) binds to one."""
     if node is None or depth > 8:
         return False
-    if isinstance(node, cst.Comparison):
+    if type(node) is cst.Comparison:
         return True
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.BitInvert:
         return is_mask(node.expression, scope, depth + 1)
-    if isinstance(node, cst.BinaryOperation) and isinstance(
+    if type(node) is cst.BinaryOperation and isinstance(
         node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)
     ):
         return is_mask(node.left, scope, depth + 1) and is_mask(node.right, scope, depth + 1)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         attr = node.func.attr.value
         if attr in _MASK_CASTS:
             return is_mask(node.func.value, scope, depth + 1)
         return attr in _MASK_FUNCTIONS and (dotted(node.func.value) or "").endswith("torch")
-    if isinstance(node, cst.Name) and scope is not None:
+    if type(node) is cst.Name and scope is not None:
         values = _assigned_values(scope, node.value)
         return bool(values) and all(is_mask(v, scope, depth + 1) for v in values)
     return False
@@ -306,15 +302,17 @@ def _scan_bindings(scope: cst.CSTNode) -> tuple[dict[str, list[cst.BaseExpressio
     every node it passes and costs ten times as much on a large function."""
     assigned: dict[str, list[cst.BaseExpression]] = {}
     other: set[str] = set()
+    # type() is: these classes have no subclasses, and isinstance() would go through ABCMeta.
     for node in walk(scope):
-        if isinstance(node, cst.Assign):
+        kind = type(node)
+        if kind is cst.Assign:
             for t in node.targets:
-                if isinstance(t.target, cst.Name):
+                if type(t.target) is cst.Name:
                     assigned.setdefault(t.target.value, []).append(node.value)
-        elif isinstance(node, cst.AugAssign):
-            if isinstance(node.target, cst.Name):
+        elif kind is cst.AugAssign:
+            if type(node.target) is cst.Name:
                 other.add(node.target.value)
-        elif isinstance(node, cst.Param):
+        elif kind is cst.Param:
             other.add(node.name.value)
     return assigned, other
 
@@ -335,10 +333,24 @@ def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
             )
         for name in names:
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            kind = type(value)
+            if kind is tuple or kind is list:
+                stack.extend(v for v in value if is_node(v))
+            elif is_node(value):
                 stack.append(value)
-            elif isinstance(value, (tuple, list)):
-                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+
+
+# Whether a type is a LibCST node's: isinstance() against LibCST's abstract base goes
+# through ABCMeta in Python for every value that is not one, a third of a walk's time.
+_IS_NODE: dict[type, bool] = {}
+
+
+def is_node(value: object) -> bool:
+    kind = type(value)
+    found = _IS_NODE.get(kind)
+    if found is None:
+        found = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return found
 
 
 # Views that cover every element of what they view (a slice does not).
@@ -375,12 +387,12 @@ def whole_view_of(scope: cst.CSTNode | None, alias: str, base: object) -> bool:
         node = value
         while True:
             if (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
                 and node.func.attr.value in _WHOLE_VIEWS
             ):
                 node = node.func.value
-            elif isinstance(node, cst.Attribute) and node.attr.value in ("data", "T", "mT"):
+            elif type(node) is cst.Attribute and node.attr.value in ("data", "T", "mT"):
                 node = node.value
             else:
                 break
@@ -391,10 +403,10 @@ def whole_view_of(scope: cst.CSTNode | None, alias: str, base: object) -> bool:
 
 def is_boolean_index(node: cst.BaseExpression) -> bool:
     """A boolean index: a comparison, or ``~`` / ``&`` / ``|`` of them."""
-    if isinstance(node, cst.Comparison):
+    if type(node) is cst.Comparison:
         return True
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.BitInvert:
         return is_boolean_index(node.expression)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr)):
+    if type(node) is cst.BinaryOperation and isinstance(node.operator, (cst.BitAnd, cst.BitOr)):
         return is_boolean_index(node.left) or is_boolean_index(node.right)
     return False

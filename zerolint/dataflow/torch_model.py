@@ -66,9 +66,9 @@ _LITERAL_TENSORS = frozenset(
 def _pointer_base(node: cst.BaseExpression) -> cst.Name | None:
     """The pointer in ``ptr + offs`` (``ptr + pid * stride + offs``, ``offs + ptr``): the one
     name on an addition chain that is not an offset, taken as the leftmost name."""
-    while isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+    while type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
         node = node.left
-    return node if isinstance(node, cst.Name) else None
+    return node if type(node) is cst.Name else None
 
 
 def _only_zero_fill(trace: Trace) -> bool:
@@ -198,7 +198,7 @@ class TorchModel:
         if (
             name == "math.ceil"
             and value is not None
-            and isinstance(value[0].value, cst.BinaryOperation)
+            and type(value[0].value) is cst.BinaryOperation
         ):
             div = value[0].value
             inner = self.eval(frame, div.left)
@@ -218,7 +218,7 @@ class TorchModel:
         if value is None:
             return None
         inner = value[0].value
-        if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
+        if type(inner) is cst.BinaryOperation and type(inner.operator) is cst.Divide:
             return self.source(
                 frame,
                 self.eval(frame, inner.left),
@@ -322,7 +322,7 @@ class TorchModel:
             return None
         out = []
         for el in node.elements:
-            v = self.operand(frame, el.value) if not isinstance(el, cst.StarredElement) else None
+            v = self.operand(frame, el.value) if type(el) is not cst.StarredElement else None
             if not isinstance(v, int):
                 return None
             out.append(v)
@@ -681,7 +681,7 @@ class TorchModel:
             if rows is not None:
                 return rows
         sig = self.library.methods.get(method)
-        target = node.func.value if isinstance(node.func, cst.Attribute) else None
+        target = node.func.value if type(node.func) is cst.Attribute else None
         if sig is not None:
             handler = getattr(self, f"method_{sig.effect.value}")
             out = handler(frame, node, method, sig.bind(args), recv, target)
@@ -740,7 +740,7 @@ class TorchModel:
         effect = ("zero_fill_methods", method)
         if target is None:
             return self.zero_source(frame, f".{method}()", effect)
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             self.zero_fill(frame, target, effect)
         else:
             zeros = self.zero_source(frame, f".{method}()", effect)
@@ -867,11 +867,11 @@ class TorchModel:
         """The buffers ``value`` is a view of: ``self.buf[:n]``, ``x.view(...)``, aliases."""
         node = value
         while True:
-            if isinstance(node, cst.Subscript):
+            if type(node) is cst.Subscript:
                 node = node.value
             elif (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
                 and node.func.attr.value
                 in (
                     "view",

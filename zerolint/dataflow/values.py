@@ -384,7 +384,7 @@ def _gives_back_a_parameter(ref: LambdaRef) -> bool:
     """The lambda's body is one of its parameters, or a parameter of the function it is
     written in that nothing there bound to a callable (``fn = sink`` would)."""
     body = ref.node.body
-    if not isinstance(body, cst.Name):
+    if type(body) is not cst.Name:
         return False
     if any(p.name.value == body.value for p in parameters(ref.node.params)):
         return True
@@ -406,7 +406,7 @@ def parameters(params: cst.Parameters) -> list[cst.Param]:
     return [
         *params.posonly_params,
         *params.params,
-        *([params.star_arg] if isinstance(params.star_arg, cst.Param) else []),
+        *([params.star_arg] if type(params.star_arg) is cst.Param else []),
         *params.kwonly_params,
         *([params.star_kwarg] if params.star_kwarg else []),
     ]
