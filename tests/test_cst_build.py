@@ -224,6 +224,18 @@ def test_type_parameters_are_left_to_libcst() -> None:
     assert_same("def f[T](x: T) -> T:\n    return x\nclass C[T]:\n    pass\n")
 
 
+def test_a_match_in_a_block_makes_libcst_parse_the_whole_file() -> None:
+    """A statement LibCST must parse cannot be cut out of a block without changing its
+    lines (a multi-line string's indentation): the file is LibCST's, and printed by it."""
+    source = 'def f(x):\n    match x:\n        case 1:\n            return """a\n    b"""\n'
+    assert build_module(source, ast.parse(source)) is None
+    info = parse_module("m", Path("m.py"), "m.py", source)
+    assert not info.built
+    assert difference(cst.parse_module(source), info.module) is None
+    top = "match x:\n    case 1:\n        y = 2\n"
+    assert build_module(top, ast.parse(top)) is not None
+
+
 def serving_files() -> list[tuple[str, Path]]:
     """The real trees' files in the folders where the kernels' callers live."""
     out: list[tuple[str, Path]] = []

@@ -13,7 +13,8 @@ the language server parse with LibCST itself, and a step's text is cut from the 
 crafted sources holding every construct and on the attention folders of real vLLM and
 SGLang trees. What this module does not build itself (a ``match`` statement, a statement
 with type parameters, an f-string, implicitly concatenated strings) is handed to LibCST's
-parser, for that statement or expression alone.
+parser: for that expression alone, for that statement where it is at the module's top
+level, and for the whole file otherwise.
 """
 
 from __future__ import annotations
@@ -175,29 +176,23 @@ class _Builder:
             ast.AnnAssign: lambda s: _M[cst.AnnAssign](
                 target=self.expr(s.target),
                 annotation=self.annotation(s.annotation),
-                value=self.expr(s.value) if s.value is not None else None,
+                value=self.maybe(s.value),
             ),
-            ast.Return: lambda s: _M[cst.Return](
-                value=self.expr(s.value) if s.value is not None else None
-            ),
+            ast.Return: lambda s: _M[cst.Return](value=self.maybe(s.value)),
             ast.Raise: lambda s: _M[cst.Raise](
-                exc=self.expr(s.exc) if s.exc is not None else None,
+                exc=self.maybe(s.exc),
                 cause=_M[cst.From](item=self.expr(s.cause)) if s.cause is not None else None,
             ),
             ast.Assert: lambda s: _M[cst.Assert](
                 test=self.expr(s.test),
-                msg=self.expr(s.msg) if s.msg is not None else None,
+                msg=self.maybe(s.msg),
             ),
             ast.Pass: lambda s: _M[cst.Pass](),
             ast.Break: lambda s: _M[cst.Break](),
             ast.Continue: lambda s: _M[cst.Continue](),
             ast.Delete: self.delete,
-            ast.Global: lambda s: _M[cst.Global](
-                names=tuple(_M[cst.NameItem](name=self.name(n)) for n in s.names)
-            ),
-            ast.Nonlocal: lambda s: _M[cst.Nonlocal](
-                names=tuple(_M[cst.NameItem](name=self.name(n)) for n in s.names)
-            ),
+            ast.Global: lambda s: _M[cst.Global](names=self.name_items(s.names)),
+            ast.Nonlocal: lambda s: _M[cst.Nonlocal](names=self.name_items(s.names)),
             ast.Import: lambda s: _M[cst.Import](names=tuple(self.alias(a) for a in s.names)),
             ast.ImportFrom: self.import_from,
         }
@@ -252,9 +247,7 @@ class _Builder:
                 target=self.expr(e.target), value=self.expr(e.value)
             ),
             ast.Await: lambda e: _M[cst.Await](expression=self.expr(e.value)),
-            ast.Yield: lambda e: _M[cst.Yield](
-                value=self.expr(e.value) if e.value is not None else None
-            ),
+            ast.Yield: lambda e: _M[cst.Yield](value=self.maybe(e.value)),
             ast.YieldFrom: lambda e: _M[cst.Yield](value=_M[cst.From](item=self.expr(e.value))),
             ast.ListComp: lambda e: _M[cst.ListComp](
                 elt=self.expr(e.elt), for_in=self.comp_for(e.generators)
@@ -333,15 +326,15 @@ class _Builder:
         return _M[cst.SimpleStatementSuite](body=body)
 
     def parsed_statement(self, stmt: ast.stmt) -> cst.CSTNode:
-        """A statement built by LibCST's parser from its own lines."""
+        """A statement of the module's top level built by LibCST's parser from its own
+        lines. One in a block cannot be cut out without changing what its lines hold (a
+        multi-line string's indentation): LibCST then parses the whole file."""
+        if stmt.col_offset:
+            raise Unsupported(f"{type(stmt).__name__} in a block")
         line = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
         first = self.starts[line - 1]
         end = self.offset(stmt.end_lineno, stmt.end_col_offset)  # type: ignore[arg-type]
-        lines = self.data[first:end].decode("utf-8").splitlines(keepends=True)
-        indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
-        if any(ln.strip() and not ln.startswith(indent) for ln in lines):
-            raise Unsupported("a statement indented less than its first line")
-        return cst.parse_statement("".join(ln[len(indent) :] for ln in lines) + "\n")
+        return cst.parse_statement(self.data[first:end].decode("utf-8") + "\n")
 
     def parsed_expression(self, node: ast.expr) -> cst.CSTNode:
         """An expression built by LibCST's parser from its own text."""
@@ -425,7 +418,7 @@ class _Builder:
         handlers = tuple(
             _M[cst.ExceptHandler](
                 body=self.block(h.body),
-                type=self.expr(h.type) if h.type is not None else None,
+                type=self.maybe(h.type),
                 name=_M[cst.AsName](name=self.name(h.name)) if h.name is not None else None,
             )
             for h in s.handlers
@@ -486,7 +479,7 @@ class _Builder:
             annotation=self.annotation(a.annotation)
             if a.annotation is not None and not lambda_
             else None,
-            default=self.expr(default) if default is not None else None,
+            default=self.maybe(default),
             star=star,
         )
 
@@ -519,6 +512,12 @@ class _Builder:
 
     def name(self, value: str) -> cst.CSTNode:
         return _M[cst.Name](value=value)
+
+    def name_items(self, names: list[str]) -> tuple[cst.CSTNode, ...]:
+        return tuple(_M[cst.NameItem](name=self.name(n)) for n in names)
+
+    def maybe(self, node: ast.expr | None) -> cst.CSTNode | None:
+        return self.expr(node) if node is not None else None
 
     def expr(self, node: ast.expr) -> cst.CSTNode:
         build = self._expr.get(type(node))
@@ -612,9 +611,9 @@ class _Builder:
         for p in parts:
             if isinstance(p, ast.Slice):
                 inner: cst.CSTNode = _M[cst.Slice](
-                    lower=self.expr(p.lower) if p.lower is not None else None,
-                    upper=self.expr(p.upper) if p.upper is not None else None,
-                    step=self.expr(p.step) if p.step is not None else None,
+                    lower=self.maybe(p.lower),
+                    upper=self.maybe(p.upper),
+                    step=self.maybe(p.step),
                 )
             elif isinstance(p, ast.Starred):
                 inner = _M[cst.Index](value=self.expr(p.value), star="*")
