@@ -18,6 +18,8 @@ _COMMENT = re.compile(rb"#[^\r\n]*")
 
 
 class Source:
+    """A module's source as UTF-8 bytes, where Python's columns count."""
+
     def __init__(self, text: str) -> None:
         self.data = text.encode("utf-8")
         self.starts = [0]
@@ -143,8 +145,7 @@ def header(source: Source, stmt: ast.stmt, previous: ast.stmt | None) -> str:
         a, b = source.grouped(stmt.test, start + word)
         return f"{keyword} {source.cut(a, b)}:"
     if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        word = start + (source.data.find(b"for", start) - start) + 3
-        t0, t1 = source.grouped(stmt.target, word)
+        t0, t1 = source.grouped(stmt.target, source.data.find(b"for", start) + 3)
         i0, i1 = source.grouped(stmt.iter, t1)
         return f"for {source.cut(t0, t1)} in {source.cut(i0, i1)}:"
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
