@@ -133,7 +133,10 @@ def test_an_index_in_the_making_answers_as_a_scan_does(tmp_path: Path) -> None:
     texts = _Texts([None if b"\x00" in d else d for d in datas])
     texts.CHUNK = 50
     while True:
-        for needle in (n.encode() for n in NEEDLES + ["MyBase(", "f1("]):
+        # A text whose longest identifier is one (`(Base)`), starts one (`.Bas`, ` f1`),
+        # ends one (`f1(`), or lies inside one (`yBas`).
+        extra = ["MyBase(", "f1(", "(Base)", ".Bas", " f1", "= GrandChild()", "yBas", "(Bas)"]
+        for needle in (n.encode() for n in NEEDLES + extra):
             scanned = [i for i in texts.readable if needle in datas[i]]
             assert texts.search(needle) == scanned, (needle, texts.done)
         if texts.complete:
