@@ -316,3 +316,29 @@ def test_every_class_compared_by_type_has_no_subclass() -> None:
     assert len(used) > 20
     derived = {name: getattr(cst, name).__subclasses__() for name in used}
     assert {n: d for n, d in derived.items() if d} == {}
+
+
+TEXT_CASES = {
+    "crlf": "def f(a):\r\n    x = (a //\r\n         4)\r\n    return g(x)  # c\r\n",
+    "tabs": "if a:\n\tb = 1\n\tif c:\n\t\td = 2\n",
+    "non-ascii": "café = 1\nπ = café + 'é'\nf(π, k='ß')\nf((π), k=(café))\n",
+    "backslash": "x = 1 + \\\n    2\nif a and \\\n   b: pass\n",
+    "semicolons": "x = 1; y = f(2) ;\n",
+    "generators": "f(x for x in y)\nf((x for x in y))\nf(a, (x for x in y))\n",
+    "with": "with (a as b, c):\n    pass\nwith (open(x)) as f, g:\n    pass\n",
+    "for": "for (a, b) in (c):\n    pass\nfor x in (y):\n    pass\n",
+    "parenthesized tests": "if (a and\n    b):\n    pass\nwhile ((x)):\n    pass\n",
+    "comments above defs": (
+        "x = 1\n# lead\n@d  # c\ndef f():\n    pass\n\n\nclass A:\n    # first\n"
+        "    def g(self):\n        pass\n        # footer\n    # own\n    def h(self):\n"
+        "        pass\n"
+    ),
+    "try": "try:\n    pass\nexcept E:\n    pass\n# lead\ntry:  # c\n    f(x)\nfinally:\n    pass\n",
+    "stars": "f(*args, **kw)\nf(k=(1), *(a))\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_CASES))
+def test_texts_of_each_layout_are_libcsts(name: str) -> None:
+    assert assert_same_texts(TEXT_CASES[name], name) >= 3
+    assert_same(TEXT_CASES[name], name)
