@@ -26,6 +26,8 @@ from typing import Any
 
 import libcst as cst
 
+from zerolint.source_text import Source
+
 _new = object.__new__
 _set = object.__setattr__
 _REQUIRED = object()
@@ -123,9 +125,6 @@ class Unsupported(Exception):
     """The tree holds something this module does not build; LibCST parses the file."""
 
 
-_STRING_PREFIX = frozenset("rRbBuUfF")
-
-
 def _string_end(data: bytes, i: int) -> int:
     """The offset just past the string literal whose prefix or opening quote is at
     ``data[i]``. A backslash escapes the next byte, in raw strings too (``r"\\""`` is one
@@ -147,11 +146,8 @@ def _string_end(data: bytes, i: int) -> int:
 
 class _Builder:
     def __init__(self, text: str, tree: ast.Module) -> None:
-        self.text = text
-        self.data = text.encode("utf-8")
-        self.starts = [0]
-        for line in self.data.splitlines(keepends=True):
-            self.starts.append(self.starts[-1] + len(line))
+        self.source = Source(text)
+        self.data = self.source.data
         self.tree = tree
         self._stmt = {
             ast.FunctionDef: self.function,
@@ -267,23 +263,9 @@ class _Builder:
             ast.Starred: lambda e: _M[cst.StarredElement](value=self.expr(e.value)),
         }
 
-    # ------------------------------------------------------------------ source text
-
-    def offset(self, line: int, col: int) -> int:
-        return self.starts[line - 1] + col
-
-    def segment(self, node: ast.AST) -> bytes:
-        return self.data[
-            self.offset(node.lineno, node.col_offset) : self.offset(  # type: ignore[attr-defined]
-                node.end_lineno,
-                node.end_col_offset,  # type: ignore[attr-defined]
-            )
-        ]
-
     def _on_own_line(self, node: ast.stmt) -> bool:
         """Whether only indentation comes before ``node`` on its line."""
-        start = self.starts[node.lineno - 1]
-        return not self.data[start : start + node.col_offset].strip()
+        return not self.source.line(node.lineno)[: node.col_offset].strip()
 
     # ------------------------------------------------------------------ statements
 
@@ -332,13 +314,12 @@ class _Builder:
         if stmt.col_offset:
             raise Unsupported(f"{type(stmt).__name__} in a block")
         line = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-        first = self.starts[line - 1]
-        end = self.offset(stmt.end_lineno, stmt.end_col_offset)  # type: ignore[arg-type]
-        return cst.parse_statement(self.data[first:end].decode("utf-8") + "\n")
+        first = self.source.offset(line, 0)
+        return cst.parse_statement(self.source.cut(first, self.source.span(stmt)[1]) + "\n")
 
     def parsed_expression(self, node: ast.expr) -> cst.CSTNode:
         """An expression built by LibCST's parser from its own text."""
-        parsed = cst.parse_expression("(" + self.segment(node).decode("utf-8") + ")")
+        parsed = cst.parse_expression("(" + self.source.cut(*self.source.span(node)) + ")")
         return parsed.with_changes(lpar=(), rpar=())
 
     def decorators(self, node: Any) -> tuple[cst.CSTNode, ...]:
@@ -374,7 +355,7 @@ class _Builder:
             if (
                 len(s.orelse) == 1
                 and isinstance(nested, ast.If)
-                and self.data.startswith(b"elif", self.offset(nested.lineno, nested.col_offset))
+                and self.data.startswith(b"elif", self.source.span(nested)[0])
             ):
                 orelse = self.if_(nested)
             else:
@@ -584,13 +565,12 @@ class _Builder:
             return self.name(repr(value))
         if value is Ellipsis:
             return _M[cst.Ellipsis]()
+        start, end = self.source.span(e)
         if isinstance(value, (str, bytes)):
-            raw = self.segment(e)
-            start = self.offset(e.lineno, e.col_offset)
-            if _string_end(self.data, start) - start == len(raw):
-                return _M[cst.SimpleString](value=raw.decode("utf-8"))
+            if _string_end(self.data, start) == end:  # one literal, not `"a" "b"`
+                return _M[cst.SimpleString](value=self.source.cut(start, end))
             return self.parsed_expression(e)
-        raw_text = self.segment(e).decode("utf-8")
+        raw_text = self.source.cut(start, end)
         if isinstance(value, bool):  # pragma: no cover - handled above
             raise Unsupported("bool")
         if isinstance(value, int):
@@ -625,8 +605,7 @@ class _Builder:
     def _parenthesized(self, t: ast.Tuple) -> bool:
         """Whether the tuple's own parentheses enclose it (``(a, b)``), not only those of its
         first and last elements (``(a), (b)``)."""
-        start = self.offset(t.lineno, t.col_offset)
-        end = self.offset(t.end_lineno, t.end_col_offset)  # type: ignore[arg-type]
+        start, end = self.source.span(t)
         if self.data[start : start + 1] != b"(":
             return False
         return _closing(self.data, start) == end - 1

@@ -14,9 +14,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import libcst as cst
+
+from zerolint.source_text import Source
 
 Span = tuple[int, int, int, int]  # line (1-based), col (0-based chars), end_line, end_col
 
@@ -148,19 +149,18 @@ _PAIRS: dict[type, tuple[type, ...]] = {
 class PositionIndex:
     """Positions of one module's statements and calls."""
 
-    lines: list[bytes]
+    source: Source
     stmts: dict[int, ast.stmt]
     exact: dict[int, Span] | None = None  # PositionProvider fallback
     tree: ast.Module | None = None
-    # For ModuleInfo.code of a built tree: the source, and each statement's predecessor.
-    source: Any = None
+    # For ModuleInfo.code of a built tree: each statement's predecessor.
     _previous: dict[int, ast.stmt | None] | None = None
     # Per statement: its calls in both trees, paired by rank (computed once).
     calls: dict[int, tuple[list[cst.Call], list[ast.Call]]] = field(default_factory=dict)
 
     def _char_col(self, line: int, byte_col: int) -> int:
-        if 1 <= line <= len(self.lines):
-            return len(self.lines[line - 1][:byte_col].decode("utf-8", "replace"))
+        if 1 <= line < len(self.source.starts):
+            return len(self.source.line(line)[:byte_col].decode("utf-8", "replace"))
         return byte_col
 
     def _span(self, node: ast.AST) -> Span:
@@ -292,10 +292,9 @@ def statements_in_order(module: cst.Module) -> list[cst.CSTNode]:
 
 
 def build_index(module: cst.Module, tree: ast.Module, source: str) -> PositionIndex:
-    lines = source.encode("utf-8").splitlines()
     cst_list = list(_cst_stmts(module.body))
     ast_list = list(_ast_stmts(tree.body))
-    index = PositionIndex(lines=lines, stmts={}, tree=tree)
+    index = PositionIndex(source=Source(source), stmts={}, tree=tree)
     if len(cst_list) == len(ast_list) and all(
         isinstance(a, _PAIRS.get(type(c), (ast.stmt,))) for c, a in zip(cst_list, ast_list)
     ):

@@ -184,8 +184,6 @@ class ModuleInfo:
         if within is None and not isinstance(node, _STATEMENTS):
             return None  # an expression used as a key (syntax.slice_cell): LibCST prints it
         positions = self.positions()
-        if positions.source is None:
-            positions.source = source_text.Source(self.text)
         stmt = positions.stmts.get(id(node))
         if stmt is not None:
             return source_text.header(positions.source, stmt, positions.previous(stmt))
