@@ -10,8 +10,9 @@ events, the two alternated ``--rounds`` times and the median of each kept. It al
 nodes one call adds to a CUDA graph (``cuGraphGetNodes``), unguarded and guarded, and records
 the path each guard took (``runtime_guard.guard_path``). It prints, per kernel and batch, the
 microseconds the guard adds per call, writes them as JSON with ``--out`` with, per sink, the
-median over the batches, and exits 1 when a sink's median adds 1 µs or more per call in
-replay (issue #15's target).
+median and the most over the batches, and exits 1 when a sink adds 1 µs or more per call
+in replay at any batch (issue #15's target, which ZL001's guard meets in the same sense:
+``runtime_guard.verify_sm90``'s cost section takes the most added at any batch size).
 
     python bench/sink_guard_cost.py [--out cost.json]
 """
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-graph", type=int, default=20)
     parser.add_argument("--replays", type=int, default=50)
     parser.add_argument("--eager", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     import tempfile
@@ -212,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             "median_added_eager_us": round(median([r["added_eager_us"] for r in mine]), 2),
             "max_added_replay_us": max(r["added_replay_us"] for r in mine),
         }
-        sinks[name]["meets_target"] = sinks[name]["median_added_replay_us"] < TARGET_US
+        sinks[name]["meets_target"] = sinks[name]["max_added_replay_us"] < TARGET_US
     report = {
         "gpu": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
@@ -229,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     over = [name for name, s in sinks.items() if not s["meets_target"]]
     for name in over:
         print(
-            f"over target: {name}: +{sinks[name]['median_added_replay_us']} us per call in "
-            f"replay (median over {sinks[name]['batches']} batches)"
+            f"over target: {name}: up to +{sinks[name]['max_added_replay_us']} us per call "
+            f"in replay (over {sinks[name]['batches']} batches)"
         )
     return 1 if over else 0
 

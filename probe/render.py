@@ -143,7 +143,8 @@ def guard_cost(cost: Row) -> str:
         f"{cost['torch']}): per call, {cost['per_graph']} calls per graph replayed "
         f"{cost['replays']} times, and {cost['eager_calls']} eager calls; "
         + (f"the median of {rounds} alternated rounds. " if rounds else "best of two. ")
-        + f"Target: under {cost['target_added_replay_us']:g} µs added per call in replay. "
+        + f"Target: under {cost['target_added_replay_us']:g} µs added per call in replay, at every "
+        "batch. "
         "Graph nodes: what one call captures into a CUDA graph."
     )
     parts = [

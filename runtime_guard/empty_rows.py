@@ -16,8 +16,9 @@ Imported only by a guard that needs them (``runtime_guard.attention``), never by
   the empty row's identity, output 0 and LSE -inf. Every other row gets the formula above,
   evaluated in the order a split-KV reduction evaluates it, so that the guard can stand in
   for vLLM's reduction and give the same bits (the GPU probe checks that with ``torch.equal``).
-- ``fill_empty_lse_``: -inf into the LSE of every row of length 0, one launch, rows of
-  non-zero length not written (FlashMLA's dense decode writes +inf there).
+- ``fill_empty_lse_``: -inf into the LSE of every row of length 0, one launch (on SM90 a
+  programmatic dependent launch), rows of non-zero length not written (FlashMLA's dense
+  decode writes +inf there).
 
 Both take their lengths on the device and decide per row on the device: no host
 synchronisation, one graph node each, captured like any kernel.
@@ -119,42 +120,92 @@ def merge_splits(
     )
 
 
+FILL_BLOCK = 256
+"""LSE cells per program of ``fill_empty_lse_``, one warp each: on the H200 the fewest
+microseconds added in CUDA-graph replay among the 128 to 1024 cells and 1 to 4 warps tried
+(bench/sink_guard_cost.py measures the one chosen)."""
+
+
+def _dependent_launch() -> bool:
+    """Whether this Triton can launch a kernel as a programmatic dependent launch."""
+    cuda = getattr(getattr(tl, "extra", None), "cuda", None)
+    return hasattr(cuda, "gdc_wait") and hasattr(cuda, "gdc_launch_dependents")
+
+
+DEPENDENT_LAUNCH = _dependent_launch()
+
+
 @triton.jit
 def _fill_empty_lse_kernel(
     lse,
     lens,
+    total,
     row_stride,
     head_stride,
     query_stride,
     queries,
     cells,
     BLOCK: tl.constexpr,
+    DEPENDENT: tl.constexpr,
 ):
-    row = tl.program_id(0).to(tl.int64)
-    # A row of non-zero length has nothing to write: its loop runs no iteration.
-    limit = tl.where(tl.load(lens + row) == 0, cells, 0)
-    here = lse + row * row_stride
-    for start in range(0, limit, BLOCK):
-        cell = start + tl.arange(0, BLOCK)
-        where = here + (cell // queries) * head_stride + (cell % queries) * query_stride
-        tl.store(where, tl.full([BLOCK], float("-inf"), tl.float32), mask=cell < limit)
+    if DEPENDENT:
+        # Launched as a programmatic dependent of the kernel before it: wait until that grid
+        # has finished and its writes are visible, before reading or writing anything. Then
+        # let the next kernel be scheduled: it waits for this grid the same way if it reads
+        # what this one writes.
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
+    index = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    inside = index < total
+    row = index // cells
+    cell = index % cells
+    empty = tl.load(lens + row, mask=inside, other=1) == 0
+    where = (
+        lse + row * row_stride + (cell // queries) * head_stride + (cell % queries) * query_stride
+    )
+    tl.store(where, tl.full([BLOCK], float("-inf"), tl.float32), mask=inside & empty)
 
 
 def fill_empty_lse_(lse: torch.Tensor, lens: torch.Tensor) -> torch.Tensor:
     """Write -inf into ``lse[b]`` (``(B, H, S)``, any strides) for every ``b`` with
-    ``lens[b] == 0`` (``lens`` of ``B`` elements, contiguous), in place; rows of non-zero
-    length are not written. One launch of ``B`` programs; returns ``lse``."""
+    ``lens[b] == 0`` (``lens`` of ``B`` elements, contiguous), in place; cells of rows of
+    non-zero length are not written. One launch of ``ceil(B * H * S / FILL_BLOCK)``
+    programs; returns ``lse``.
+
+    On a GPU of compute capability 9.0 or later it is a programmatic dependent launch: the
+    GPU schedules its programs while the kernel before it (the one that wrote ``lse``)
+    finishes, each program waits for that kernel's grid before it touches memory, and it lets
+    the kernel after it be scheduled early too. One graph node either way.
+    """
     batch, heads, queries = lse.shape
     cells = heads * queries
-    _fill_empty_lse_kernel[(batch,)](
+    total = batch * cells
+    dependent = DEPENDENT_LAUNCH and lse.is_cuda and _capability(lse.device.index or 0) >= (9, 0)
+    _fill_empty_lse_kernel[(triton.cdiv(total, FILL_BLOCK),)](
         lse,
         lens,
+        total,
         lse.stride(0),
         lse.stride(1),
         lse.stride(2),
         queries,
         cells,
-        BLOCK=min(triton.next_power_of_2(max(cells, 1)), 1024),
+        BLOCK=FILL_BLOCK,
+        DEPENDENT=dependent,
         num_warps=1,
+        **({"launch_pdl": True} if dependent else {}),
     )
     return lse
+
+
+_CAPABILITIES: dict[int, tuple[int, int]] = {}
+
+
+def _capability(device: int) -> tuple[int, int]:
+    """The compute capability of CUDA device ``device``, asked once."""
+    known = _CAPABILITIES.get(device)
+    if known is None:
+        import torch
+
+        known = _CAPABILITIES[device] = tuple(torch.cuda.get_device_capability(device))
+    return known

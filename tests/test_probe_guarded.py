@@ -118,7 +118,7 @@ def test_the_cost_summary_follows_from_the_rows(report: Row) -> None:
             )
         assert summary["max_added_replay_us"] == max(r["added_replay_us"] for r in rows)
         assert summary["meets_target"] == (
-            summary["median_added_replay_us"] < cost["target_added_replay_us"]
+            summary["max_added_replay_us"] < cost["target_added_replay_us"]
         )
 
 
@@ -130,12 +130,20 @@ def test_the_triton_guard_adds_no_graph_node_and_meets_the_target(report: Row) -
     assert cost["sinks"]["deep_gemm_logits"]["meets_target"]
 
 
-def test_the_flashmla_guard_adds_one_graph_node_and_misses_the_target(report: Row) -> None:
-    """What docs/runtime-guard.md says: one LSE kernel, one node, over 1 µs in replay."""
+def test_the_flashmla_guard_adds_one_graph_node_and_meets_the_target(report: Row) -> None:
+    """What docs/runtime-guard.md says: one LSE kernel, one node, under 1 µs in replay at
+    every batch."""
     cost = report["guard_cost"]
     rows = [r for r in cost["rows"] if r["sink"] == "flashmla"]
-    assert all(r["guarded_graph_nodes"] == r["plain_graph_nodes"] + 1 for r in rows)
-    assert not cost["sinks"]["flashmla"]["meets_target"]
+    assert rows and all(r["guarded_graph_nodes"] == r["plain_graph_nodes"] + 1 for r in rows)
+    assert cost["sinks"]["flashmla"]["meets_target"]
+    page = (ROOT / "docs" / "runtime-guard.md").read_text(encoding="utf-8")
+    summary = cost["sinks"]["flashmla"]
+    low = min(r["added_replay_us"] for r in rows)
+    assert (
+        f"| `flashmla` | `lse-kernel` | 2 → 3 | {summary['median_added_replay_us']:+.2f} µs "
+        f"({low:+.2f} to {summary['max_added_replay_us']:+.2f})" in page
+    )
 
 
 def test_the_cost_bench_median_is_the_one_the_report_uses() -> None:
