@@ -142,3 +142,19 @@ def test_an_index_in_the_making_answers_as_a_scan_does(tmp_path: Path) -> None:
         if texts.complete:
             break
         texts.index_some()
+
+
+def test_a_text_holding_an_answered_one_is_answered_from_that_ones_files() -> None:
+    """``sink_fn_fp8`` holds ``sink_fn``: only the files holding ``sink_fn`` can hold it.
+    The child looks at those alone (the index or a scan would look at every file), and its
+    answer is still exactly the files holding the text."""
+    from zerolint.prescan import _narrowed
+
+    datas = [b"sink_fn(x)", b"sink_fn_fp8(y)", None, b"other_sink_fn_fp8", b"nothing"]
+    found = {b"sink_fn": [0, 1, 3], b"fp8": [1, 3], b"": []}
+    assert _narrowed(b"sink_fn_fp8", found, datas) == [1, 3]
+    assert _narrowed(b"sink_fn_fp8(", found, datas) == [1]
+    # Only the known files are looked at: one that holds the text but was not among them
+    # (impossible for a true answer) is not found, which shows none other was read.
+    assert _narrowed(b"fp8(", {b"fp8": [3]}, [b"fp8(", None, None, b"fp8("]) == [3]
+    assert _narrowed(b"Base(", found, datas) is None  # nothing known lies inside it

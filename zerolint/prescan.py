@@ -258,8 +258,23 @@ def _answer(
         for needle in lines:
             hits = found.get(needle)
             if hits is None:
-                hits = found[needle] = texts.search(needle)
+                hits = found[needle] = _narrowed(needle, found, datas)
+                if hits is None:
+                    hits = found[needle] = texts.search(needle)
             _write_all(answer, json.dumps(hits).encode() + b"\n")
+
+
+def _narrowed(
+    needle: bytes, found: dict[bytes, list[int]], datas: Sequence[bytes | None]
+) -> list[int] | None:
+    """The files holding ``needle``, from the files of a text already answered that lies
+    inside it (a file holding ``needle`` holds that text too): a look at a few files where
+    the index or a scan would look at them all. None when no answered text lies in it."""
+    inside = [known for known in found if known and known in needle]
+    if not inside:
+        return None
+    fewest = min((found[known] for known in inside), key=len)
+    return [i for i in fewest if needle in datas[i]]  # type: ignore[operator]
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -123,6 +123,9 @@ class ModuleInfo:
     assigned: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     # Names that some function declares `global` (written from inside functions).
     declared_globals: set[str] = field(default_factory=set)
+    # For each such name, the module-level functions (by name) whose body, nested functions
+    # included, declares it: the only ones whose summaries can write it.
+    global_writers: dict[str, set[str]] = field(default_factory=dict)
     # Python's tree, kept only where positions are asked for again and again (a buffer in
     # the language server); otherwise made again when positions are first asked for.
     tree: ast.Module | None = None
@@ -387,21 +390,26 @@ def _blocks(stmt: cst.CSTNode) -> list[cst.BaseSuite]:
     return out
 
 
-def _index_block(info: ModuleInfo, body, depth: int, owner: ClassInfo | None) -> None:
+def _index_block(
+    info: ModuleInfo, body, depth: int, owner: ClassInfo | None, top: str | None = None
+) -> None:
     """Walk statements only (never expressions): imports anywhere (vLLM imports inside
     functions), functions, classes and their annotated fields, module-level assignments,
-    names declared ``global``."""
+    names declared ``global`` (and by which module-level function, ``top``)."""
     for stmt in body:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in stmt.body:
-                _index_small(info, small, depth, owner)
+                _index_small(info, small, depth, owner, top)
             continue
         if type(stmt) is cst.FunctionDef:
             if depth == 0:
                 info.functions[stmt.name.value] = stmt
+                top = stmt.name.value
             elif owner is not None and depth == 1:
                 owner.methods[stmt.name.value] = stmt
-            _index_block(info, stmt.body.body, depth + 2, None)
+            _index_block(info, stmt.body.body, depth + 2, None, top)
+            if depth == 0:
+                top = None
             continue
         if type(stmt) is cst.ClassDef:
             if depth <= 1:
@@ -409,17 +417,26 @@ def _index_block(info: ModuleInfo, body, depth: int, owner: ClassInfo | None) ->
                 info.classes[ci.qualname] = ci
                 _index_block(info, stmt.body.body, 1, ci)
             else:
-                _index_block(info, stmt.body.body, depth + 2, None)
+                _index_block(info, stmt.body.body, depth + 2, None, top)
             continue
         for block in _blocks(stmt):
-            _index_block(info, block.body, depth, owner)
+            _index_block(info, block.body, depth, owner, top)
 
 
-def _index_small(info: ModuleInfo, small: cst.CSTNode, depth: int, owner: ClassInfo | None) -> None:
+def _index_small(
+    info: ModuleInfo,
+    small: cst.CSTNode,
+    depth: int,
+    owner: ClassInfo | None,
+    top: str | None = None,
+) -> None:
     if isinstance(small, (cst.Import, cst.ImportFrom)):
         record_import(info, small, info.imports)
     elif type(small) is cst.Global:
         info.declared_globals.update(n.name.value for n in small.names)
+        if top is not None:
+            for n in small.names:
+                info.global_writers.setdefault(n.name.value, set()).add(top)
     elif depth == 0 and type(small) is cst.Assign:
         for target in small.targets:
             if type(target.target) is cst.Name:
@@ -476,6 +493,7 @@ class Project:
         # Who else can answer those searches (the prescan's child), and for which files.
         self._search: Callable[[str], set[Path] | None] | None = None
         self._searched: set[Path] = set()
+        self._order: dict[Path, int] | None = None  # see _file_order
         # Where the time goes (--timings): seconds each parse took, and who wants to know.
         self.parse_seconds: dict[Path, float] = {}
         self.on_parse: Callable[[float], None] | None = None
@@ -515,7 +533,7 @@ class Project:
         self._searched.discard(path)
         if self._containing:
             source = self.text(path) or ""
-            order = {p: i for i, p in enumerate(self.files)}
+            order = self._file_order()
             for needle, paths in self._containing.items():
                 kept = [p for p in paths if p != path]
                 if needle in source and path in order:
@@ -536,14 +554,25 @@ class Project:
             if known is None:
                 found = [p for p in self.files if needle in (self.text(p) or "")]
             else:
+                # The answer is usually a few files of thousands: order those, rather than
+                # asking of every file whether it is among them.
                 searched = self._searched
-                found = [
-                    p
-                    for p in self.files
-                    if (p in known if p in searched else needle in (self.text(p) or ""))
-                ]
+                found = [p for p in known if p in searched]
+                if len(searched) < len(self.files):
+                    found += [
+                        p
+                        for p in self.files
+                        if p not in searched and needle in (self.text(p) or "")
+                    ]
+                found.sort(key=self._file_order().__getitem__)
             self._containing[needle] = found
         return found
+
+    def _file_order(self) -> dict[Path, int]:
+        """Each file's place in ``files``."""
+        if self._order is None:
+            self._order = {p: i for i, p in enumerate(self.files)}
+        return self._order
 
     def searches_elsewhere(self) -> bool:
         """Whether ``files_containing`` is answered without reading every file here."""

@@ -208,7 +208,13 @@ class Resolution:
 
     def global_values(self, mod: ModuleInfo, name: str) -> list[Val]:
         vals = [self.summary(self.func_key(mod, None)).global_writes.get(name, EMPTY)]
-        for fn in mod.functions.values():
+        # Only a function that declares the name `global` writes it (ModuleInfo.global_writers):
+        # the others' summaries are not needed here, and asking for them from inside one of
+        # them (a function reading a global) would count as recursion and interpret it again.
+        writers = mod.global_writers.get(name, ())
+        for fn_name, fn in mod.functions.items():
+            if fn_name not in writers:
+                continue
             s = self.summary(self.func_key(mod, fn))
             if name in s.global_writes:
                 vals.append(self.drop_params(s.global_writes[name]))

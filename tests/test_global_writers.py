@@ -1,0 +1,85 @@
+"""A module global is written only by the functions that declare it ``global``: the index
+records which ones (``ModuleInfo.global_writers``), and resolving a global's values asks for
+their summaries alone. Asking for every function's summary from inside one that reads the
+global made that reader look recursive, and had it interpreted a second time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zerolint.config import Settings
+from zerolint.dataflow import Analyzer
+from zerolint.engine import Engine
+from zerolint.project import Project
+
+SOURCE = """\
+import deep_gemm
+
+_impl = None
+_count = 0
+
+
+def _lazy_init():
+    global _impl
+
+    def bump():
+        global _count
+        _count += 1
+
+    bump()
+    _impl = deep_gemm.get_paged_mqa_logits_metadata
+
+
+def metadata(lens, block_kv, num_sms):
+    _lazy_init()
+    return _impl(lens // 4, block_kv, num_sms)
+
+
+def unrelated(x):
+    return x + 1
+
+
+class Holder:
+    def reset(self):
+        global _impl
+        _impl = None
+"""
+
+
+def test_the_index_records_which_module_functions_declare_a_global(tmp_path: Path) -> None:
+    path = tmp_path / "wrapper.py"
+    path.write_text(SOURCE)
+    module = Project([path]).module_at(path)
+    assert module is not None
+    # A nested function's declaration is its enclosing module function's; a method's is
+    # no module function's (global_values reads module functions only).
+    assert module.global_writers == {"_impl": {"_lazy_init"}, "_count": {"_lazy_init"}}
+    assert module.declared_globals == {"_impl", "_count"}
+
+
+def test_a_globals_values_come_from_its_writers_alone(tmp_path: Path) -> None:
+    path = tmp_path / "wrapper.py"
+    path.write_text(SOURCE)
+    engine = Engine(Settings())
+    project = Project([path])
+    analyzer = Analyzer(project, engine.rules)
+    module = project.module_at(path)
+    assert module is not None
+    analyzer.sink_capable.add(module.name)
+    interpreted: list[str | None] = []
+    interpret = analyzer._summarise
+
+    def counting(key):  # the real interpretation, counted
+        interpreted.append(None if key.node is None else key.node.name.value)
+        return interpret(key)
+
+    analyzer._summarise = counting  # type: ignore[method-assign]
+    summary = analyzer.summary(analyzer.func_key(module, module.functions["metadata"]))
+    # The writer (and the local function it calls), the module's top level; not `unrelated`;
+    # and the reader once: nothing looked recursive.
+    assert sorted(interpreted, key=str) == sorted(["metadata", None, "_lazy_init", "bump"], key=str)
+    # The global still carries the sink into the reader: its hit is found.
+    assert [h.spec.function for h in summary.hits] == ["get_paged_mqa_logits_metadata"]
+    # And the check still reports the floor-divided lengths reaching the kernel.
+    outcome = engine.run([path])
+    assert [f.code for f in outcome.report.findings] == ["ZL001"]
