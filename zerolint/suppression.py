@@ -27,6 +27,8 @@ FILE_NOQA = re.compile(
     re.IGNORECASE,
 )
 ALL = None  # a comment that names no code suppresses every code
+KEYWORD = re.compile(r"noqa|zerolint", re.IGNORECASE)
+"""Every suppression comment holds one of these words: a line without either has none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +77,7 @@ def parse(text: str) -> Suppressions:
     """The suppression comments in ``text`` (Python source); a file that cannot be
     tokenized has none (it cannot have findings either)."""
     out = Suppressions()
-    if "noqa" not in text and "zerolint" not in text:
+    if not KEYWORD.search(text):  # as the comments' own patterns: `# NOQA` is one too
         return out
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
@@ -118,16 +120,52 @@ def parse(text: str) -> Suppressions:
     return out
 
 
+FILE_LINE = re.compile(r"^\s*#\s*zerolint:\s*noqa", re.IGNORECASE | re.MULTILINE)
+"""Where a whole-file comment may start (a line that is only a comment)."""
+
+
+def _keyword_lines(text: str) -> set[int]:
+    """The numbers of the lines (from 1) of ``text`` holding ``KEYWORD``, numbered as
+    ``parse`` numbers them (its tokens come from ``io.StringIO(text).readline``, which ends
+    a line at ``\\n`` only)."""
+    lines: set[int] = set()
+    line, counted = 1, 0
+    for match in KEYWORD.finditer(text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        lines.add(line)
+    return lines
+
+
+def _may_suppress(text: str, findings: list[Finding]) -> bool:
+    """Whether a comment of ``text`` can suppress one of ``findings`` (all of that file):
+    a line that may hold a whole-file comment, or a keyword on a line of a finding's call.
+    When not, tokenizing the file would find nothing that matters to them."""
+    if FILE_LINE.search(text):
+        return True
+    lines = _keyword_lines(text)
+    return any(
+        line in lines
+        for finding in findings
+        for line in range(finding.line, max(finding.line, finding.end_line) + 1)
+    )
+
+
 def split(
     findings: Iterable[Finding], texts: Mapping[str, str]
 ) -> tuple[list[Finding], list[Finding]]:
     """(kept, suppressed): ``findings`` whose file (``texts`` maps a finding's path to its
-    source) carries no comment suppressing them, and the others."""
+    source) carries no comment suppressing them, and the others. A file is tokenized only
+    where a comment can suppress one of its findings (``_may_suppress``)."""
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_path.setdefault(finding.path, []).append(finding)
     cache: dict[str, Suppressions] = {}
+    for path, mine in by_path.items():
+        text = texts.get(path, "")
+        cache[path] = parse(text) if _may_suppress(text, mine) else Suppressions()
     kept, dropped = [], []
     for finding in findings:
-        if finding.path not in cache:
-            cache[finding.path] = parse(texts.get(finding.path, ""))
         (dropped if cache[finding.path].matching(finding) else kept).append(finding)
     return kept, dropped
 
