@@ -77,7 +77,7 @@ def parse(text: str) -> Suppressions:
     """The suppression comments in ``text`` (Python source); a file that cannot be
     tokenized has none (it cannot have findings either)."""
     out = Suppressions()
-    if not KEYWORD.search(text):  # as the comments' own patterns: `# NOQA` is one too
+    if not KEYWORD.search(text):  # in any case, as the comments' own patterns read them
         return out
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
