@@ -186,7 +186,7 @@ class _Texts:
     between questions. A question asked before that is complete is answered from the files
     indexed so far and by a scan of the others."""
 
-    CHUNK = 64  # files indexed between two looks for a question
+    CHUNK = 8  # files indexed between two looks for a question: the wait a question may have
 
     def __init__(self, datas: Sequence[bytes | None]) -> None:
         self.datas = datas
