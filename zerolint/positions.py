@@ -100,22 +100,8 @@ def _cst_children(stmt: cst.CSTNode) -> Iterator[cst.CSTNode]:
 def _ast_stmts(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
     for stmt in stmts:
         yield stmt
-        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
-            yield from _ast_stmts(stmt.body)
-            yield from _ast_stmts(stmt.orelse)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            yield from _ast_stmts(stmt.body)
-            for handler in stmt.handlers:  # type: ignore[attr-defined]
-                yield from _ast_stmts(handler.body)
-            yield from _ast_stmts(stmt.orelse)  # type: ignore[attr-defined]
-            yield from _ast_stmts(stmt.finalbody)  # type: ignore[attr-defined]
-        elif isinstance(stmt, ast.Match):
-            for case in stmt.cases:
-                yield from _ast_stmts(case.body)
-        elif isinstance(
-            stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith)
-        ):
-            yield from _ast_stmts(stmt.body)
+        for block in _blocks_of(stmt):
+            yield from _ast_stmts(block)
 
 
 _PAIRS: dict[type, tuple[type, ...]] = {
@@ -234,9 +220,11 @@ class PositionIndex:
 
 
 def _blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
-    """The blocks of statements nested in ``stmt``."""
-    out = [getattr(stmt, name, None) for name in ("body", "orelse", "finalbody")]
+    """The blocks of statements nested in ``stmt``, in source order (a try's handlers come
+    before its else and finally; a match's cases are its blocks)."""
+    out = [getattr(stmt, "body", None)]
     out += [h.body for h in getattr(stmt, "handlers", ())]
+    out += [getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)]
     out += [c.body for c in getattr(stmt, "cases", ())]
     return [b for b in out if isinstance(b, list) and b]
 
