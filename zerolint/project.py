@@ -301,15 +301,15 @@ def parse_module(
         )
     # The language server re-parses edited buffers with LibCST: their positions follow.
     kept = tree if cst_parse is not None else None
-    module = built = None
-    if cst_parse is None:
-        built = build_module(text, tree)
-        del tree  # not kept (see ModuleInfo.positions)
+    built = build_module(text, tree) if cst_parse is None else None
+    del tree  # a check does not keep it (see ModuleInfo.positions)
     try:
         if built is not None:
             module = built
+        elif cst_parse is None:
+            module = parse_cst(text)
         else:
-            module = parse_cst(text) if cst_parse is None else cst_parse(path, text, tree)
+            module = cst_parse(path, text, kept)
     except cst.ParserSyntaxError as exc:
         raise BadInput(
             Diagnostic(
