@@ -67,3 +67,42 @@ def test_a_file_whose_keywords_are_elsewhere_is_not_tokenized() -> None:
     assert suppression._keyword_lines(SOURCES["crlf"]) == {1, 2}
     assert suppression._keyword_lines(SOURCES["lone-cr"]) == {1}
     assert suppression._may_suppress(SOURCES["file-level-in-a-string"], [])
+
+
+UNUSED_SOURCES = {
+    **SOURCES,
+    "upper-noqa": "x = f(a)  # NOQA: zl001\n",
+    "codes-on-next-line": "x = f(a)  # noqa: E501\nZL001 = 1\n",
+    "two-comments": "x = 1  # noqa: E501  # noqa: ZL001\n",
+    "ignore-upper": "x = f(a)  # ZEROLINT: IGNORE\n",
+    "mixed-codes": "x = f(a)  # noqa: E501, ZL004\n",
+    # Python's case-blind matching takes a dotless i for an i.
+    "dotless-i": "x = f(a)  # zerol\u0131nt: ignore\n",
+}
+
+
+def test_unused_reports_what_tokenizing_every_file_reports() -> None:
+    """``unused`` skips tokenizing a file with no comment that can be ours; the result is
+    what tokenizing it gives (every comment of these sources suppresses nothing)."""
+    reported = set()
+    for path, text in UNUSED_SOURCES.items():
+        expected = []
+        for comment in suppression.parse(text).comments():
+            ours = comment.kind != "noqa" or any(c.startswith("ZL") for c in comment.codes or ())
+            if ours:
+                expected.append((comment.line, comment.col))
+        got = [(f.line, f.col) for f in suppression.unused(path, text, ())]
+        assert got == expected, path
+        if got:
+            reported.add(path)
+    # Not an empty comparison: ours are reported, other tools' comments are not.
+    assert {"noqa-on-call", "upper-noqa", "ignore-upper", "mixed-codes", "dotless-i"} <= reported
+    assert not {"other-code-only", "noqa-elsewhere", "codes-on-next-line", "in-a-string"} & reported
+
+
+def test_a_file_with_only_other_tools_comments_is_not_tokenized() -> None:
+    assert not suppression._may_hold_ours(SOURCES["noqa-elsewhere"])
+    assert not suppression._may_hold_ours(SOURCES["bare-noqa"])
+    assert suppression._may_hold_ours(UNUSED_SOURCES["upper-noqa"])
+    assert suppression._may_hold_ours(SOURCES["ignore"])
+    assert suppression._may_hold_ours(UNUSED_SOURCES["mixed-codes"])

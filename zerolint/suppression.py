@@ -170,10 +170,34 @@ def split(
     return kept, dropped
 
 
+_OURS = re.compile(r"zerolint", re.IGNORECASE)
+
+
+def _may_hold_ours(text: str) -> bool:
+    """Whether ``text`` may hold a comment that :func:`unused` reports: one with the word
+    ``zerolint``, or a ``# noqa`` naming a ZL code. Each comment is a slice of the text and
+    ``NOQA`` matches there as it does in the comment (its codes never hold ``#``, so two
+    matches never overlap), so a text without either has no such comment; most files with
+    a ``noqa`` name only other tools' codes and need no tokenizing."""
+    if text.isascii():  # then plain substring tests: a case-blind regex search is slow
+        folded = text.lower()
+        ours, noqa = "zerolint" in folded, "noqa" in folded
+    else:  # the patterns also match some non-ASCII letters (dotless i) case-blind
+        ours, noqa = bool(_OURS.search(text)), True
+    if ours:
+        return True
+    return noqa and any(
+        m["codes"] and any(c.upper().startswith("ZL") for c in re.split(r"[\s,]+", m["codes"]))
+        for m in NOQA.finditer(text)
+    )
+
+
 def unused(path: str, text: str, suppressed: Iterable[Finding]) -> list[Finding]:
     """ZL920 for each comment in ``text`` that names a zerolint code (ZL...) or is a
     zerolint comment, and suppressed none of ``suppressed`` (this file's suppressed
     findings). A bare ``# noqa`` or one naming only other tools' codes is not ours."""
+    if not _may_hold_ours(text):
+        return []
     sup = parse(text)
     used: set[tuple[int, int]] = set()
     for finding in suppressed:
