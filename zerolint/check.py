@@ -478,13 +478,16 @@ def warn_empty_folders(paths: Sequence[Path], files: Sequence[Path]) -> None:
             print(f"zerolint: warning: no Python files found under {folder}", file=sys.stderr)
 
 
+COUNTS = ("parsed", "candidates", "interpreted", "kept")
+"""The entries of --timings that are counts, not seconds."""
+
+
 def print_timings(timings: dict[str, float]) -> None:
     """--timings: the phases on one line, then each parsed file's parse and analysis (its
     functions interpreted, without the parses and callees they led into), slowest first."""
     phases = {k: v for k, v in timings.items() if ":" not in k}
     shown = " ".join(
-        f"{k}={v:.3f}s" if k not in ("parsed", "candidates") else f"{k}={v:.0f}"
-        for k, v in phases.items()
+        f"{k}={v:.3f}s" if k not in COUNTS else f"{k}={v:.0f}" for k, v in phases.items()
     )
     print(f"zerolint: timings: {shown}", file=sys.stderr)
     files = [k.partition(":")[2] for k in timings if k.startswith("parse:")]

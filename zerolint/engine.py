@@ -185,6 +185,10 @@ class Engine:
             self.stats[f"parse:{mod.display}"] = project.parse_seconds.get(mod.path, 0.0)
             self.stats[f"analyse:{mod.display}"] = analyzer.seconds.get(mod.path, 0.0)
         self.stats["candidates"] = float(len(candidates))
+        # Functions interpreted (a recursion's reruns included), and summaries a later round
+        # of the analysis kept rather than made again.
+        self.stats["interpreted"] = float(analyzer.interpreted)
+        self.stats["kept"] = float(analyzer.kept_summaries)
         self.suppress(report, project)
         report.files_checked = len(files) - len(project.diagnostics)
         report.sort()

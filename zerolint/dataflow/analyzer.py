@@ -16,7 +16,12 @@ from zerolint.dataflow.calls import Calls
 from zerolint.dataflow.contexts import CallerContext, Contexts
 from zerolint.dataflow.expressions import Expressions
 from zerolint.dataflow.frames import (
+    CAPABLE,
     MAX_DEPTH,
+    PARSED,
+    RECURSION,
+    WRAPPER,
+    DepNode,
     Frame,
     FuncKey,
     ParamObject,
@@ -135,6 +140,13 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.constructions: dict[int, tuple[str, dict[str, int | str]]] = {}
         self.guard_classes: dict[tuple[int, str], frozenset[str]] = {}
         self.closed_cache: dict[FuncKey, list[CallerContext] | None] = {}
+        # What each summary and cached answer was made from (DepNode), and the nodes of
+        # the summaries and answers being made, innermost last.
+        self.summary_deps: dict[FuncKey, DepNode] = {}
+        self.cache_deps: dict[tuple, DepNode] = {}
+        self._making: list[DepNode] = []
+        self.kept_summaries = 0
+        self.interpreted = 0
 
     # ------------------------------------------------------------------ entry points
 
@@ -162,9 +174,11 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         summaries stop changing (a few rounds: enough for wrappers calling each other)."""
         found = self.summaries.get(key)
         if found is not None:
+            self.uses(self.summary_deps.get(key))
             return found
         if key in self._in_progress or len(self._in_progress) > MAX_DEPTH * 4:
             self._recursion_seen = True
+            self.note(RECURSION)
             return self._provisional.get(key) or Summary(key)
         outer_seen, self._recursion_seen = self._recursion_seen, False
         self._summarise(key)
@@ -181,10 +195,16 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                     self._summarise(k)
             self._rerun = []
             self._recursion_seen = False
+        self.uses(self.summary_deps.get(key))
         return self.summaries[key]
 
     def _summarise(self, key: FuncKey) -> Summary:
+        self.interpreted += 1
         self._in_progress.add(key)
+        node = self.summary_deps.get(key)
+        if node is None:  # a rerun adds to what the first interpretation used
+            node = self.summary_deps[key] = DepNode()
+        self._making.append(node)
         # Interpreting a body never parses modules that cannot reach a sink; only paths
         # being resolved do (allow_parse), and only for what they need.
         allow, self.allow_parse = self.allow_parse, False
@@ -193,6 +213,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         try:
             summary = self._interpret(key)
         finally:
+            self._making.pop()
             self._in_progress.discard(key)
             self.allow_parse = allow
             elapsed = time.perf_counter() - start
@@ -238,8 +259,108 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._cut_origins.clear()
         self._mro_cache.clear()
 
+    # ------------------------------------------------------------------ dependencies
+
+    def note(self, token: object) -> None:
+        """The summary or answer being made got an answer that may change in this run."""
+        if self._making:
+            self._making[-1].tokens.add(token)
+
+    def note_module(self, modname: str) -> None:
+        """... an answer about ``modname`` that changes once it is parsed or reaches a sink
+        (none when it already is or does: both only grow within a run)."""
+        if self._making and not (modname in self.sink_capable or self.project.is_parsed(modname)):
+            self._making[-1].tokens.add(modname)
+
+    def note_parsed(self) -> None:
+        """... an answer that lists the parsed modules."""
+        if self._making:
+            self._making[-1].tokens.add((PARSED, len(self.project.parsed())))
+
+    def uses(self, node: DepNode | None) -> None:
+        """The summary or answer being made used ``node``'s summary or answer."""
+        if self._making and node is not None and node is not self._making[-1]:
+            self._making[-1].edges.append(node)
+
+    def making(self, cache: str, key: object) -> DepNode:
+        """Start recording what the cached answer ``(cache, key)`` is made from (end with
+        ``made``); the answer's users depend on it."""
+        node = self.cache_deps[(cache, key)] = DepNode()
+        self.uses(node)
+        self._making.append(node)
+        return node
+
+    def made(self) -> None:
+        self._making.pop()
+
+    def cached(self, cache: str, key: object) -> None:
+        """A cached answer was reused (while it is still being made: a recursion)."""
+        node = self.cache_deps.get((cache, key))
+        if node is not None and node in self._making:
+            self.note(RECURSION)
+        self.uses(node)
+
+    def note_wrapper(self, name: str) -> None:
+        """... that ``name`` is not known to be a wrapper of a sink."""
+        if self._making and name not in self.wrapper_names:
+            self._making[-1].tokens.add((WRAPPER, name))
+
+    def note_capable(self, modname: str) -> None:
+        """... that ``modname`` is not known to reach a sink."""
+        if self._making and modname not in self.sink_capable:
+            self._making[-1].tokens.add((CAPABLE, modname))
+
+    def _changed(self, token: object) -> bool:
+        if token == RECURSION:
+            # Its value depended on where a recursion was entered, or on how deep the
+            # question came (a limit): asked again, it may be answered otherwise.
+            return True
+        if isinstance(token, tuple):
+            if token[0] == CAPABLE:
+                return token[1] in self.sink_capable
+            if token[0] == WRAPPER:
+                return token[1] in self.wrapper_names
+            return len(self.project.parsed()) != token[1]
+        assert isinstance(token, str)
+        return token in self.sink_capable or self.project.is_parsed(token)
+
+    def _stale_nodes(self) -> set[int]:
+        """The ids of the nodes that reach a token that changed."""
+        back: dict[int, list[DepNode]] = {}
+        seen: dict[int, DepNode] = {}
+        todo = list(self.summary_deps.values())
+        while todo:
+            node = todo.pop()
+            if id(node) in seen:
+                continue
+            seen[id(node)] = node
+            for e in node.edges:
+                back.setdefault(id(e), []).append(node)
+                todo.append(e)
+        stale: set[int] = set()
+        todo = [n for n in seen.values() if any(self._changed(t) for t in n.tokens)]
+        while todo:
+            node = todo.pop()
+            if id(node) in stale:
+                continue
+            stale.add(id(node))
+            todo += back.get(id(node), ())
+        return stale
+
     def reset_summaries(self) -> None:
-        self.summaries.clear()
+        """Before another round over more modules: drop every summary whose making could
+        now go otherwise (DepNode); keep the others, as interpreting them again would give
+        them back."""
+        stale = self._stale_nodes()
+        for key in list(self.summaries):
+            node = self.summary_deps.get(key)
+            if node is None or id(node) in stale or key in self._rerun:
+                del self.summaries[key]
+                self.summary_deps.pop(key, None)
+        self.kept_summaries += len(self.summaries)
+        # The modules mentioning a text are remembered for the whole run, and so is what
+        # those answers were made from.
+        self.cache_deps = {k: v for k, v in self.cache_deps.items() if k[0] == "mention"}
         self.closed_cache.clear()
         self._provisional.clear()
         self._field_cache.clear()

@@ -87,6 +87,8 @@ class Calls:
                     return out
                 return EMPTY
             refs = list(self.attribute(frame, receiver, method).refs)
+            if not refs:
+                self.note_wrapper(method)
             if not refs and method in self.wrapper_names | set(self.sinks_by_name):
                 refs = self.refs_through_fields(frame, receiver, method)
         else:
@@ -100,7 +102,10 @@ class Calls:
             refs = [r for r in refs if not isinstance(r, LazyRef)]
             passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
             for r in lazy:
-                if self.project_module_of(r.qual) in self.sink_capable or passes_sink:
+                home = self.project_module_of(r.qual)
+                if home is not None:
+                    self.note_capable(home)
+                if home in self.sink_capable or passes_sink:
                     # A callee given a sink may call it: it must be analysed now.
                     refs += self.materialize(r, force=passes_sink)
                 else:
@@ -387,6 +392,7 @@ class Calls:
         site = CallSite(key, bound, call_step, operands=self.operands(frame, node, key))
         self.note_call(key, frame.key, id(node), site, frame.guards)
         passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
+        self.note_capable(key.mod.name)
         eager = key.mod is frame.mod or key.mod.name in self.sink_capable or passes_sink
         if eager:
             summary = self.summary(key)

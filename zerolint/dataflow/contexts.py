@@ -100,7 +100,13 @@ class Contexts:
         """Every call of ``key``, when they are all known; else None (asked once a run:
         findings are made after every module's functions are interpreted)."""
         if key not in self.closed_cache:
-            self.closed_cache[key] = self._closed_callers(key)
+            self.making("closed", key)
+            try:
+                self.closed_cache[key] = self._closed_callers(key)
+            finally:
+                self.made()
+        else:
+            self.cached("closed", key)
         return self.closed_cache[key]
 
     def _closed_callers(self, key: FuncKey) -> list[CallerContext] | None:

@@ -9,6 +9,7 @@ import libcst as cst
 
 from zerolint.dataflow.frames import (
     MAX_DEPTH,
+    RECURSION,
     CallSite,
     Frame,
     FuncKey,
@@ -118,9 +119,12 @@ class Expressions:
         specs = self.sinks_by_qual.get(qual)
         if specs is not None:
             return [SinkRef(spec) for spec in specs]
+        if self.whole_program and depth >= MAX_DEPTH:
+            self.note(RECURSION)
         if self.whole_program and depth < MAX_DEPTH:
             modname = self.project_module_of(qual)
             if modname is not None:
+                self.note_module(modname)
                 if self.project.is_parsed(modname) or modname in self.sink_capable:
                     found = self.resolve_in_project(qual, depth)
                     if found:
@@ -161,7 +165,10 @@ class Expressions:
     def may_parse(self, modname: str) -> bool:
         """While summaries are built, only modules that mention a sink are parsed; once
         paths are resolved, any module a path leads into is."""
-        return self.allow_parse or modname in self.sink_capable or self.project.is_parsed(modname)
+        if self.allow_parse:
+            return True
+        self.note_module(modname)
+        return modname in self.sink_capable or self.project.is_parsed(modname)
 
     def resolve_in_project(self, qual: str, depth: int) -> list[Ref]:
         parts = qual.split(".")
@@ -226,15 +233,21 @@ class Expressions:
     def mro(self, cls: ClassInfo, depth: int = 0) -> list[ClassInfo]:
         cached = self._mro_cache.get(id(cls))
         if cached is not None:
+            self.cached("mro", id(cls))
             return cached
         self._mro_cache[id(cls)] = [cls]
-        result = self._mro(cls, depth)
+        self.making("mro", id(cls))
+        try:
+            result = self._mro(cls, depth)
+        finally:
+            self.made()
         self._mro_cache[id(cls)] = result
         return result
 
     def _mro(self, cls: ClassInfo, depth: int) -> list[ClassInfo]:
         out = [cls]
         if depth > MAX_DEPTH:
+            self.note(RECURSION)
             return out
         for base in cls.bases:
             name = dotted(base)
@@ -269,6 +282,7 @@ class Expressions:
         out = []
         if self.allow_parse:
             self.modules_mentioning(cls.name)
+        self.note_parsed()
         for mod in self.project.parsed():
             for c in mod.classes.values():
                 if c is not cls and cls in self.mro(c):

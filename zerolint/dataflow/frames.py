@@ -275,3 +275,29 @@ class Frame:
             for k, v in b.aliases.items():
                 aliases[k] = aliases.get(k, frozenset()) | v
         self.aliases = aliases
+
+
+# ---------------------------------------------------------------- what a summary was made from
+
+PARSED = "*parsed"  # a token: the answer listed the parsed modules
+RECURSION = "*recursion"  # a token: the answer used a summary still being made
+CAPABLE = "*capable"  # a token, with a module: the module was not known to reach a sink
+WRAPPER = "*wrapper"  # a token, with a name: the name was not known to be a sink's wrapper
+
+
+class DepNode:
+    """What one summary, or one cached answer, was made from: the answers that may still
+    change within a run (``tokens``: a module neither parsed nor known to reach a sink, or
+    only not known to reach one (``CAPABLE``); a name not known to wrap a sink
+    (``WRAPPER``); the parsed modules listed when so many were parsed (``PARSED``); an
+    answer that depended on where a recursion or a depth limit was met (``RECURSION``)),
+    and the summaries and cached answers it used (``edges``). A summary can be kept for the next
+    round of ``Engine.analyse`` when no node it reaches holds a token that changed: then
+    interpreting it again would ask the same questions, get the same answers, and give the
+    same summary."""
+
+    __slots__ = ("edges", "tokens")
+
+    def __init__(self) -> None:
+        self.tokens: set[object] = set()
+        self.edges: list[DepNode] = []

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from zerolint.dataflow.frames import (
     MAX_DEPTH,
+    RECURSION,
     CallSite,
     Frame,
     FuncKey,
@@ -92,8 +93,10 @@ class Resolution:
     def resolve_refs(self, ref: PendingRef, depth: int = 0) -> list[Ref]:
         if depth > MAX_DEPTH:
             self.depth_cut = True
+            self.note(RECURSION)
             return []
         if id(ref.origin) in self._resolving:
+            self.note(RECURSION)
             return []
         self._resolving.add(id(ref.origin))
         try:
@@ -132,6 +135,7 @@ class Resolution:
         modname = self.project_module_of(qual)
         if modname is None:
             return False
+        self.note_module(modname)
         if self.project.is_parsed(modname):
             return True
         path = self.project.by_name.get(modname)
@@ -153,9 +157,14 @@ class Resolution:
         key = (id(cls), attr)
         cached = self._field_cache.get(key)
         if cached is not None:
+            self.cached("field", key)
             return cached
         self._field_cache[key] = []  # recursion: a field defined through itself is empty
-        vals = self._field_values(cls, attr)
+        self.making("field", key)
+        try:
+            vals = self._field_values(cls, attr)
+        finally:
+            self.made()
         self._field_cache[key] = vals
         return vals
 
@@ -192,7 +201,13 @@ class Resolution:
         key = (text, self.allow_parse)
         cached = self._mention_cache.get(key)
         if cached is None:
-            cached = self._mention_cache[key] = self._modules_mentioning(text)
+            self.making("mention", key)
+            try:
+                cached = self._mention_cache[key] = self._modules_mentioning(text)
+            finally:
+                self.made()
+        else:
+            self.cached("mention", key)
         return cached
 
     def _modules_mentioning(self, text: str) -> list[ModuleInfo]:
@@ -298,21 +313,27 @@ class Resolution:
         if heads is None:
             if depth > MAX_DEPTH:
                 self.depth_cut = True  # a limit, not a recursion: the engine reports it
+                self.note(RECURSION)
                 return []
             if id(origin) in self._resolving:
+                self.note(RECURSION)
                 return []
             self._resolving.add(id(origin))
             outer_cut, self.depth_cut = self.depth_cut, False
+            self.making("origin", id(origin))
             try:
                 heads = self.resolve_origin(origin, depth)
             finally:
+                self.made()
                 self._resolving.discard(id(origin))
             if self.depth_cut:
                 self._cut_origins.add(id(origin))
             self.depth_cut = self.depth_cut or outer_cut
             self._origin_cache[id(origin)] = heads
-        elif id(origin) in self._cut_origins:
-            self.depth_cut = True  # reusing a resolution that stopped at the limit
+        else:
+            self.cached("origin", id(origin))
+            if id(origin) in self._cut_origins:
+                self.depth_cut = True  # reusing a resolution that stopped at the limit
         return [Trace(h.origin, h.steps + t.steps) for h in heads]
 
     def resolve_origin(self, origin: Origin, depth: int) -> list[Trace]:

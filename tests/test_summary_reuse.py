@@ -1,0 +1,139 @@
+"""A round of ``Engine.analyse`` after the first keeps the summaries that the new modules
+cannot change (``DepNode``): a summary made without asking about a module that was neither
+parsed nor known to reach a sink, and without a recursion, is what interpreting it again
+would give. A summary that asked about a module the new round adds is made again. The
+findings are those of a run that makes every summary again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zerolint.config import Settings
+from zerolint.dataflow import Analyzer
+from zerolint.engine import Engine
+from zerolint.formats import render
+from zerolint.model import Report
+from zerolint.project import Project
+
+FILES = {
+    "pkg/__init__.py": "",
+    # Mentions the sink: a candidate of the first round. `schedule` forwards to the sink,
+    # so the files naming it are the second round's candidates.
+    "pkg/kernels.py": """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+from pkg import helpers
+
+
+def schedule(lens, num_sms):
+    return get_paged_mqa_logits_metadata(lens, 64, num_sms)
+
+
+def scaled(lens):
+    return helpers.halve(lens)
+
+
+def plain(x):
+    return x + 1
+
+
+def via_builder(lens):
+    from pkg import builder
+
+    return builder.build(lens, 132)
+
+
+def outer(lens):
+    return via_builder(lens)
+
+
+def refers():
+    from pkg import builder
+
+    return builder.build
+
+
+def ping(n):
+    return pong(n - 1)
+
+
+def pong(n):
+    return ping(n)
+""",
+    # Names only the wrapper: found in the second round.
+    "pkg/builder.py": """\
+from pkg.kernels import schedule
+
+
+def build(seq_lens, num_sms):
+    return schedule(seq_lens // 4, num_sms)
+""",
+    "pkg/helpers.py": "def halve(x):\n    return x // 2\n",
+}
+
+
+class Rounds(Analyzer):
+    """The analyzer, with each round's summaries kept aside for the test to compare."""
+
+    def __init__(self, *args, keep: bool = True, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.keep = keep
+        self.rounds: list[dict] = []
+
+    def reset_summaries(self) -> None:
+        self.rounds.append(dict(self.summaries))
+        if not self.keep:  # as before: every summary made again
+            self.summary_deps.clear()
+        super().reset_summaries()
+
+
+def analyse(tmp_path: Path, keep: bool) -> tuple[Rounds, str]:
+    paths = []
+    for name, text in FILES.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        paths.append(path)
+    engine = Engine(Settings())
+    project = Project(sorted(paths))
+    analyzer = Rounds(project, engine.rules, keep=keep)
+    modules, _ = engine.analyse(project, analyzer, None, set())
+    findings = [f for mod in modules for f in engine.findings_in(mod, analyzer)]
+    return analyzer, render(Report(findings=findings), "text", root=str(tmp_path))
+
+
+def by_name(summaries: dict) -> dict:
+    return {(k.mod.name, k.node.name.value if k.node else None): s for k, s in summaries.items()}
+
+
+def test_the_second_round_keeps_what_the_new_modules_cannot_change(tmp_path: Path) -> None:
+    analyzer, _ = analyse(tmp_path, keep=True)
+    # Two rounds: the first before `schedule` was known to forward to the sink.
+    assert len(analyzer.rounds) == 2
+    first = by_name(analyzer.rounds[1])
+    final = by_name(analyzer.summaries)
+    kept = {k for k in first if final.get(k) is first[k]}
+    # helpers is neither parsed nor reaches a sink in either round: `scaled` stands.
+    assert {
+        ("pkg.kernels", "schedule"),
+        ("pkg.kernels", "scaled"),
+        ("pkg.kernels", "plain"),
+    } <= kept
+    # `via_builder` asked about pkg.builder, which the second round parses: made again,
+    # and so is `outer`, which used its summary.
+    # `refers` only named something of it (no call).
+    for name in ("via_builder", "outer", "refers"):
+        assert ("pkg.kernels", name) not in kept
+        assert ("pkg.kernels", name) in final
+    # A summary made while another was still being made depends on where the recursion
+    # was entered: made again.
+    assert not {("pkg.kernels", "ping"), ("pkg.kernels", "pong")} & kept
+    assert analyzer.kept_summaries == len(kept)
+
+
+def test_keeping_summaries_finds_what_making_them_again_finds(tmp_path: Path) -> None:
+    kept, found = analyse(tmp_path / "kept", keep=True)
+    again, expected = analyse(tmp_path / "again", keep=False)
+    assert again.kept_summaries == 0 and kept.kept_summaries > 0
+    assert found == expected
+    assert "pkg/builder.py:5:12: ZL001" in expected
