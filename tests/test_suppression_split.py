@@ -76,8 +76,10 @@ UNUSED_SOURCES = {
     "two-comments": "x = 1  # noqa: E501  # noqa: ZL001\n",
     "ignore-upper": "x = f(a)  # ZEROLINT: IGNORE\n",
     "mixed-codes": "x = f(a)  # noqa: E501, ZL004\n",
-    # Python's case-blind matching takes a dotless i for an i.
+    # Python's case-blind matching takes a dotless i (and a dotted capital I) for an i.
     "dotless-i": "x = f(a)  # zerol\u0131nt: ignore\n",
+    "dotted-capital-i": "x = f(a)  # ZEROL\u0130NT: IGNORE\n",
+    "other-non-ascii": "x = f(a)  # caf\u00e9 noqa: E501\n",
 }
 
 
@@ -96,8 +98,24 @@ def test_unused_reports_what_tokenizing_every_file_reports() -> None:
         if got:
             reported.add(path)
     # Not an empty comparison: ours are reported, other tools' comments are not.
-    assert {"noqa-on-call", "upper-noqa", "ignore-upper", "mixed-codes", "dotless-i"} <= reported
+    assert {
+        "noqa-on-call",
+        "upper-noqa",
+        "ignore-upper",
+        "mixed-codes",
+        "dotless-i",
+        "dotted-capital-i",
+    } <= reported
     assert not {"other-code-only", "noqa-elsewhere", "codes-on-next-line", "in-a-string"} & reported
+
+
+def test_the_bytes_prefilter_passes_every_file_the_text_one_does() -> None:
+    for path, text in UNUSED_SOURCES.items():
+        if suppression._may_hold_ours(text):
+            assert suppression.may_hold_ours(text.encode()), path
+    assert not suppression.may_hold_ours(SOURCES["plain"].encode())
+    assert suppression.may_hold_ours(b"x = 1  # NoQa: ZL001\n")
+    assert not suppression.may_hold_ours("caf\u00e9 = 1\n".encode())
 
 
 def test_a_file_with_only_other_tools_comments_is_not_tokenized() -> None:

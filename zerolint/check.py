@@ -447,7 +447,7 @@ class Run:
 def unused_suppressions(files: Sequence[Path], report: Report, keep: Any) -> list[Any]:
     """ZL920 for each suppression comment in ``files`` that hid none of the findings."""
     from zerolint.formats import display_path
-    from zerolint.suppression import unused
+    from zerolint.suppression import may_hold_ours, unused
 
     hidden: dict[str, list] = {}
     for f in report.suppressed:
@@ -455,7 +455,11 @@ def unused_suppressions(files: Sequence[Path], report: Report, keep: Any) -> lis
     out = []
     for path in files:
         try:
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
+            if not may_hold_ours(data):
+                continue
+            # As read_text does: universal newlines.
+            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
         except (OSError, UnicodeDecodeError):
             continue
         shown = display_path(str(path))

@@ -170,26 +170,34 @@ def split(
     return kept, dropped
 
 
-_OURS = re.compile(r"zerolint", re.IGNORECASE)
-
-
 def _may_hold_ours(text: str) -> bool:
     """Whether ``text`` may hold a comment that :func:`unused` reports: one with the word
     ``zerolint``, or a ``# noqa`` naming a ZL code. Each comment is a slice of the text and
     ``NOQA`` matches there as it does in the comment (its codes never hold ``#``, so two
     matches never overlap), so a text without either has no such comment; most files with
     a ``noqa`` name only other tools' codes and need no tokenizing."""
-    if text.isascii():  # then plain substring tests: a case-blind regex search is slow
-        folded = text.lower()
-        ours, noqa = "zerolint" in folded, "noqa" in folded
-    else:  # the patterns also match some non-ASCII letters (dotless i) case-blind
-        ours, noqa = bool(_OURS.search(text)), True
-    if ours:
+    # Plain substring tests: a case-blind regex search is slow. Python's case-blind match
+    # takes two non-ASCII letters for an ASCII one of these words (U+0130 and the dotless
+    # U+0131 for i), and lowercasing makes no other non-ASCII letter one of theirs.
+    folded = text if text.isascii() else text.replace("\u0130", "i").replace("\u0131", "i")
+    folded = folded.lower()
+    if "zerolint" in folded:
         return True
-    return noqa and any(
+    return "noqa" in folded and any(
         m["codes"] and any(c.upper().startswith("ZL") for c in re.split(r"[\s,]+", m["codes"]))
         for m in NOQA.finditer(text)
     )
+
+
+def may_hold_ours(data: bytes) -> bool:
+    """Whether a file of these bytes may hold a comment :func:`unused` reports: False for
+    bytes with neither ``zerolint`` nor ``noqa`` in any case, without decoding the file
+    (``_may_hold_ours`` decides the others). A non-ASCII letter Python's case-blind match
+    takes for the i of ``zerolint`` (U+0130, U+0131) starts with the byte 0xC4 in UTF-8."""
+    folded = data.lower()
+    if b"zerolint" in folded or b"noqa" in folded:
+        return True
+    return b"\xc4" in data and b"zerol" in folded
 
 
 def unused(path: str, text: str, suppressed: Iterable[Finding]) -> list[Finding]:

@@ -349,8 +349,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
 
     def reset_summaries(self) -> None:
         """Before another round over more modules: drop every summary whose making could
-        now go otherwise (DepNode); keep the others, as interpreting them again would give
-        them back."""
+        now go otherwise (DepNode); keep the others, which interpreting them again now
+        would give back."""
         stale = self._stale_nodes()
         for key in list(self.summaries):
             node = self.summary_deps.get(key)

@@ -291,10 +291,12 @@ class DepNode:
     only not known to reach one (``CAPABLE``); a name not known to wrap a sink
     (``WRAPPER``); the parsed modules listed when so many were parsed (``PARSED``); an
     answer that depended on where a recursion or a depth limit was met (``RECURSION``)),
-    and the summaries and cached answers it used (``edges``). A summary can be kept for the next
-    round of ``Engine.analyse`` when no node it reaches holds a token that changed: then
-    interpreting it again would ask the same questions, get the same answers, and give the
-    same summary."""
+    and the summaries and cached answers it used (``edges``). A summary can be kept for the
+    next round of ``Engine.analyse`` when no node it reaches holds a token that changed:
+    interpreting it again at the start of that round would ask the same questions, get the
+    same answers, and give the same summary. (Within a round, as in the first, a name found
+    to wrap a sink is seen by the summaries made after it; a new wrapper makes another
+    round where files name it, and that round checks the tokens again.)"""
 
     __slots__ = ("edges", "tokens")
 
