@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import libcst as cst
+import pytest
 
 from zerolint.dataflow import syntax
 
@@ -18,21 +19,84 @@ def visitor_scan(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     found: list[cst.BaseExpression] = []
     other = False
 
+    def binds(target: cst.CSTNode | None) -> bool:
+        """Whether ``target`` binds ``name``: it is the name, or holds it in an unpacking."""
+        if isinstance(target, cst.Name):
+            return target.value == name
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return any(binds(e.value) for e in target.elements)
+        if isinstance(target, cst.StarredElement):
+            return binds(target.value)
+        return False
+
     class Visitor(cst.CSTVisitor):
+        def mark(self, target: cst.CSTNode | None) -> None:
+            nonlocal other
+            other = other or binds(target)
+
         def visit_Assign(self, node: cst.Assign) -> None:
             for t in node.targets:
-                if isinstance(t.target, cst.Name) and t.target.value == name:
-                    found.append(node.value)
+                if isinstance(t.target, cst.Name):
+                    if t.target.value == name:
+                        found.append(node.value)
+                else:
+                    self.mark(t.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None and binds(node.target):
+                found.append(node.value)
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            nonlocal other
-            if isinstance(node.target, cst.Name) and node.target.value == name:
-                other = True
+            self.mark(node.target)
 
         def visit_Param(self, node: cst.Param) -> None:
-            nonlocal other
-            if node.name.value == name:
-                other = True
+            self.mark(node.name)
+
+        def visit_For(self, node: cst.For) -> None:
+            self.mark(node.target)
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            self.mark(node.target)
+
+        def visit_Del(self, node: cst.Del) -> None:
+            self.mark(node.target)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            self.mark(node.target)
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            self.mark(node.name)
+
+        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+            if node.asname is None:
+                head = node.name
+                while isinstance(head, cst.Attribute):
+                    head = head.value
+                self.mark(head)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            if node is not scope:
+                self.mark(node.name)
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            self.mark(node.name)
+
+        def visit_Global(self, node: cst.Global) -> None:
+            for item in node.names:
+                self.mark(item.name)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            for item in node.names:
+                self.mark(item.name)
+
+        def visit_MatchAs(self, node: cst.MatchAs) -> None:
+            self.mark(node.name)
+
+        def visit_MatchStar(self, node: cst.MatchStar) -> None:
+            self.mark(node.name)
+
+        def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+            self.mark(node.rest)
 
     scope.visit(Visitor())
     return [] if other else found
@@ -91,3 +155,46 @@ def test_a_parameter_or_augmented_assignment_hides_the_values() -> None:
     assert syntax._assigned_values(fn, "k") == []
     assert syntax._assigned_values(fn, "m2") == []
     assert syntax._assigned_values(fn, "nothing") == []
+
+
+BOUND_OTHERWISE = {
+    "for": "for m in masks:\n        pass",
+    "comprehension": "rows = [m for m in masks]",
+    "with": "with ctx() as m:\n        pass",
+    "except": "try:\n        pass\n    except E as m:\n        pass",
+    "unpacked": "m, n = pair",
+    "starred": "first, *m = rows",
+    "nested unpacking": "(a, [b, m]) = nested",
+    "walrus": "if (m := lens > 0):\n        pass",
+    "import": "import m",
+    "import dotted": "import m.sub",
+    "import as": "import numpy as m",
+    "from import": "from torch import m",
+    "def": "def m():\n        pass",
+    "class": "class m:\n        pass",
+    "del": "del m",
+    "global": "global m",
+    "match": "match x:\n        case [m]:\n            pass",
+    "match star": "match x:\n        case [*m]:\n            pass",
+    "match rest": "match x:\n        case {**m}:\n            pass",
+}
+
+
+@pytest.mark.parametrize("how", sorted(BOUND_OTHERWISE))
+def test_a_name_bound_any_other_way_hides_the_values(how: str) -> None:
+    """``m = x > 0`` makes ``m`` a mask only if nothing else binds it: a loop, a ``with``,
+    an unpacking ... may give it any value, so its values are not known."""
+    source = f"def f(x):\n    m = x > 0\n    {BOUND_OTHERWISE[how]}\n    return m\n"
+    fn = cst.parse_module(source).body[0]
+    assert syntax._assigned_values(fn, "m") == [], how
+    assert visitor_scan(fn, "m") == [], how
+    # Without that binding the assignment's value is known.
+    alone = cst.parse_module("def f(x):\n    m = x > 0\n    return m\n").body[0]
+    assert len(syntax._assigned_values(alone, "m")) == 1
+
+
+def test_an_annotated_assignment_is_a_plain_one() -> None:
+    fn = cst.parse_module("def f(x):\n    m: Tensor = x > 0\n    k: int\n").body[0]
+    values = syntax._assigned_values(fn, "m")
+    assert [cst.Module([]).code_for_node(v) for v in values] == ["x > 0"]
+    assert syntax._assigned_values(fn, "k") == []

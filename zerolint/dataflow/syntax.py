@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -285,8 +285,10 @@ _BINDINGS: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]], set
 
 def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     """Every value ``name`` is bound to by a plain assignment anywhere in ``scope``; a name
-    bound any other way there (a parameter, also of a nested function or lambda, or an
-    augmented assignment) gives ``[]``."""
+    bound any other way there (a parameter, also of a nested function or lambda, an
+    augmented assignment, a ``for``, ``with``, ``except`` or ``match`` target, an unpacked
+    or walrus assignment, an import, a nested ``def`` or ``class``, ``del``, ``global`` or
+    ``nonlocal``) gives ``[]``: its values are not all known."""
     cached = _BINDINGS.get(id(scope))
     if cached is None or cached[0] is not scope:
         if len(_BINDINGS) > 1024:
@@ -309,12 +311,52 @@ def _scan_bindings(scope: cst.CSTNode) -> tuple[dict[str, list[cst.BaseExpressio
             for t in node.targets:
                 if type(t.target) is cst.Name:
                     assigned.setdefault(t.target.value, []).append(node.value)
-        elif kind is cst.AugAssign:
-            if type(node.target) is cst.Name:
-                other.add(node.target.value)
+                else:
+                    other.update(_target_names(t.target))
+        elif kind is cst.AnnAssign:
+            if node.value is not None and type(node.target) is cst.Name:
+                assigned.setdefault(node.target.value, []).append(node.value)
         elif kind is cst.Param:
             other.add(node.name.value)
+        elif node is not scope:
+            other.update(_bound_otherwise(node, kind))
     return assigned, other
+
+
+_TARGETS = (cst.AugAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr)  # bind .target
+_NAMED = (cst.FunctionDef, cst.ClassDef, cst.MatchAs, cst.MatchStar)  # bind .name (or none)
+
+
+def _bound_otherwise(node: Any, kind: type) -> Iterator[str]:
+    """The names ``node`` binds other than by a plain assignment (see _assigned_values)."""
+    if kind in _TARGETS:
+        yield from _target_names(node.target)
+    elif kind is cst.AsName:  # with ... as x, except E as x, import a as x
+        yield from _target_names(node.name)
+    elif kind is cst.ImportAlias and node.asname is None:
+        head = node.name
+        while type(head) is cst.Attribute:  # import a.b binds a
+            head = head.value
+        yield from _target_names(head)
+    elif kind in _NAMED and node.name is not None:
+        yield node.name.value
+    elif kind is cst.Global or kind is cst.Nonlocal:
+        yield from (item.name.value for item in node.names)
+    elif kind is cst.MatchMapping and node.rest is not None:
+        yield node.rest.value
+
+
+def _target_names(target: Any) -> Iterator[str]:
+    """The names a target binds: itself, or the names inside an unpacking (``a, (b, *c)``);
+    none for an attribute or a subscript (they bind no name)."""
+    kind = type(target)
+    if kind is cst.Name:
+        yield target.value
+    elif kind is cst.Tuple or kind is cst.List:
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif kind is cst.StarredElement:
+        yield from _target_names(target.value)
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
