@@ -174,7 +174,10 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         summaries stop changing (a few rounds: enough for wrappers calling each other)."""
         found = self.summaries.get(key)
         if found is not None:
-            self.uses(self.summary_deps.get(key))
+            if self._making:  # uses(), inlined: the commonest call of a run
+                node = self.summary_deps.get(key)
+                if node is not None and node is not self._making[-1]:
+                    self._making[-1].edges.add(node)
             return found
         if key in self._in_progress or len(self._in_progress) > MAX_DEPTH * 4:
             self._recursion_seen = True
@@ -204,6 +207,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         node = self.summary_deps.get(key)
         if node is None:  # a rerun adds to what the first interpretation used
             node = self.summary_deps[key] = DepNode()
+        node.open = True
         self._making.append(node)
         # Interpreting a body never parses modules that cannot reach a sink; only paths
         # being resolved do (allow_parse), and only for what they need.
@@ -213,7 +217,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         try:
             summary = self._interpret(key)
         finally:
-            self._making.pop()
+            self._making.pop().open = False
             self._in_progress.discard(key)
             self.allow_parse = allow
             elapsed = time.perf_counter() - start
@@ -262,51 +266,53 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
     # ------------------------------------------------------------------ dependencies
 
     def note(self, token: object) -> None:
-        """The summary or answer being made got an answer that may change in this run."""
+        """The summary or answer being made got an answer that may change in this run: a
+        module's name (an answer given while it was neither parsed nor known to reach a
+        sink) or one of the tokens of ``DepNode``."""
         if self._making:
             self._making[-1].tokens.add(token)
 
-    def note_module(self, modname: str) -> None:
-        """... an answer about ``modname`` that changes once it is parsed or reaches a sink
-        (none when it already is or does: both only grow within a run)."""
-        if self._making and not (modname in self.sink_capable or self.project.is_parsed(modname)):
-            self._making[-1].tokens.add(modname)
-
     def note_parsed(self) -> None:
-        """... an answer that lists the parsed modules."""
+        """The summary or answer being made listed the parsed modules."""
         if self._making:
             self._making[-1].tokens.add((PARSED, len(self.project.parsed())))
 
     def uses(self, node: DepNode | None) -> None:
         """The summary or answer being made used ``node``'s summary or answer."""
         if self._making and node is not None and node is not self._making[-1]:
-            self._making[-1].edges.append(node)
+            self._making[-1].edges.add(node)
 
     def making(self, cache: str, key: object) -> DepNode:
         """Start recording what the cached answer ``(cache, key)`` is made from (end with
         ``made``); the answer's users depend on it."""
         node = self.cache_deps[(cache, key)] = DepNode()
         self.uses(node)
+        node.open = True
         self._making.append(node)
         return node
 
     def made(self) -> None:
-        self._making.pop()
+        self._making.pop().open = False
 
     def cached(self, cache: str, key: object) -> None:
         """A cached answer was reused (while it is still being made: a recursion)."""
+        if not self._making:
+            return
         node = self.cache_deps.get((cache, key))
-        if node is not None and node in self._making:
-            self.note(RECURSION)
-        self.uses(node)
+        if node is not None:
+            top = self._making[-1]
+            if node.open:
+                top.tokens.add(RECURSION)
+            if node is not top:
+                top.edges.add(node)
 
     def note_wrapper(self, name: str) -> None:
-        """... that ``name`` is not known to be a wrapper of a sink."""
+        """The summary or answer being made was told ``name`` wraps no sink (so far)."""
         if self._making and name not in self.wrapper_names:
             self._making[-1].tokens.add((WRAPPER, name))
 
     def note_capable(self, modname: str) -> None:
-        """... that ``modname`` is not known to reach a sink."""
+        """The summary or answer being made was told ``modname`` reaches no sink (so far)."""
         if self._making and modname not in self.sink_capable:
             self._making[-1].tokens.add((CAPABLE, modname))
 

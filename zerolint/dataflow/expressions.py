@@ -124,12 +124,12 @@ class Expressions:
         if self.whole_program and depth < MAX_DEPTH:
             modname = self.project_module_of(qual)
             if modname is not None:
-                self.note_module(modname)
                 if self.project.is_parsed(modname) or modname in self.sink_capable:
                     found = self.resolve_in_project(qual, depth)
                     if found:
                         return found
                 else:
+                    self.note(modname)  # a placeholder until the module is parsed or capable
                     return [LazyRef(qual)]
         last = qual.rsplit(".", 1)[-1]
         if last in self.sinks_by_name:
@@ -165,10 +165,10 @@ class Expressions:
     def may_parse(self, modname: str) -> bool:
         """While summaries are built, only modules that mention a sink are parsed; once
         paths are resolved, any module a path leads into is."""
-        if self.allow_parse:
+        if self.allow_parse or modname in self.sink_capable or self.project.is_parsed(modname):
             return True
-        self.note_module(modname)
-        return modname in self.sink_capable or self.project.is_parsed(modname)
+        self.note(modname)  # an answer that changes once the module is parsed or capable
+        return False
 
     def resolve_in_project(self, qual: str, depth: int) -> list[Ref]:
         parts = qual.split(".")

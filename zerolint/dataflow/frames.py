@@ -298,8 +298,9 @@ class DepNode:
     to wrap a sink is seen by the summaries made after it; a new wrapper makes another
     round where files name it, and that round checks the tokens again.)"""
 
-    __slots__ = ("edges", "tokens")
+    __slots__ = ("edges", "open", "tokens")
 
     def __init__(self) -> None:
         self.tokens: set[object] = set()
-        self.edges: list[DepNode] = []
+        self.edges: set[DepNode] = set()
+        self.open = False  # being made: a use now is a recursion

@@ -135,9 +135,9 @@ class Resolution:
         modname = self.project_module_of(qual)
         if modname is None:
             return False
-        self.note_module(modname)
         if self.project.is_parsed(modname):
             return True
+        self.note(modname)  # an answer that may change once the module is parsed
         path = self.project.by_name.get(modname)
         text = self.project.text(path) if path is not None else None
         if text is None:
