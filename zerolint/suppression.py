@@ -184,8 +184,9 @@ def _may_hold_ours(text: str) -> bool:
     if "zerolint" in folded:
         return True
     return "noqa" in folded and any(
-        m["codes"] and any(c.upper().startswith("ZL") for c in re.split(r"[\s,]+", m["codes"]))
+        c.startswith("ZL")
         for m in NOQA.finditer(text)
+        for c in _codes(m["codes"], r"[\s,]+") or ()  # a bare noqa (ALL) is not ours
     )
 
 
