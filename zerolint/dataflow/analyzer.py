@@ -7,8 +7,9 @@ resolution); this module holds the entry points, the summaries and their recursi
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import libcst as cst
 
@@ -52,6 +53,7 @@ from zerolint.project import ClassInfo, ModuleInfo, Project
 from zerolint.rules import Rule, SinkSpec
 
 RECURSION_ROUNDS = 3
+T = TypeVar("T")
 
 
 class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts):
@@ -282,17 +284,17 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if self._making and node is not None and node is not self._making[-1]:
             self._making[-1].edges.add(node)
 
-    def making(self, cache: str, key: object) -> DepNode:
-        """Start recording what the cached answer ``(cache, key)`` is made from (end with
-        ``made``); the answer's users depend on it."""
+    def made_from(self, cache: str, key: object, make: Callable[[], T]) -> T:
+        """``make()``, the answer to cache as ``(cache, key)``, recording what it is made
+        from; the summary or answer being made depends on it."""
         node = self.cache_deps[(cache, key)] = DepNode()
         self.uses(node)
         node.open = True
         self._making.append(node)
-        return node
-
-    def made(self) -> None:
-        self._making.pop().open = False
+        try:
+            return make()
+        finally:
+            self._making.pop().open = False
 
     def cached(self, cache: str, key: object) -> None:
         """A cached answer was reused (while it is still being made: a recursion)."""
@@ -330,27 +332,26 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         assert isinstance(token, str)
         return token in self.sink_capable or self.project.is_parsed(token)
 
-    def _stale_nodes(self) -> set[int]:
-        """The ids of the nodes that reach a token that changed."""
-        back: dict[int, list[DepNode]] = {}
-        seen: dict[int, DepNode] = {}
+    def _stale_nodes(self) -> set[DepNode]:
+        """The nodes that reach a token that changed."""
+        users: dict[DepNode, list[DepNode]] = {}
+        seen: set[DepNode] = set()
         todo = list(self.summary_deps.values())
         while todo:
             node = todo.pop()
-            if id(node) in seen:
+            if node in seen:
                 continue
-            seen[id(node)] = node
-            for e in node.edges:
-                back.setdefault(id(e), []).append(node)
-                todo.append(e)
-        stale: set[int] = set()
-        todo = [n for n in seen.values() if any(self._changed(t) for t in n.tokens)]
+            seen.add(node)
+            for used in node.edges:
+                users.setdefault(used, []).append(node)
+                todo.append(used)
+        stale: set[DepNode] = set()
+        todo = [n for n in seen if any(self._changed(t) for t in n.tokens)]
         while todo:
             node = todo.pop()
-            if id(node) in stale:
-                continue
-            stale.add(id(node))
-            todo += back.get(id(node), ())
+            if node not in stale:
+                stale.add(node)
+                todo += users.get(node, ())
         return stale
 
     def reset_summaries(self) -> None:
@@ -360,7 +361,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         stale = self._stale_nodes()
         for key in list(self.summaries):
             node = self.summary_deps.get(key)
-            if node is None or id(node) in stale or key in self._rerun:
+            if node is None or node in stale or key in self._rerun:
                 del self.summaries[key]
                 self.summary_deps.pop(key, None)
         self.kept_summaries += len(self.summaries)

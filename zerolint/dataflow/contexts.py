@@ -100,11 +100,9 @@ class Contexts:
         """Every call of ``key``, when they are all known; else None (asked once a run:
         findings are made after every module's functions are interpreted)."""
         if key not in self.closed_cache:
-            self.making("closed", key)
-            try:
-                self.closed_cache[key] = self._closed_callers(key)
-            finally:
-                self.made()
+            self.closed_cache[key] = self.made_from(
+                "closed", key, lambda: self._closed_callers(key)
+            )
         else:
             self.cached("closed", key)
         return self.closed_cache[key]

@@ -236,11 +236,7 @@ class Expressions:
             self.cached("mro", id(cls))
             return cached
         self._mro_cache[id(cls)] = [cls]
-        self.making("mro", id(cls))
-        try:
-            result = self._mro(cls, depth)
-        finally:
-            self.made()
+        result = self.made_from("mro", id(cls), lambda: self._mro(cls, depth))
         self._mro_cache[id(cls)] = result
         return result
 

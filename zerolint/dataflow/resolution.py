@@ -160,11 +160,7 @@ class Resolution:
             self.cached("field", key)
             return cached
         self._field_cache[key] = []  # recursion: a field defined through itself is empty
-        self.making("field", key)
-        try:
-            vals = self._field_values(cls, attr)
-        finally:
-            self.made()
+        vals = self.made_from("field", key, lambda: self._field_values(cls, attr))
         self._field_cache[key] = vals
         return vals
 
@@ -201,11 +197,8 @@ class Resolution:
         key = (text, self.allow_parse)
         cached = self._mention_cache.get(key)
         if cached is None:
-            self.making("mention", key)
-            try:
-                cached = self._mention_cache[key] = self._modules_mentioning(text)
-            finally:
-                self.made()
+            cached = self.made_from("mention", key, lambda: self._modules_mentioning(text))
+            self._mention_cache[key] = cached
         else:
             self.cached("mention", key)
         return cached
@@ -320,11 +313,11 @@ class Resolution:
                 return []
             self._resolving.add(id(origin))
             outer_cut, self.depth_cut = self.depth_cut, False
-            self.making("origin", id(origin))
             try:
-                heads = self.resolve_origin(origin, depth)
+                heads = self.made_from(
+                    "origin", id(origin), lambda: self.resolve_origin(origin, depth)
+                )
             finally:
-                self.made()
                 self._resolving.discard(id(origin))
             if self.depth_cut:
                 self._cut_origins.add(id(origin))
