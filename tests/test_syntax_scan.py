@@ -5,6 +5,7 @@ every function of real source: the scan is a plain walk of the nodes' fields, fo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 import pytest
@@ -46,26 +47,23 @@ def visitor_scan(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
             if node.value is not None and binds(node.target):
                 found.append(node.value)
 
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            self.mark(node.target)
-
         def visit_Param(self, node: cst.Param) -> None:
             self.mark(node.name)
 
-        def visit_For(self, node: cst.For) -> None:
+        def mark_target(self, node: Any) -> None:
             self.mark(node.target)
 
-        def visit_CompFor(self, node: cst.CompFor) -> None:
-            self.mark(node.target)
-
-        def visit_Del(self, node: cst.Del) -> None:
-            self.mark(node.target)
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            self.mark(node.target)
-
-        def visit_AsName(self, node: cst.AsName) -> None:
+        def mark_name(self, node: Any) -> None:
             self.mark(node.name)
+
+        def mark_names(self, node: Any) -> None:
+            for item in node.names:
+                self.mark(item.name)
+
+        # The visitor looks its methods up by name: one method serves the nodes alike.
+        visit_AugAssign = visit_For = visit_CompFor = visit_Del = visit_NamedExpr = mark_target
+        visit_AsName = visit_ClassDef = visit_MatchAs = visit_MatchStar = mark_name
+        visit_Global = visit_Nonlocal = mark_names
 
         def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
             if node.asname is None:
@@ -77,23 +75,6 @@ def visitor_scan(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
             if node is not scope:
                 self.mark(node.name)
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            self.mark(node.name)
-
-        def visit_Global(self, node: cst.Global) -> None:
-            for item in node.names:
-                self.mark(item.name)
-
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            for item in node.names:
-                self.mark(item.name)
-
-        def visit_MatchAs(self, node: cst.MatchAs) -> None:
-            self.mark(node.name)
-
-        def visit_MatchStar(self, node: cst.MatchStar) -> None:
-            self.mark(node.name)
 
         def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
             self.mark(node.rest)
