@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from zerolint.prescan import MIN_FILES, prescan
+from zerolint.prescan import MIN_FILES, _scan, prescan, shared_keys
 from zerolint.project import Project
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the prescan forks")
@@ -159,3 +159,40 @@ def test_a_text_holding_an_answered_one_is_answered_from_that_ones_files() -> No
     # (impossible for a true answer) is not found, which shows none other was read.
     assert _narrowed(b"fp8(", {b"fp8": [3]}, [b"fp8(", None, None, b"fp8("]) == [3]
     assert _narrowed(b"Base(", found, datas) is None  # nothing known lies inside it
+
+
+def test_needles_looked_for_through_a_shared_key_are_found_as_one_by_one(tmp_path: Path) -> None:
+    """Sink names sharing a long part are looked for through it (a pass over the tree per
+    key): each needle's files, and the key's, are exactly those that hold it."""
+    needles = [
+        b"fp8_paged_mqa_logits",
+        b"fp8_fp4_paged_mqa_logits",
+        b"get_paged_mqa_logits_metadata",
+        b"decode_attention_fwd",
+        b"flash_mla_with_kvcache",
+        b"flash_mla_with_kvcache_fp8",  # holds another needle, which is then its key
+    ]
+    groups = shared_keys(needles)
+    assert groups[b"_paged_mqa_logits"] == needles[:3]
+    assert sorted(n for members in groups.values() for n in members) == sorted(needles)
+    assert all(key in n for key, members in groups.items() for n in members)
+    bodies = [
+        "x = fp8_paged_mqa_logits(q)\n",
+        "from m import get_paged_mqa_logits_metadata\n",
+        "paged_mqa_logits = 1  # no needle, nor the key\n",
+        "y = _paged_mqa_logits\n",  # the key alone
+        "fp8_fp4_paged_mqa_logits(a); decode_attention_fwd(b)\n",
+        "flash_mla_with_kvcache_fp8(c)\n",
+        "nothing here\n",
+    ]
+    files = []
+    for i, body in enumerate(bodies):
+        path = tmp_path / f"f{i}.py"
+        path.write_text(body)
+        files.append(path)
+    datas, hits, bad, found = _scan(files, needles, Path.read_bytes)
+    assert bad == []
+    for text in [*needles, *groups]:
+        assert found[text] == [i for i, d in enumerate(datas) if text in d], text
+    assert hits == [i for i, d in enumerate(datas) if any(n in d for n in needles)]
+    assert hits == [0, 1, 4, 5]

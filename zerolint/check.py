@@ -674,7 +674,9 @@ def lint(
     lookups: dict[Path, FileLookup] = {}
     warm = use_cache
     negatives: set[Path] = set()
-    for path in found.files:
+    # Without a cache, a lookup only stats the file: needed for --fix's digests alone.
+    looked_up = found.files if cache.enabled or analysed is not None else ()
+    for path in looked_up:
         try:
             lk = cache.lookup(path)
         except OSError:

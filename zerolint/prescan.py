@@ -154,6 +154,8 @@ def _scan(
     hits: list[int] = []
     bad: list[int] = []
     found: dict[bytes, list[int]] = {n: [] for n in needles}
+    groups = shared_keys(needles)
+    found.update((key, []) for key in groups)
     for i, path in enumerate(files):
         data: bytes | None
         try:
@@ -172,13 +174,51 @@ def _scan(
             bad.append(i)
             continue
         mentioned = False
-        for n in needles:
-            if n in data:
-                found[n].append(i)
-                mentioned = True
+        for key, members in groups.items():
+            if key not in data:
+                continue
+            if key not in members:
+                found[key].append(i)
+            for n in members:
+                if n == key or n in data:
+                    found[n].append(i)
+                    mentioned = True
         if mentioned:
             hits.append(i)
     return datas, hits, bad, found
+
+
+# The shortest text shared by needles that is looked for in their stead (below, a common
+# word such as `_metadata` would be found in many files, each then searched again).
+MIN_KEY = 12
+
+
+def shared_keys(needles: Sequence[bytes]) -> dict[bytes, list[bytes]]:
+    """Texts to look for, each with the needles it stands for: a file holds a needle only
+    if it holds the needle's key, which lies in it. Needles sharing a long enough text
+    share it as their key (the one shared by the most, then the longest), so that a tree is
+    passed over once per key rather than once per needle; any other needle is its own key.
+    The sink names of several rules share parts (``paged_mqa_logits`` is in three)."""
+    left = list(dict.fromkeys(needles))
+    groups: dict[bytes, list[bytes]] = {}
+    while left:
+        counts: dict[bytes, int] = {}
+        for n in left:
+            parts = {
+                n[start : start + size]
+                for size in range(MIN_KEY, len(n) + 1)
+                for start in range(len(n) - size + 1)
+            }
+            for part in parts:
+                counts[part] = counts.get(part, 0) + 1
+        shared = [(count, len(part), part) for part, count in counts.items() if count > 1]
+        if not shared:
+            groups.update((n, [n]) for n in left)
+            break
+        key = max(shared)[2]
+        groups[key] = [n for n in left if key in n]
+        left = [n for n in left if key not in n]
+    return groups
 
 
 class _Texts:

@@ -149,6 +149,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._making: list[DepNode] = []
         self.kept_summaries = 0
         self.interpreted = 0
+        # The eval_ and exec_ methods, looked up once per node type, not by name at every node.
+        self.evaluators = {}
+        self.executors = {}
 
     # ------------------------------------------------------------------ entry points
 

@@ -3,7 +3,7 @@ kind, arithmetic, and the floor divisions that start zero-able lengths (``source
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -57,9 +57,16 @@ from zerolint.dataflow.values import (
 from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
 
+_UNKNOWN = object()
+# Literals hold nothing to walk (LibCST's `children` rebuilds a node to list its children).
+_LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis})
+
 
 class Expressions:
     """Part of ``Analyzer`` (see analyzer.py); methods call each other through ``self``."""
+
+    # The eval_ method of each node type, None for the generic walk (Analyzer.__init__).
+    evaluators: dict[type, Callable[..., Val] | None]
 
     # ------------------------------------------------------------------ reads
 
@@ -327,10 +334,15 @@ class Expressions:
     def eval(self, frame: Frame, node: cst.CSTNode | None) -> Val:
         if node is None:
             return EMPTY
-        method = getattr(self, f"eval_{type(node).__name__}", None)
+        kind = type(node)
+        method = self.evaluators.get(kind, _UNKNOWN)
+        if method is _UNKNOWN:
+            method = self.evaluators[kind] = getattr(type(self), f"eval_{kind.__name__}", None)
         if method is not None:
-            return method(frame, node)
-        # Literals, comparisons, f-strings...: no lengths, but evaluate children for calls.
+            return method(self, frame, node)
+        if kind in _LITERALS:
+            return EMPTY
+        # F-strings, string concatenations...: no lengths, but evaluate children for calls.
         for child in node.children:
             if isinstance(child, cst.BaseExpression):
                 self.eval(frame, child)

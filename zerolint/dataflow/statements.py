@@ -6,7 +6,7 @@ result written back in place (``write_whole``), so views and aliases of ``x`` ch
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -44,9 +44,14 @@ from zerolint.dataflow.values import (
 from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo
 
+_UNKNOWN = object()
+
 
 class Statements:
     """Part of ``Analyzer`` (see analyzer.py); methods call each other through ``self``."""
+
+    # The exec_ method of each statement type, None for none (Analyzer.__init__).
+    executors: dict[type, Callable[..., None] | None]
 
     # ------------------------------------------------------------------ statements
 
@@ -72,9 +77,12 @@ class Statements:
             # kept so while output must not change (a known false negative).
             return
         frame.stmt = stmt
-        method = getattr(self, f"exec_{type(stmt).__name__}", None)
+        kind = type(stmt)
+        method = self.executors.get(kind, _UNKNOWN)
+        if method is _UNKNOWN:
+            method = self.executors[kind] = getattr(type(self), f"exec_{kind.__name__}", None)
         if method is not None:
-            method(frame, stmt)
+            method(self, frame, stmt)
 
     # ------------------------------------------------------------------ compound statements
 
