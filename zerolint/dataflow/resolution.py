@@ -184,6 +184,14 @@ class Resolution:
         """Keyword or positional constructor arguments for dataclass-like fields."""
         out: list[Val] = []
         for c in family:
+            # A construction of a class with an __init__ of its own writes what that
+            # __init__ writes (Calls.construct): no other field is worth a search.
+            init = c.methods.get("__init__")
+            if (
+                init is not None
+                and attr not in self.summary(self.func_key(c.module, init, c)).field_writes
+            ):
+                continue
             # Its own module too: a classmethod factory builds it as `cls(...)`.
             for mod in dict.fromkeys([c.module, *self.modules_mentioning(f"{c.name}(")]):
                 for key in self.module_functions(mod):
