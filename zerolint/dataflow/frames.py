@@ -257,13 +257,19 @@ class Frame:
         self.bounds = {
             k: v for k, v in live[0].bounds.items() if all(b.bounds.get(k) == v for b in live[1:])
         }
-        keys: set[str] = set()
-        for b in live:
-            keys.update(b.state)
+        states = [b.state for b in live]
+        first, rest = states[0], states[1:]
+        keys: set[str] = set(first)
+        for state in rest:
+            keys.update(state)
         merged: dict[str, Val] = {}
         for k in keys:
-            vals = [b.state[k] for b in live if k in b.state]
-            merged[k] = join_all(vals)
+            v = first.get(k)
+            if v is not None and all(state.get(k) is v for state in rest):
+                # One value on every branch (most names): what joining it with itself gives.
+                merged[k] = v if v.traces or v.refs or v.elements is not None else EMPTY
+            else:
+                merged[k] = join_all([state[k] for state in states if k in state])
         self.state = merged
         cells: dict[str, frozenset[str]] = {}
         for b in live:  # a superset is harmless: forgetting pops only the cells still there
