@@ -351,3 +351,26 @@ def test_verdict_round_trip_through_the_model():
     verdict = judge(_finding([flow(DIV)]), ratios=V4)
     assert isinstance(verdict, Verdict)
     assert verdict.witness_text() == "B=32, seq_len=1, compress_ratio=4 -> every context length 0"
+
+
+def test_z3_is_imported_on_a_thread_while_the_analysis_goes_on() -> None:
+    """``import_z3_meanwhile`` (a check whose files name a sink) leaves z3 imported, by a
+    thread of its own, in a process that had not imported it; and does nothing where it
+    already is."""
+    program = (
+        "import sys, threading\n"
+        "from zerolint import smt\n"
+        "assert 'z3' not in sys.modules\n"
+        "smt.import_z3_meanwhile()\n"
+        "threads = [t for t in threading.enumerate() if t.name == 'zerolint-z3']\n"
+        "assert len(threads) == 1, threads\n"
+        "threads[0].join(60)\n"
+        "assert 'z3' in sys.modules\n"
+        "smt.import_z3_meanwhile()\n"
+        "assert not [t for t in threading.enumerate() if t.name == 'zerolint-z3']\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], check=False, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "ok", done.stderr

@@ -812,6 +812,10 @@ def analyse(
     skip = set(negatives)
     if scan is not None:
         skip |= set(pending) - scan.hits - scan.bad
+        if scan.hits:  # files that name a sink: paths to judge, likely
+            from zerolint.smt import import_z3_meanwhile
+
+            import_z3_meanwhile()
     timings["prescan"] = time.perf_counter() - clock
     from zerolint.engine import Engine
 

@@ -585,7 +585,7 @@ class Resolver:
                 found = cached
                 break
             walked.append(current)
-            found = self._config_in(Path(current))
+            found = self._config_in(current)
             if found is not None:
                 break
             parent = os.path.dirname(current)
@@ -601,11 +601,12 @@ class Resolver:
         """Settings for the file or folder ``path``."""
         return self.for_dir(path if path.is_dir() else path.parent)
 
-    def _config_in(self, folder: Path) -> Settings | None:
+    def _config_in(self, folder: str) -> Settings | None:
         for name in CONFIG_NAMES:
-            candidate = folder / name
-            if not candidate.is_file():
+            where = os.path.join(folder, name)
+            if not os.path.isfile(where):  # no Path made for each of the three, in every folder
                 continue
+            candidate = Path(where)
             found = table_in(candidate, required=False)
             if found is not None:
                 return settings_from_table(found[0], candidate, found[1])

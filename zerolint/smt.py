@@ -23,6 +23,7 @@ shared, so judge from one thread per process.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
@@ -456,6 +457,23 @@ def z3_module() -> Any:
     import z3  # lazy: zerolint check on a tree without candidate paths never loads it
 
     return z3
+
+
+def import_z3_meanwhile() -> None:
+    """Start importing z3 (about 60 ms: its library, and the Python prototypes of its C
+    functions) on a thread, for a check that will likely judge paths: the import goes on
+    while the analysis waits for the prescan's answers rather than when the first path
+    is judged. An ``import z3`` that comes first waits for this one to finish."""
+    import sys
+    import threading
+
+    if "z3" not in sys.modules:
+        threading.Thread(target=_import_z3, name="zerolint-z3", daemon=True).start()
+
+
+def _import_z3() -> None:
+    with contextlib.suppress(ImportError):  # the first question reports it, as without this
+        import z3  # noqa: F401
 
 
 class Encoder:
