@@ -295,7 +295,8 @@ def _run(args: argparse.Namespace) -> int:
     show_progress = _progress_wanted(args)
     fixing = args.fix or args.diff
     timings: dict[str, float] = {}
-    analysed: dict[str, str] = {}
+    # The digests --fix compares before it edits (the files' lookups: a stat of each).
+    analysed: dict[str, str] | None = {} if fixing else None
     run = Run(paths, settings_at, force_exclude=args.force_exclude)
     report = run.lint(
         use_cache=not args.no_cache and not fixing,
