@@ -300,12 +300,17 @@ def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
 
 def _scan_bindings(scope: cst.CSTNode) -> tuple[dict[str, list[cst.BaseExpression]], set[str]]:
     """One walk of ``scope``: the values of each name's plain assignments, and the names
-    bound otherwise. A plain walk of the nodes' fields, not a CSTVisitor: that rebuilds
-    every node it passes and costs ten times as much on a large function."""
+    bound otherwise. A plain walk of the nodes' fields (``walk``, inlined: a large
+    function has thousands of nodes), not a CSTVisitor: that rebuilds every node it passes
+    and costs ten times as much."""
     assigned: dict[str, list[cst.BaseExpression]] = {}
     other: set[str] = set()
-    # type() is: these classes have no subclasses, and isinstance() would go through ABCMeta.
-    for node in walk(scope):
+    fields_of, node_kinds = _CHILD_FIELDS, _IS_NODE
+    stack = [scope]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        # type() is: these classes have no subclasses, and isinstance() would go through ABCMeta.
         kind = type(node)
         if kind is cst.Assign:
             for t in node.targets:
@@ -318,13 +323,32 @@ def _scan_bindings(scope: cst.CSTNode) -> tuple[dict[str, list[cst.BaseExpressio
                 assigned.setdefault(node.target.value, []).append(node.value)
         elif kind is cst.Param:
             other.add(node.name.value)
-        elif node is not scope:
+        elif kind in _BINDS and node is not scope:
             other.update(_bound_otherwise(node, kind))
+        names = fields_of.get(kind)
+        if names is None:
+            names = fields_of[kind] = _child_fields(kind)
+        for name in names:
+            value = getattr(node, name)
+            value_kind = type(value)
+            if value_kind is tuple or value_kind is list:
+                for v in value:
+                    is_one = node_kinds.get(type(v))
+                    if is_one or (is_one is None and is_node(v)):
+                        push(v)
+            else:
+                is_one = node_kinds.get(value_kind)
+                if is_one or (is_one is None and is_node(value)):
+                    push(value)
     return assigned, other
 
 
 _TARGETS = (cst.AugAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr)  # bind .target
 _NAMED = (cst.FunctionDef, cst.ClassDef, cst.MatchAs, cst.MatchStar)  # bind .name (or none)
+# Every node type _bound_otherwise names something for.
+_BINDS = frozenset(
+    {*_TARGETS, *_NAMED, cst.AsName, cst.ImportAlias, cst.Global, cst.Nonlocal, cst.MatchMapping}
+)
 
 
 def _bound_otherwise(node: Any, kind: type) -> Iterator[str]:
@@ -362,6 +386,10 @@ def _target_names(target: Any) -> Iterator[str]:
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def _child_fields(kind: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind) if "whitespace" not in f.name)
+
+
 def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """``root`` and every node below it, in no particular order (whitespace nodes left out)."""
     stack = [root]
@@ -370,9 +398,7 @@ def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield node
         names = _CHILD_FIELDS.get(type(node))
         if names is None:
-            names = _CHILD_FIELDS[type(node)] = tuple(
-                f.name for f in dataclasses.fields(node) if "whitespace" not in f.name
-            )
+            names = _CHILD_FIELDS[type(node)] = _child_fields(type(node))
         for name in names:
             value = getattr(node, name)
             kind = type(value)
