@@ -10,7 +10,7 @@ import libcst as cst
 
 from zerolint.dataflow.library import VIEW_METHODS
 from zerolint.model import Op, OpKind
-from zerolint.project import ModuleInfo
+from zerolint.project import ModuleInfo, fold_code
 
 if TYPE_CHECKING:
     from zerolint.dataflow.frames import Frame
@@ -123,7 +123,64 @@ def slice_cell(frame: Frame, target: cst.CSTNode, key: str) -> str | None:
         return None
     if not any(type(el.slice) is cst.Slice for el in target.slice):
         return None
-    return frame.mod.code(target)
+    text = key_text(target)
+    return fold_code(text) if text is not None else frame.mod.code(target)
+
+
+_KEY_OPERATORS = {
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.FloorDivide: "//",
+    cst.Divide: "/",
+    cst.Modulo: "%",
+}
+
+
+def key_text(node: cst.CSTNode) -> str | None:
+    """The text LibCST prints for a built tree's ``self.buf[a:b + 1, 0]`` (names,
+    attributes, integers, subscripts, slices, ``+ - * // / %``, unary minus, with its
+    default formatting), made directly: printing goes through LibCST's code generator,
+    which visits every node. None for anything else (a call, parentheses)."""
+    if getattr(node, "lpar", None):
+        return None
+    kind = type(node)
+    if kind is cst.Name or kind is cst.Integer:
+        return node.value
+    if kind is cst.Attribute:
+        base = key_text(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    if kind is cst.Subscript:
+        base = key_text(node.value)
+        parts = []
+        for element in node.slice:
+            inner = element.slice
+            if type(inner) is cst.Index and inner.star is None:
+                part = key_text(inner.value)
+            elif type(inner) is cst.Slice:
+                bounds = [
+                    "" if bound is None else key_text(bound)
+                    for bound in (inner.lower, inner.upper, inner.step)
+                ]
+                if None in bounds:
+                    return None
+                part = ":".join(bounds if inner.step is not None else bounds[:2])  # type: ignore[arg-type]
+            else:
+                return None
+            if part is None:
+                return None
+            parts.append(part)
+        return None if base is None else f"{base}[{', '.join(parts)}]"
+    if kind is cst.BinaryOperation:
+        operator = _KEY_OPERATORS.get(type(node.operator))
+        left, right = key_text(node.left), key_text(node.right)
+        if operator is None or left is None or right is None:
+            return None
+        return f"{left} {operator} {right}"
+    if kind is cst.UnaryOperation and type(node.operator) is cst.Minus:
+        operand_text = key_text(node.expression)
+        return None if operand_text is None else f"-{operand_text}"
+    return None
 
 
 def row_slice(target: cst.CSTNode, key: str) -> str | tuple | None:
