@@ -279,20 +279,26 @@ class Engine:
         # the next (a rule's paths then depend on which rule went first).
         codes = [rule.code for rule in self.rules]
 
-        def order(group: tuple[tuple[int, SinkSpec], list[SinkHit]]) -> tuple:
+        def order(group: tuple[tuple[int, SinkSpec], list[SinkHit]], place: bool) -> tuple:
             (_, spec), hits = group
             hit = hits[0]
-            span = hit.mod.positions().call(hit.stmt, hit.call) or (0, 0, 0, 0)
+            span = (hit.mod.positions().call(hit.stmt, hit.call) or (0, 0, 0, 0)) if place else ()
             rule = self.rule_of(spec)
-            return (
-                hit.mod.statement_order(hit.stmt),
-                span,
-                codes.index(rule.code),
-                rule.sinks.index(spec),
-            )
+            return (span, codes.index(rule.code), rule.sinks.index(spec))
 
+        # By statement, then by the call's place where a statement holds several calls,
+        # then by rule: a module's positions (a parse) are worked out for the order only
+        # where two calls share a statement.
+        by_statement: dict[int, list] = {}
+        for group in by_call.items():
+            hit = group[1][0]
+            by_statement.setdefault(hit.mod.statement_order(hit.stmt), []).append(group)
+        ordered = []
+        for _, groups in sorted(by_statement.items(), key=lambda item: item[0]):
+            place = len({id(hits[0].call) for _, hits in groups}) > 1
+            ordered += sorted(groups, key=lambda group: order(group, place))
         out = []
-        for _, hits in sorted(by_call.items(), key=order):
+        for _, hits in ordered:
             finding = self.finding_for(hits, analyzer)
             if finding is not None:
                 out.append(finding)
