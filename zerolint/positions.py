@@ -12,6 +12,7 @@ the slow, exact PositionProvider is used instead.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -242,36 +243,64 @@ def _ast_header(stmt: ast.stmt) -> list[ast.AST]:
     return [stmt]
 
 
-class _CallCollector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.calls: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
-    # Nested scopes are separate statements in both walks.
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-
 def _cst_calls(stmt: cst.CSTNode) -> list[cst.Call]:
-    collector = _CallCollector()
+    """The calls of the statement's own parts (not of the blocks nested in it, nor of a
+    nested function or class), in the order LibCST visits them: each call before the calls
+    inside it, and in source order."""
     if isinstance(stmt, (cst.If, cst.While)):
-        stmt.test.visit(collector)
+        roots: list[cst.CSTNode] = [stmt.test]
     elif type(stmt) is cst.For:
-        stmt.target.visit(collector)
-        stmt.iter.visit(collector)
+        roots = [stmt.target, stmt.iter]
     elif type(stmt) is cst.With:
-        for item in stmt.items:
-            item.visit(collector)
+        roots = list(stmt.items)
     elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.Match)):
         return []
     else:
-        stmt.visit(collector)
-    return collector.calls
+        roots = [stmt]
+    calls: list[cst.Call] = []
+    stack = roots[::-1]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Call:
+            calls.append(node)
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
+            continue  # its own statements
+        if kind is cst.IfExp:  # `body if test else orelse`: its fields are test first
+            children: list[cst.CSTNode] = [node.body, node.test, node.orelse]
+        else:
+            children = []
+            for name in _fields(kind):
+                value = getattr(node, name)
+                if type(value) is tuple or type(value) is list:
+                    children += [v for v in value if _is_node(type(v))]
+                elif _is_node(type(value)):
+                    children.append(value)
+        stack += children[::-1]
+    return calls
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def _is_node(kind: type) -> bool:
+    found = _NODE_TYPES.get(kind)
+    if found is None:  # isinstance() against LibCST's abstract base goes through ABCMeta
+        found = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return found
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that may hold an expression (not its formatting)."""
+    found = _FIELDS.get(kind)
+    if found is None:
+        found = _FIELDS[kind] = tuple(
+            f.name
+            for f in dataclasses.fields(kind)
+            if "whitespace" not in f.name and f.name not in ("lpar", "rpar", "comma")
+        )
+    return found
 
 
 def statements_in_order(module: cst.Module) -> list[cst.CSTNode]:
