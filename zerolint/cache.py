@@ -95,8 +95,15 @@ def read_regular(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]:
         st = os.fstat(fd)
         if not stat_module.S_ISREG(st.st_mode):
             raise OSError(f"{os.fspath(path)}: not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read()
+        # Plain reads to the end (no buffered file object: a third of the time over a
+        # tree's thousands of files); the first asks for one byte more than the size, so
+        # that a file of that size takes one read and the end-of-file one.
+        parts = []
+        want = st.st_size + 1
+        while chunk := os.read(fd, want):
+            parts.append(chunk)
+            want = 1 << 16
+        data = parts[0] if len(parts) == 1 else b"".join(parts)
         return data, os.fstat(fd)
     finally:
         os.close(fd)

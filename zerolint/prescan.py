@@ -164,7 +164,7 @@ def _scan(
             data = None
         if data is not None and b"\x00" in data:
             data = None
-        if data is not None:
+        if data is not None and not data.isascii():  # ASCII is UTF-8: no decode needed
             try:
                 data.decode("utf-8-sig")
             except UnicodeDecodeError:
