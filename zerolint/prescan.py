@@ -49,6 +49,8 @@ class Scan:
         self._pid = pid
         self._requests = requests
         self._answers = os.fdopen(answers, "rb") if answers is not None else None
+        # Texts answered in the report (the names scanned for): no question needed.
+        self.known: dict[str, set[Path]] = {}
 
     def covered(self) -> set[Path]:
         """The files whose text the child holds: read, and decoded as plain UTF-8."""
@@ -61,6 +63,8 @@ class Scan:
         A text is looked for in the files' UTF-8 bytes, which finds exactly what a search
         of the decoded text finds (UTF-8 is self-synchronising); a BOM is in the bytes but
         not in the text, so a needle holding one is not taken."""
+        if needle in self.known:
+            return set(self.known[needle])
         if self._requests is None or self._answers is None or "\n" in needle or "\ufeff" in needle:
             return None
         try:
@@ -123,8 +127,14 @@ def prescan(
         os.close(answer_r)
         try:
             datas, hits, bad, found = _scan(files, needles, read)
+            # Each name's files come with the report: the analysis asks for them first.
+            named = {}
+            for n in sorted(encoded):
+                if n not in found:
+                    found[n] = _narrowed(n, found, datas) or []
+                named[n.decode()] = found[n]
             with os.fdopen(report_w, "wb") as out:
-                out.write(json.dumps({"hits": hits, "bad": bad}).encode())
+                out.write(json.dumps({"hits": hits, "bad": bad, "named": named}).encode())
             _answer(datas, found, ask_r, answer_w)
         finally:
             os._exit(0)
@@ -142,6 +152,7 @@ def prescan(
         raise
     scan.hits = {files[i] for i in result["hits"]}
     scan.bad = {files[i] for i in result["bad"]}
+    scan.known = {n: {files[i] for i in found} for n, found in result["named"].items()}
     return scan
 
 
