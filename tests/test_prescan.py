@@ -5,6 +5,7 @@ a NUL byte, an override of the text."""
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
@@ -111,6 +112,26 @@ def test_a_project_asking_the_child_finds_what_one_reading_finds(tmp_path: Path)
         assert tmp_path / "m010.py" in asking._texts
     finally:
         scan.close()
+
+
+def test_on_hit_runs_once_when_a_file_names_a_name_and_never_otherwise(tmp_path: Path) -> None:
+    """``on_hit`` (the check starts importing z3) runs once the child has found a file
+    that names a sink, before its report is complete; never for a tree that names none.
+    The report is the same either way."""
+    files = tree(tmp_path)
+    for names, expected in (({"sink_fn"}, 1), ({"nowhere_at_all"}, 0)):
+        calls: list[int] = []
+        scan = prescan(
+            files, names, lambda: None, jobs=2, on_hit=functools.partial(calls.append, 1)
+        )
+        assert scan is not None
+        try:
+            assert len(calls) == expected
+            want = {p for p in files if any(n.encode() in p.read_bytes() for n in names)}
+            assert scan.hits == want
+            assert bool(scan.hits) == bool(expected)
+        finally:
+            scan.close()
 
 
 def test_a_failing_caller_leaves_no_child_behind(tmp_path: Path) -> None:

@@ -809,14 +809,17 @@ def analyse(
         lk = lookups.get(path)
         return lk.peek() if lk is not None else read_regular(path)[0]
 
-    scan = prescan(pending, settings.sink_names(), import_analyzer, jobs=jobs, read=peek)
+    def import_z3() -> None:  # files name a sink: paths to judge, likely
+        from zerolint.smt import import_z3_meanwhile
+
+        import_z3_meanwhile()
+
+    scan = prescan(
+        pending, settings.sink_names(), import_analyzer, jobs=jobs, read=peek, on_hit=import_z3
+    )
     skip = set(negatives)
     if scan is not None:
         skip |= set(pending) - scan.hits - scan.bad
-        if scan.hits:  # files that name a sink: paths to judge, likely
-            from zerolint.smt import import_z3_meanwhile
-
-            import_z3_meanwhile()
     timings["prescan"] = time.perf_counter() - clock
     from zerolint.engine import Engine
 

@@ -98,10 +98,14 @@ def prescan(
     *,
     jobs: int = 0,
     read: Callable[[Path], bytes] = Path.read_bytes,
+    on_hit: Callable[[], None] | None = None,
 ) -> Scan | None:
     """The files whose bytes mention one of ``names`` and the files that could not be read
     or are not plain UTF-8 text, computed in a child process while ``meanwhile()`` runs
     here; the child stays to answer ``Scan.containing`` until ``Scan.close()``.
+    ``on_hit()`` runs here, once ``meanwhile()`` is done, as soon as the child has found a
+    file that mentions a name (while it reads on): the caller's work that only such a
+    file makes worth doing can start then.
 
     Returns None, having run ``meanwhile()``, where forking is not possible or not worth it,
     or ``jobs`` is 1; the caller then scans as usual. ``jobs`` 0 decides by the machine. A
@@ -126,7 +130,7 @@ def prescan(
         os.close(ask_w)
         os.close(answer_r)
         try:
-            datas, hits, bad, found = _scan(files, needles, read)
+            datas, hits, bad, found = _scan(files, needles, read, lambda: _write_all(report_w, HIT))
             # Each name's files come with the report: the analysis asks for them first.
             named = {}
             for n in sorted(encoded):
@@ -144,7 +148,12 @@ def prescan(
     try:
         with os.fdopen(report_r, "rb") as incoming:
             meanwhile()
-            result = json.loads(incoming.read())
+            first = incoming.read(1)
+            if first == HIT:
+                if on_hit is not None:
+                    on_hit()
+                first = b""
+            result = json.loads(first + incoming.read())
     except BaseException as exc:
         scan.close()
         if isinstance(exc, ValueError):
@@ -156,11 +165,19 @@ def prescan(
     return scan
 
 
+# Written ahead of the report when the first file that mentions a name is found.
+HIT = b"!"
+
+
 def _scan(
-    files: Sequence[Path], needles: Sequence[bytes], read: Callable[[Path], bytes]
+    files: Sequence[Path],
+    needles: Sequence[bytes],
+    read: Callable[[Path], bytes],
+    first_hit: Callable[[], None] | None = None,
 ) -> tuple[list[bytes | None], list[int], list[int], dict[bytes, list[int]]]:
     """Every file's bytes (None if unreadable or not UTF-8), the files that mention a
-    needle, the bad ones, and which files hold each needle."""
+    needle, the bad ones, and which files hold each needle; ``first_hit()`` is called when
+    the first file that mentions a needle is found."""
     datas: list[bytes | None] = []
     hits: list[int] = []
     bad: list[int] = []
@@ -195,6 +212,8 @@ def _scan(
                     found[n].append(i)
                     mentioned = True
         if mentioned:
+            if not hits and first_hit is not None:
+                first_hit()
             hits.append(i)
     return datas, hits, bad, found
 
