@@ -1,6 +1,7 @@
-"""``zerolint`` runs a command with the cyclic collector off and ends its process at once
-(``cli.entry``): the collector would only walk, once more, everything a check built, after
-its output is written. The language server, which goes on, turns it back on."""
+"""``zerolint check`` runs with the cyclic collector off and ends its process at once
+(``cli.entry``): the collector would only walk, once more, everything the check built,
+after its output is written. Other commands keep it: ``audit`` checks several trees in one
+process, and the language server lives on."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def test_a_check_runs_no_collection(tmp_path: Path) -> None:
     assert "collection of generation" not in done.stderr
 
 
-def test_the_server_turns_the_collector_back_on(tmp_path: Path) -> None:
+def test_the_server_keeps_the_collector(tmp_path: Path) -> None:
     # The server's module, as `zerolint server` runs it, up to where it starts serving.
     program = PROGRAM.replace(
         "from zerolint.cli import entry\n",

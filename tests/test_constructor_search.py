@@ -102,3 +102,36 @@ def test_only_classes_whose_construction_can_write_the_field_are_searched(tmp_pa
         (33, "`meta.seq_lens` can be all zero"),
         (41, "`plain.lens` can be all zero"),
     ]
+
+
+def test_a_class_of_the_same_name_elsewhere_does_not_feed_the_field(tmp_path: Path) -> None:
+    """Constructions are recorded by the class's short name. A field read on `a.Meta`,
+    whose __init__ does not write `seq_lens`, took what a construction of an unrelated
+    `b.Meta` wrote there, and reported it. Such a class is no longer searched for, so the
+    other class's zeros no longer reach the sink through it (found in review; a deliberate
+    change: `a.Meta` objects never hold them)."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": (
+            "from deep_gemm import get_paged_mqa_logits_metadata\n\n\n"
+            "class Meta:\n"
+            "    def __init__(self, num_sms):\n"
+            "        self.num_sms = num_sms\n\n\n"
+            "def run(meta: Meta):\n"
+            "    return get_paged_mqa_logits_metadata(meta.seq_lens, 64, meta.num_sms)\n"
+        ),
+        "pkg/b.py": (
+            "import torch\n\n\n"
+            "class Meta:\n"
+            "    pass\n\n\n"
+            "meta = Meta(seq_lens=torch.zeros(8, dtype=torch.int32))\n"
+        ),
+    }
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        paths.append(path)
+    outcome = Engine(Settings()).run(sorted(paths), project=Project(sorted(paths)))
+    assert outcome.report.findings == []

@@ -5,12 +5,15 @@ prints for a tree ``cst_build`` made, or None where it does not know the express
 from __future__ import annotations
 
 import ast
+from pathlib import Path
+from types import SimpleNamespace
 
 import libcst as cst
 import pytest
 
 from zerolint.cst_build import build_module
-from zerolint.dataflow.syntax import key_text
+from zerolint.dataflow.syntax import key_text, slice_cell
+from zerolint.project import parse_module
 
 KNOWN = [
     "buf[:n]",
@@ -66,3 +69,19 @@ def test_parentheses_kept_by_libcsts_parser_are_left_to_it() -> None:
     its printer shows them, which this text would not."""
     for source in ("(buf)[:n]", "buf[:(n)]", "buf[(a + b) :]"):
         assert key_text(cst.parse_expression(source)) is None, source
+
+
+def test_a_tree_libcst_parsed_keeps_its_printed_keys(tmp_path: Path) -> None:
+    """``slice_cell`` makes its own text only for trees ``cst_build`` made: a module LibCST
+    parsed itself (the language server's, a file ``cst_build`` cannot build) keeps the
+    source's spelling, so ``buf[:n+1]`` and ``buf[: n + 1]`` stay two cells there."""
+    text = "def f(buf, n):\n    a = buf[:n+1]\n    b = buf[: n + 1]\n"
+    path = tmp_path / "m.py"
+    parsed = parse_module("m", path, "m.py", text, lambda p, t, tree: cst.parse_module(t))
+    built = parse_module("m", path, "m.py", text)
+    assert not parsed.built and built.built
+    for info, want in ((parsed, ["buf[:n+1]", "buf[: n + 1]"]), (built, ["buf[:n + 1]"] * 2)):
+        body = info.functions["f"].body.body
+        targets = [line.body[0].value for line in body]
+        keys = [slice_cell(SimpleNamespace(mod=info), t, "buf") for t in targets]
+        assert keys == want

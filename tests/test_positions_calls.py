@@ -7,6 +7,9 @@ puts a call in every place an expression can be and on zerolint's own modules, b
 from __future__ import annotations
 
 import ast
+import dataclasses
+import inspect
+import re
 from pathlib import Path
 
 import libcst as cst
@@ -14,7 +17,7 @@ import pytest
 
 import zerolint
 from zerolint.cst_build import build_module
-from zerolint.positions import _cst_calls, statements_in_order
+from zerolint.positions import _cst_calls, _fields, statements_in_order
 
 
 class Reference(cst.CSTVisitor):
@@ -83,19 +86,31 @@ def x4(y4=z4(), *, a5: b5() = c5()) -> d5():
 class i5(j5(), metaclass=k5()):
     l5 = m5()
 print(n5()[o5() :], p5()[q5(), r5()], -s5(), ~t5(), +u5())
+v5 = lambda a=w5(), /, b=x5(), *c, d=y5(), **e: z5()
+try:
+    pass
+except a6() as b6:
+    pass
 """
+# A `type` statement: Python 3.12's grammar (LibCST parses it on any Python).
+TYPE_ALIAS = "type X[T: f()] = g()\n"
 
 
 def modules() -> list[tuple[str, str]]:
     package = Path(zerolint.__file__).parent
     own = sorted(package.rglob("*.py"))
-    return [("crafted", CRAFTED)] + [(str(p.relative_to(package)), p.read_text()) for p in own]
+    return [("crafted", CRAFTED), ("type alias", TYPE_ALIAS)] + [
+        (str(p.relative_to(package)), p.read_text()) for p in own
+    ]
 
 
 @pytest.mark.parametrize(("name", "text"), modules(), ids=[n for n, _ in modules()])
 def test_the_calls_come_as_libcsts_visitor_meets_them(name: str, text: str) -> None:
     trees = [cst.parse_module(text)]
-    built = build_module(text, ast.parse(text))
+    try:
+        built = build_module(text, ast.parse(text))
+    except SyntaxError:  # a `type` statement before Python 3.12
+        built = None
     if built is not None:
         trees.append(built)
     seen = 0
@@ -109,3 +124,56 @@ def test_the_calls_come_as_libcsts_visitor_meets_them(name: str, text: str) -> N
             seen += len(want)
     if name == "crafted":
         assert seen > 2 * 70  # its calls (but those of the defs), in both trees
+
+
+# Fields that hold formatting only: where LibCST visits them does not order any call.
+FORMATTING = {
+    "lbrace",
+    "rbrace",
+    "lbracket",
+    "rbracket",
+    "lpar",
+    "rpar",
+    "comma",
+    "leading_lines",
+    "lines_after_decorators",
+    "header",
+    "footer",
+    "dot",
+    "colon",
+    "equal",
+    "first_colon",
+    "second_colon",
+    "semicolon",
+    "asynchronous",
+    "relative",
+    "trailing_comma",
+    "operator",
+    "star",
+    "posonly_ind",
+}
+
+
+def libcst_visit_order(cls: type) -> list[str]:
+    """The fields in the order LibCST's visitor takes them, read from its own code."""
+    source = inspect.getsource(cls._visit_and_replace_children)
+    return list(dict.fromkeys(re.findall(r'\(\s*self,\s*"(\w+)"', source)))
+
+
+def test_the_walk_takes_every_node_types_fields_in_libcsts_order() -> None:
+    """Wherever a class declares its fields in another order than LibCST's visitor takes
+    them (a conditional expression, positional-only parameters, a `type` statement...),
+    the walk's table says so; every other class is walked in its declared order."""
+    checked = 0
+    for name in dir(cst):
+        cls = getattr(cst, name)
+        if not (isinstance(cls, type) and issubclass(cls, cst.CSTNode)):
+            continue
+        if inspect.isabstract(cls) or "_visit_and_replace_children" not in vars(cls):
+            continue
+        visited = [f for f in libcst_visit_order(cls) if f not in FORMATTING]
+        walked = [f for f in _fields(cls) if f in visited]
+        assert walked == [f for f in visited if f in walked], name
+        assert set(visited) - {f.name for f in dataclasses.fields(cls)} == set(), name
+        checked += 1
+    assert checked > 100

@@ -12,6 +12,7 @@ Each case runs the real command in a child process, so a crash fails the test, n
 
 from __future__ import annotations
 
+import ast
 import platform
 import re
 import subprocess
@@ -278,3 +279,54 @@ def test_with_another_thread_running_the_parse_keeps_the_check(
         release.set()
         other.join()
     assert seen == [False, True]
+
+
+# --- the nesting measure's shortcut --------------------------------------------------------
+
+
+def unpruned_depth(tree: ast.AST, text: str) -> int:
+    """``nesting.deeper_than``'s measure with no shortcut: every node walked."""
+    from zerolint import nesting
+
+    lines = text.encode().splitlines(keepends=True)
+    deepest = 0
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.BoolOp):
+            depth += len(node.values) - 2
+        elif isinstance(node, (ast.Constant, ast.JoinedStr)) and hasattr(node, "end_lineno"):
+            depth += nesting._string_parts(node, lines) - 1
+        deepest = max(deepest, depth)
+        children = ast.iter_child_nodes(node)
+        if isinstance(node, ast.JoinedStr):
+            children = (c for c in node.values if isinstance(c, ast.FormattedValue))
+        stack += [(child, depth + 1) for child in children]
+    return deepest
+
+
+def elif_chain(n: int, last: str) -> str:
+    return "if a:\n    pass\n" + "".join(f"elif b{i}:\n    pass\n" for i in range(n)) + last
+
+
+@pytest.mark.parametrize(
+    "text",
+    [elif_chain(n, "elif c:\n    x\n") for n in range(240, 252)]
+    + [elif_chain(n, "elif c:\n    return\n") for n in range(244, 250)]
+    + [elif_chain(n, "elif c:\n    x = y\n") for n in range(244, 250)]
+    + [
+        "def f():\n"
+        + "".join("    " * (i + 1) + "if a:\n" for i in range(n))
+        + "    " * (n + 1)
+        + "x\n"
+        for n in (60, 90)
+    ],
+)
+def test_the_shortcut_measures_what_walking_every_node_measures(text: str) -> None:
+    """A statement or expression is skipped when its length in bytes (plus one for a
+    statement, which an expression statement's value spans whole) cannot reach the limit:
+    whether a file goes over the limit is what walking every node says."""
+    from zerolint.nesting import MAX_DEPTH, deeper_than
+
+    tree = ast.parse(text)
+    assert (deeper_than(tree, text) is not None) == (unpruned_depth(tree, text) > MAX_DEPTH)

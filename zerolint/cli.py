@@ -142,12 +142,13 @@ def entry() -> NoReturn:
     program exits the usual way. Output that cannot be written (a full disk) is an error,
     exit 2; a reader that went away (``| head``) is not.
 
-    The cyclic collector is off for the whole command: what a check builds lives until
-    that exit, and turned back on at its end (as ``check.run`` does for callers that go
-    on) the collector would walk all of it once more, a tenth of a cold check of vLLM
-    spent between the last line of output and the exit. The language server, which goes
-    on, turns it back on."""
-    gc.disable()
+    ``zerolint check`` runs with the cyclic collector off to the end: what a check builds
+    lives until that exit, and turned back on at its end (as ``check.run`` does for
+    callers that go on) the collector would walk all of it once more, a tenth of a cold
+    check of vLLM spent between the last line of output and the exit. Other commands keep
+    it: ``audit`` checks several trees in one process, the server lives on."""
+    if _chosen(sys.argv[1:]) == "check":
+        gc.disable()
     status = main()
     if _observed():
         sys.exit(status)

@@ -45,9 +45,15 @@ def deeper_than(tree: ast.Module, text: str, limit: int = MAX_DEPTH) -> int | No
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
-        # A statement's span holds all of it but its decorators, which come before it.
+        # A statement's span holds all of it but its decorators, which come before it; an
+        # expression statement spans what its expression does: one level more than bytes.
         located = not isinstance(node, ast.mod) and hasattr(node, "end_lineno")
-        if located and depth + span(node) <= limit and not getattr(node, "decorator_list", ()):
+        extra = 1 if isinstance(node, ast.stmt) else 0
+        if (
+            located
+            and depth + span(node) + extra <= limit
+            and not getattr(node, "decorator_list", ())
+        ):
             continue  # too short to nest past the limit
         if isinstance(node, ast.BoolOp):
             depth += len(node.values) - 2  # LibCST: one binary node per operator

@@ -266,21 +266,36 @@ def _cst_calls(stmt: cst.CSTNode) -> list[cst.Call]:
             calls.append(node)
         elif kind is cst.FunctionDef or kind is cst.ClassDef:
             continue  # its own statements
-        if kind is cst.IfExp:  # `body if test else orelse`: its fields are test first
-            children: list[cst.CSTNode] = [node.body, node.test, node.orelse]
-        else:
-            children = []
-            for name in _fields(kind):
-                value = getattr(node, name)
-                if type(value) is tuple or type(value) is list:
-                    children += [v for v in value if _is_node(type(v))]
-                elif _is_node(type(value)):
-                    children.append(value)
+        children: list[cst.CSTNode] = []
+        for name in _fields(kind):
+            value = getattr(node, name)
+            if type(value) is tuple or type(value) is list:
+                children += [v for v in value if _is_node(type(v))]
+            elif _is_node(type(value)):
+                children.append(value)
         stack += children[::-1]
     return calls
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+# The node types whose fields LibCST's visitor takes in another order than the class
+# declares them (`body if test else orelse`, positional-only parameters first...), in the
+# visitor's order; tests/test_positions_calls.py derives this table from LibCST's code.
+_VISIT_ORDER: dict[type, tuple[str, ...]] = {
+    getattr(cst, name): order
+    for name, order in (
+        ("Arg", ("keyword", "value")),
+        ("ClassDef", ("decorators", "name", "type_parameters", "bases", "keywords", "body")),
+        ("ExceptHandler", ("type", "name", "body")),
+        ("ExceptStarHandler", ("type", "name", "body")),
+        ("FunctionDef", ("decorators", "name", "type_parameters", "params", "returns", "body")),
+        ("IfExp", ("body", "test", "orelse")),
+        ("MatchCase", ("pattern", "guard", "body")),
+        ("Parameters", ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg")),
+        ("TypeAlias", ("name", "type_parameters", "value")),
+    )
+    if hasattr(cst, name)  # a LibCST without `type` statements
+}
+_FIELDS: dict[type, tuple[str, ...]] = dict(_VISIT_ORDER)
 _NODE_TYPES: dict[type, bool] = {}
 
 

@@ -8,7 +8,6 @@ so ``zerolint --help`` never pays for them. Editor set-up: docs/editors.md.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib.util
 
 
@@ -41,5 +40,4 @@ def run(args: argparse.Namespace) -> int:
         )
     from zerolint.server_lsp import serve
 
-    gc.enable()  # a long-lived process (`zerolint` turns the collector off for commands)
     return serve(debounce=args.debounce_ms / 1000)

@@ -185,13 +185,18 @@ class Resolution:
         out: list[Val] = []
         for c in family:
             # A construction of a class with an __init__ of its own writes what that
-            # __init__ writes (Calls.construct): no other field is worth a search.
+            # __init__ writes (Calls.construct): no other field is worth a search. Only
+            # an __init__ whose summary is final says so (not one being made, or to be
+            # made again after a recursion).
             init = c.methods.get("__init__")
-            if (
-                init is not None
-                and attr not in self.summary(self.func_key(c.module, init, c)).field_writes
-            ):
-                continue
+            if init is not None:
+                init_key = self.func_key(c.module, init, c)
+                if (
+                    init_key not in self._in_progress
+                    and attr not in self.summary(init_key).field_writes
+                    and init_key not in self._rerun
+                ):
+                    continue
             # Its own module too: a classmethod factory builds it as `cls(...)`.
             for mod in dict.fromkeys([c.module, *self.modules_mentioning(f"{c.name}(")]):
                 for key in self.module_functions(mod):

@@ -123,7 +123,9 @@ def slice_cell(frame: Frame, target: cst.CSTNode, key: str) -> str | None:
         return None
     if not any(type(el.slice) is cst.Slice for el in target.slice):
         return None
-    text = key_text(target)
+    # A tree LibCST parsed itself keeps the source's spacing in what it prints: its keys
+    # are printed (``buf[: n + 1]`` and ``buf[:n+1]`` stay two cells there, as before).
+    text = key_text(target) if frame.mod.built else None
     return fold_code(text) if text is not None else frame.mod.code(target)
 
 
