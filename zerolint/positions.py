@@ -270,8 +270,8 @@ def _cst_calls(stmt: cst.CSTNode) -> list[cst.Call]:
         for name in _fields(kind):
             value = getattr(node, name)
             if type(value) is tuple or type(value) is list:
-                children += [v for v in value if _is_node(type(v))]
-            elif _is_node(type(value)):
+                children += [v for v in value if is_node_type(type(v))]
+            elif is_node_type(type(value)):
                 children.append(value)
         stack += children[::-1]
     return calls
@@ -296,13 +296,15 @@ _VISIT_ORDER: dict[type, tuple[str, ...]] = {
     if hasattr(cst, name)  # a LibCST without `type` statements
 }
 _FIELDS: dict[type, tuple[str, ...]] = dict(_VISIT_ORDER)
-_NODE_TYPES: dict[type, bool] = {}
+# Whether a type is a LibCST node's (also dataflow.syntax's walks): isinstance() against
+# LibCST's abstract base goes through ABCMeta in Python for every value that is not one.
+NODE_TYPES: dict[type, bool] = {}
 
 
-def _is_node(kind: type) -> bool:
-    found = _NODE_TYPES.get(kind)
-    if found is None:  # isinstance() against LibCST's abstract base goes through ABCMeta
-        found = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+def is_node_type(kind: type) -> bool:
+    found = NODE_TYPES.get(kind)
+    if found is None:
+        found = NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
     return found
 
 

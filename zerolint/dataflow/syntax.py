@@ -10,6 +10,7 @@ import libcst as cst
 
 from zerolint.dataflow.library import VIEW_METHODS
 from zerolint.model import Op, OpKind
+from zerolint.positions import NODE_TYPES, is_node_type
 from zerolint.project import ModuleInfo, fold_code
 
 if TYPE_CHECKING:
@@ -467,17 +468,13 @@ def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
                 stack.append(value)
 
 
-# Whether a type is a LibCST node's: isinstance() against LibCST's abstract base goes
-# through ABCMeta in Python for every value that is not one, a third of a walk's time.
-_IS_NODE: dict[type, bool] = {}
+# Whether a type is a LibCST node's, one table with positions' walk: isinstance() against
+# LibCST's abstract base goes through ABCMeta in Python, a third of a walk's time.
+_IS_NODE = NODE_TYPES
 
 
 def is_node(value: object) -> bool:
-    kind = type(value)
-    found = _IS_NODE.get(kind)
-    if found is None:
-        found = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
-    return found
+    return is_node_type(type(value))
 
 
 # Views that cover every element of what they view (a slice does not).
