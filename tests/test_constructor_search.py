@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.test_cli_check import write
 from zerolint.config import Settings
 from zerolint.engine import Engine
 from zerolint.project import Project
@@ -84,12 +85,8 @@ class Searches(Project):
 
 
 def test_only_classes_whose_construction_can_write_the_field_are_searched(tmp_path: Path) -> None:
-    paths = []
-    for name, text in FILES.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        paths.append(path)
+    write(tmp_path, FILES)
+    paths = [tmp_path / name for name in FILES]
     project = Searches(sorted(paths))
     outcome = Engine(Settings()).run(sorted(paths), project=project)
     # `self.buffer` of a Builder, `loose.lens`: their __init__ does not write them.
@@ -127,11 +124,7 @@ def test_a_class_of_the_same_name_elsewhere_does_not_feed_the_field(tmp_path: Pa
             "meta = Meta(seq_lens=torch.zeros(8, dtype=torch.int32))\n"
         ),
     }
-    paths = []
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        paths.append(path)
+    write(tmp_path, files)
+    paths = [tmp_path / name for name in files]
     outcome = Engine(Settings()).run(sorted(paths), project=Project(sorted(paths)))
     assert outcome.report.findings == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.test_cli_check import write
 from zerolint.config import Settings
 from zerolint.dataflow import Analyzer
 from zerolint.engine import Engine
@@ -88,12 +89,8 @@ class Rounds(Analyzer):
 
 
 def analyse(tmp_path: Path, keep: bool) -> tuple[Rounds, str]:
-    paths = []
-    for name, text in FILES.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        paths.append(path)
+    write(tmp_path, FILES)
+    paths = [tmp_path / name for name in FILES]
     engine = Engine(Settings())
     project = Project(sorted(paths))
     analyzer = Rounds(project, engine.rules, keep=keep)
