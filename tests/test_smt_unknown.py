@@ -1,8 +1,8 @@
 """When Z3 gives up, or a path leaves the model, nobody hears "safe".
 
-A solver time-out is not a proof. Each case here makes Z3 really give up on a real query,
-by a resource limit of one unit (``rlimit``, Z3's deterministic stand-in for a time-out),
-and checks what each public entry point makes of that: the judge says ``unknown`` (and the
+A solver that gives up has proved nothing. Each case here makes Z3 really give up on a real
+query, by lowering the judge's work limit (``smt.RESOURCE_LIMIT``, Z3's ``rlimit``) to one
+unit, and checks what each public entry point makes of that: the judge says ``unknown`` (and the
 finding is still reported), the capture-size search raises instead of returning an empty
 hazard list. A path through an operation the model cannot express (an unknown call) is
 ``unknown`` too, unless what follows it proves every row >= 1 whatever it returned.
@@ -54,24 +54,40 @@ def flow(*ops: Op) -> Flow:
 
 
 @pytest.fixture
-def solver_gives_up() -> Iterator[None]:
-    """Every solver made meanwhile stops after one resource unit: ``check()`` is unknown.
+def solver_gives_up(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every solver the judge makes meanwhile stops after one resource unit: ``check()``
+    is unknown.
 
     The judge's memo is emptied on both sides so that no verdict crosses the boundary."""
     smt._judge_ops.cache_clear()
-    z3.set_param("rlimit", 1)
+    monkeypatch.setattr(smt, "RESOURCE_LIMIT", 1)
     try:
         yield
     finally:
-        z3.set_param("rlimit", 0)  # 0: no limit, Z3's default
         smt._judge_ops.cache_clear()
 
 
 def test_the_limit_really_makes_z3_give_up(solver_gives_up: None) -> None:
-    solver = z3.Solver()
+    solver = smt.Encoder(z3, smt.freeze_ratios(None)).solver()
     x = z3.Int("x")
     solver.add(x * x == 49, x > 0)
     assert solver.check() == z3.unknown
+
+
+def test_the_limit_counts_from_each_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The witness search asks one solver many times: each check gets the whole limit,
+    so the later checks of a long search are not starved by the earlier ones."""
+    x = z3.Int("x")
+    probe = smt.Encoder(z3, smt.freeze_ratios(None)).solver()
+    probe.add(x * x == 49, x > 0)
+    assert probe.check() == z3.sat
+    one_check = probe.statistics().get_key_value("rlimit count")
+    monkeypatch.setattr(smt, "RESOURCE_LIMIT", one_check * 2)
+    solver = smt.Encoder(z3, smt.freeze_ratios(None)).solver()
+    solver.add(x * x == 49, x > 0)
+    answers = [solver.check() for _ in range(6)]
+    assert answers == [z3.sat] * 6
+    assert solver.statistics().get_key_value("rlimit count") > smt.RESOURCE_LIMIT
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from typing import Any
 from zerolint import smt
 from zerolint.hazards import Predicate
 from zerolint.model import Op, Verdict
-from zerolint.smt import DEFAULT_TIMEOUT_MS, Ratios
+from zerolint.smt import Ratios
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +49,13 @@ def faulting_sizes(
     seq_len: int,
     predicate: Predicate,
     ratios: Ratios | None = None,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> list[int]:
     """The capture sizes (tokens) whose dummy decode batch faults, ascending.
 
     A size N is a batch of ``N // next_n`` requests, each of length ``seq_len``, whose
     lengths go through ``ops``. Each returned size is a model Z3 found (enumerated with
     blocking clauses); sizes not returned are proved not to fault. Raises SolverGaveUp on
-    a time-out and OutsideModel for ops the model cannot express.
+    its work limit and OutsideModel for ops the model cannot express.
     """
     z3 = smt.z3_module()
     enc = smt.Encoder(z3, smt.freeze_ratios(ratios))
@@ -65,7 +64,7 @@ def faulting_sizes(
     _, fault = _decode_fault(
         enc, predicate, shape, ops, seq_len=z3.IntVal(seq_len), requests=requests
     )
-    solver = enc.solver(timeout_ms)
+    solver = enc.solver()
     solver.add(_member(z3, size, sizes), size % shape.next_n == 0, fault)
     found = []
     while (answer := solver.check()) == z3.sat:
@@ -85,7 +84,6 @@ def live_decode_verdict(
     max_requests: int,
     predicate: Predicate,
     ratios: Ratios | None = None,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> Verdict:
     """Can live decode traffic fault: 1..max_requests requests, each ``>= min_seq_len``?
 
@@ -95,7 +93,7 @@ def live_decode_verdict(
     enc = smt.Encoder(z3, smt.freeze_ratios(ratios))
     requests, seq_len = z3.Int("requests"), z3.Int("seq_len")
     batch, fault = _decode_fault(enc, predicate, shape, ops, seq_len=seq_len, requests=requests)
-    solver = enc.solver(timeout_ms)
+    solver = enc.solver()
     solver.add(requests >= 1, requests <= max_requests, seq_len >= min_seq_len, fault)
 
     def replay(w: dict[str, int]) -> bool:
@@ -122,7 +120,6 @@ def idle_rank_verdict(
     seq_len: int,
     predicate: Predicate,
     ratios: Ratios | None = None,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> Verdict:
     """Can one request of ``seq_len``, padded with empty requests to a size, fault?
 
@@ -136,7 +133,7 @@ def idle_rank_verdict(
     batch, fault = _decode_fault(
         enc, predicate, shape, ops, seq_len=z3.IntVal(seq_len), requests=z3.IntVal(1), padded=padded
     )
-    solver = enc.solver(timeout_ms)
+    solver = enc.solver()
     solver.add(_member(z3, size, sizes), size % shape.next_n == 0, padded >= 1, fault)
 
     def replay(w: dict[str, int]) -> bool:

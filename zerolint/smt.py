@@ -15,7 +15,7 @@ but the operations are elementwise, so one shared ``seq_len`` finds a witness wh
 differing lengths would.
 
 ``import z3`` happens only when a question reaches the solver: checking a tree with no
-candidate paths never loads it. Operations outside the model, and solver time-outs, give
+candidate paths never loads it. Operations outside the model, and a solver that reaches its work limit, give
 ``unknown``. Every witness is replayed in plain Python before it is returned, so a
 modelling bug cannot print a false witness. Not thread-safe: Z3's default context is
 shared, so judge from one thread per process.
@@ -42,7 +42,12 @@ from zerolint.model import (
     symbol_names,
 )
 
-DEFAULT_TIMEOUT_MS = 2000
+# Z3's work per check, in its resource units ("rlimit"), not in seconds: a wall-clock
+# time-out gives a loaded machine other verdicts and witnesses than an idle one, this
+# gives every machine the same. The largest check on the shipped rules' real trees and
+# property tests uses under 30,000 units; a hard nonlinear query spends this limit in
+# about 0.5 to 1 s and is then unknown.
+RESOURCE_LIMIT = 5_000_000
 SHIFT_DOMAIN = tuple(range(32))  # an unconfigured shift amount on int32 lengths
 
 Ratios = Mapping[str, Sequence[int]]
@@ -85,7 +90,7 @@ _LEAST = {"divisor": 1, "shift": 0}  # the smallest configured value each role a
 
 
 class SolverGaveUp(RuntimeError):
-    """Z3 answered unknown (a time-out) where a definite answer is needed."""
+    """Z3 answered unknown (its work limit reached) where a definite answer is needed."""
 
 
 class OutsideModel(ValueError):
@@ -101,7 +106,6 @@ def judge(
     *,
     ratios: Ratios | None = None,
     hints: Hints | None = None,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> Verdict:
     """The worst verdict over the finding's flows (unsafe > unknown > safe).
 
@@ -112,7 +116,7 @@ def judge(
         return Verdict("unknown", reason="no flow to judge")
     worst: Verdict | None = None
     for index, flow in enumerate(finding.flows):
-        verdict = judge_flow(flow, predicate, ratios=ratios, hints=hints, timeout_ms=timeout_ms)
+        verdict = judge_flow(flow, predicate, ratios=ratios, hints=hints)
         if worst is None or _SEVERITY[verdict.status] > _SEVERITY[worst.status]:
             worst = dataclasses.replace(verdict, flow_index=index)
         if verdict.status == "unsafe":
@@ -129,14 +133,13 @@ def judge_flow(
     *,
     ratios: Ratios | None = None,
     hints: Hints | None = None,
-    timeout_ms: int = DEFAULT_TIMEOUT_MS,
     facts: Sequence[str] = (),
 ) -> Verdict:
     """Is there a batch on which this flow's lengths make ``predicate`` fault?
 
     ``unsafe`` carries the smallest readable witness (smallest B, then seq_len, then
     each symbol), checked by concrete evaluation; ``safe`` means Z3 proved no batch
-    faults; ``unknown`` means an operation outside the model or a solver time-out. A
+    faults; ``unknown`` means an operation outside the model or the solver at its work limit. A
     symbol is constrained by ``ratios[name]`` (full dotted name or its last component)
     when configured, else a divisor is ``>= 2``.
     """
@@ -145,7 +148,7 @@ def judge_flow(
     if not predicate.uses_values:
         # Only the row count matters: what the path does to the values cannot fault.
         ops = tuple(op for op in ops if op.kind in PATH_OPS)
-    verdict = _judge_ops(ops, predicate, freeze_ratios(ratios), frozen, timeout_ms, tuple(facts))
+    verdict = _judge_ops(ops, predicate, freeze_ratios(ratios), frozen, tuple(facts))
     return copy_verdict(verdict)
 
 
@@ -171,19 +174,18 @@ def _judge_ops(
     predicate: Predicate,
     ratios: _FrozenRatios,
     hints: _FrozenHints,
-    timeout_ms: int,
     facts: tuple[str, ...] = (),
 ) -> Verdict:
     problem = outside_model(ops)
     if problem:
-        return _judge_after_unknown(ops, predicate, ratios, timeout_ms, problem)
+        return _judge_after_unknown(ops, predicate, ratios, problem)
     z3 = z3_module()
     enc = Encoder(z3, ratios)
     try:
         flow = _FlowEncoding(enc, ops, predicate, facts)
     except OutsideModel as exc:
         return Verdict("unknown", reason=str(exc))
-    solver = enc.solver(timeout_ms)
+    solver = enc.solver()
     solver.add(flow.fault)
     return decide(
         enc,
@@ -197,7 +199,7 @@ def _judge_ops(
 
 
 def _judge_after_unknown(
-    ops: tuple[Op, ...], predicate: Predicate, ratios: _FrozenRatios, timeout_ms: int, problem: str
+    ops: tuple[Op, ...], predicate: Predicate, ratios: _FrozenRatios, problem: str
 ) -> Verdict:
     """A path with an operation outside the model is still safe when what follows the last
     such operation leaves no row 0 whatever value it started from (a clamp to >= 1 at the
@@ -221,7 +223,7 @@ def _judge_after_unknown(
                 value = enc.apply(op, value)
     except OutsideModel:
         return Verdict("unknown", reason=problem)
-    solver = enc.solver(timeout_ms)
+    solver = enc.solver()
     solver.add(predicate.suffix_fault(z3, value))
     if solver.check() == z3.unsat:
         return Verdict("safe", reason=predicate.suffix_safe_reason)
@@ -488,9 +490,9 @@ class Encoder:
         self._constrained: set[tuple[str, str]] = set()
         self.wishes: list[Any] = []  # soft: a readable witness, never a verdict
 
-    def solver(self, timeout_ms: int) -> Any:
+    def solver(self) -> Any:
         solver = self.z3.Solver()
-        solver.set("timeout", timeout_ms)
+        solver.set("rlimit", RESOURCE_LIMIT)  # per check: Z3 counts from each check's start
         solver.add(*self.constraints)
         return solver
 
