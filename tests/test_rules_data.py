@@ -8,6 +8,8 @@ a rule (``extra-sinks`` naming it), and two rules on one call both report.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -70,7 +72,21 @@ def write(root: Path, files: dict[str, str]) -> None:
         (("[sources]", "[sources]\nfloor_divisions = []"), "sources.floor_divisions: unknown key"),
         (
             ('zero_alloc = ["torch.zeros"]', 'zero_alloc = "torch.zeros"'),
-            "sources.zero_alloc: must be a list of strings",
+            "sources.zero_alloc: must be a list of dotted names or built-in forms",
+        ),
+        # A name with an empty part (a trailing dot) used to hang the check: every
+        # position of every file holds the empty name.
+        (('function = "plan"', 'function = "acme."'), "sinks[0].function: must be a dotted name"),
+        (('function = "plan"', 'function = ""'), "sinks[0].function: must be a dotted name"),
+        (('modules = ["acme"]', 'modules = ["acme", ""]'), "sinks[0].modules: must be a list"),
+        (('modules = ["acme"]', 'guarded = ["acme..x"]'), "sinks[0].guarded: must be a list"),
+        (
+            ('zero_alloc = ["torch.zeros"]', 'zero_alloc = ["torch.zeros", ""]'),
+            "sources.zero_alloc: must be a list of dotted names or built-in forms",
+        ),
+        (
+            ('at_least_one = ["acme.at_least_one"]', 'at_least_one = ["acme at_least_one"]'),
+            "sanitizers.at_least_one: must be a list of dotted names or built-in forms",
         ),
         (
             ('kind = "any-row-zero"', 'kind = "some-rows-zero"'),
@@ -199,6 +215,32 @@ def test_a_broken_rule_file_of_the_project_is_a_one_line_usage_error(
     assert code == 2 and out == ""
     assert err.strip().endswith("ACME001.toml: sinks[0].position: must be an integer >= 0")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_sink_named_with_a_trailing_dot_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    """It was a hang (the empty short name is found at every position of every file): the
+    check runs in its own process, so that a hang fails this test instead of the suite."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.zerolint]\nrule-files = ["ACME001.toml"]\n',
+            "ACME001.toml": RULE.replace('function = "plan"', 'function = "acme."'),
+            "user.py": "import acme\nacme.plan(n // 4)\n",
+        },
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--no-cache", "."],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().endswith(
+        "ACME001.toml: sinks[0].function: must be a dotted name such as `mylib.ops.plan`"
+    )
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_a_rule_file_may_not_redefine_a_shipped_rule(tmp_path: Path) -> None:

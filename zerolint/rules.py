@@ -73,6 +73,9 @@ SANITIZER_KEYS = frozenset(
     }
 )
 OUTPUT_MASK_FORMS = frozenset({"[]=", "masked_fill", "masked_fill_", "torch.where", "where"})
+# The names above that are not Python names ("*" is `x * mask`, "-" is `a - b`): every
+# other name in [sources] and [sanitizers] is a dotted identifier.
+BUILT_IN_FORMS = frozenset({"//", ">>", "*", "-", "[]=", "[n:]=", "[:]", "[mask]"})
 OUTPUT_FILLS = frozenset({"finite", "-inf"})
 OPTION_KEYS: dict[str, Callable[[Any], bool]] = {
     # Values a divisor symbol may take (default: any >= 2).
@@ -270,6 +273,19 @@ def _is_strs(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
+def _is_dotted(v: Any) -> bool:
+    """A Python name, or names joined by dots: ``plan``, ``mylib.ops.plan``."""
+    return isinstance(v, str) and all(part.isidentifier() for part in v.split("."))
+
+
+def _is_dotted_or_list(v: Any) -> bool:
+    return _is_dotted(v) or (isinstance(v, list) and all(map(_is_dotted, v)))
+
+
+def _is_effect_names(v: Any) -> bool:
+    return isinstance(v, list) and all(x in BUILT_IN_FORMS or _is_dotted(x) for x in v)
+
+
 def _is_str_or_strs(v: Any) -> bool:
     return isinstance(v, str) or _is_strs(v)
 
@@ -313,12 +329,14 @@ def sink_from_table(
     """
     t = _Table(data, where, origin)
     t.taken |= extra
-    function = t.get("function", _is_str, "a string") or t.get("name", _is_str, "a string")
+    dotted = "a dotted name such as `mylib.ops.plan`"
+    function = t.get("function", _is_dotted, dotted) or t.get("name", _is_dotted, dotted)
     if not function:
         raise t.fail("function", "is required (the sink function's name)")
-    modules = _strs(t.get("modules", _is_str_or_strs, "a list of module names"))
-    modules += _strs(t.get("module", _is_str_or_strs, "a module name"))
-    guarded = _strs(t.get("guarded", _is_str_or_strs, "a list of module names"))
+    module_names = "a list of dotted module names"
+    modules = _strs(t.get("modules", _is_dotted_or_list, module_names))
+    modules += _strs(t.get("module", _is_dotted_or_list, "a dotted module name"))
+    guarded = _strs(t.get("guarded", _is_dotted_or_list, module_names))
     keyword = t.get("keyword", _is_str, "a string")
     position = t.get("position", _is_index, "an integer >= 0", 0 if keyword is None else None)
     sanitizers = t.get("sanitizers", _is_strs, "a list of sanitizer keys")
@@ -387,7 +405,15 @@ def _names_table(t: _Table, key: str, allowed: frozenset[str]) -> dict[str, tupl
     for name in sorted(raw):
         if name not in allowed:
             raise sub.fail(name, f"unknown key (known: {', '.join(sorted(allowed))})")
-        out[name] = tuple(sub.get(name, _is_strs, "a list of strings"))
+        out[name] = tuple(
+            sub.get(
+                name,
+                _is_effect_names,
+                "a list of dotted names or built-in forms ("
+                + ", ".join(f'"{f}"' for f in sorted(BUILT_IN_FORMS))
+                + ")",
+            )
+        )
     return out
 
 
