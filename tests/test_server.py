@@ -194,6 +194,90 @@ def test_edits_in_quick_succession_are_checked_once(workspace: Path, session: Se
     session(scenario)
 
 
+def test_an_edit_after_a_pause_is_analysed_at_once(workspace: Path) -> None:
+    """The debounce holds back only the edits that follow one another within it: the first
+    edit after a pause is analysed at once, the next one (typing goes on) after the
+    debounce."""
+    debounce = 1.5
+    builder = workspace / "pkg" / "builder.py"
+
+    async def main() -> None:
+        client = Client(workspace, "--debounce-ms", str(int(debounce * 1000)))
+        await client.start()
+        try:
+            uri = client.open(builder)
+            await client.diagnostics_for(uri, is_zl001)
+            waits = []
+            for text, wanted in ((CLAMPED_BUILDER, is_clean), (BUILDER, is_zl001)):
+                sent = asyncio.get_running_loop().time()
+                client.change(uri, text)
+                version = client.versions[uri]
+                await client.wait_for(lambda v=version: client.published[-1][2] == v, 30)
+                assert wanted(client.published[-1][3])
+                waits.append(asyncio.get_running_loop().time() - sent)
+            assert waits[0] < debounce / 2, waits  # after a pause: no debounce
+            assert waits[1] >= debounce, waits  # within the debounce of the last edit
+        finally:
+            assert await client.stop() == 0
+
+    asyncio.run(main())
+
+
+def test_the_server_collects_its_garbage_when_idle_or_every_few_analyses() -> None:
+    """The analyses run with the cyclic collector off; their garbage is collected in the
+    worker once the server is idle, or after ``COLLECT_AT_MOST_EVERY`` analyses without a
+    pause, never while an edit waits for its diagnostics."""
+    import gc
+
+    from zerolint import server_lsp
+
+    server = server_lsp.build(debounce=0.01)
+    started: list[int] = []
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2:
+            started.append(1)
+
+    async def collections(count: int) -> None:
+        """Wait (at most 30 s: a large heap takes long) until ``count`` have started."""
+        for _ in range(300):
+            if len(started) >= count:
+                return
+            await asyncio.sleep(0.1)
+
+    async def main() -> None:
+        for _ in range(server_lsp.COLLECT_AT_MOST_EVERY - 1):
+            server.collect_later()
+        await asyncio.sleep(0.1)
+        assert started == []  # analyses in a row: no pause yet
+        server.collect_later()  # the last one allowed without a collection
+        await asyncio.wait_for(collections(1), server_lsp.COLLECT_WHEN_IDLE_S / 2)
+        assert started == [1]  # at once, not from the idle timer
+        server.collect_later()
+        await asyncio.sleep(server_lsp.COLLECT_WHEN_IDLE_S / 2)
+        server.schedule("file:///nowhere/edited.txt", 10)  # an edit: not idle after all
+        await asyncio.sleep(server_lsp.COLLECT_WHEN_IDLE_S + 0.2)
+        assert started == [1]
+        server.collect_later()  # its analysis is done: idle from now
+        await asyncio.sleep(server_lsp.COLLECT_WHEN_IDLE_S / 2)
+        assert started == [1]
+        await collections(2)
+        assert started == [1, 1]
+        for waiting in server.sleeping.values():
+            waiting.cancel()
+
+    collecting = gc.isenabled()
+    gc.disable()
+    gc.callbacks.append(on_gc)
+    try:
+        asyncio.run(main())
+    finally:
+        gc.callbacks.remove(on_gc)
+        server.worker.shutdown(wait=True)
+        if collecting:
+            gc.enable()
+
+
 @pytest.mark.parametrize("title", ["Clamp", "Suppress"])
 def test_code_action_edit_makes_the_buffer_clean(
     workspace: Path, session: Session, title: str

@@ -46,6 +46,12 @@ from zerolint.server_index import (
 )
 
 SOURCE = "zerolint"
+# Once indexed, the server runs with the cyclic collector off. The garbage of analyses is
+# collected once the server is idle this long (a collection takes 100 ms or more, which an
+# edit arriving meanwhile would wait for), or at the latest after this many analyses in a
+# row without such a pause (memory stays bounded).
+COLLECT_WHEN_IDLE_S = 0.5
+COLLECT_AT_MOST_EVERY = 4
 FIX_ALL = f"{lsp.CodeActionKind.SourceFixAll.value}.zerolint"
 LEVELS = {
     "error": lsp.MessageType.Error,
@@ -105,6 +111,12 @@ class ZerolintServer(LanguageServer):
         self.shown: dict[Path, tuple[FileResult, int | None, Any]] = {}
         self.published: dict[Path, tuple] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
+        # When each document was last edited (the event loop's clock): an edit after a
+        # pause is analysed at once, one within the debounce of the last waits for more.
+        self.last_edit: dict[str, float] = {}
+        # Analyses since the last collection, and the collection waiting for a pause.
+        self.uncollected = 0
+        self.collecting: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ logging
 
@@ -139,8 +151,23 @@ class ZerolintServer(LanguageServer):
                 out[path] = (doc.source, doc.version)
         return out
 
+    def edited(self, uri: str) -> None:
+        """An edit of ``uri``: debounced on both edges. The first edit after a pause (no
+        edit of it within the debounce, and none waiting or being analysed) is analysed at
+        once; edits that follow within the debounce wait until the typing stops, and edits
+        made while an analysis runs are analysed once after it."""
+        now = asyncio.get_running_loop().time()
+        last = self.last_edit.get(uri)
+        self.last_edit[uri] = now
+        quiet = last is None or now - last >= self.debounce
+        busy = uri in self.sleeping or uri in self.running
+        self.schedule(uri, 0 if quiet and not busy else self.debounce)
+
     def schedule(self, uri: str, delay: float) -> None:
         """Analyse ``uri`` after ``delay`` seconds unless another edit comes first."""
+        if self.collecting is not None:  # not idle after all: collect after this one
+            self.collecting.cancel()
+            self.collecting = None
         waiting = self.sleeping.pop(uri, None)
         if waiting is not None:
             waiting.cancel()
@@ -196,8 +223,24 @@ class ZerolintServer(LanguageServer):
         if closed:
             self.publish(path, FileResult(), None, None)
         self.publish_all(results, opened, path)
-        # The run's garbage is freed after its diagnostics are out, not while the next
-        # edit waits (the analysis itself runs with the collector off).
+        self.collect_later()
+
+    def collect_later(self) -> None:
+        """Free the analyses' garbage (they run with the collector off) after their
+        diagnostics are out and the server is idle, not while the next edit waits."""
+        self.uncollected += 1
+        if self.collecting is not None:
+            self.collecting.cancel()
+            self.collecting = None
+        if self.uncollected >= COLLECT_AT_MOST_EVERY:
+            self._collect()
+        else:
+            loop = asyncio.get_running_loop()
+            self.collecting = loop.call_later(COLLECT_WHEN_IDLE_S, self._collect)
+
+    def _collect(self) -> None:
+        self.collecting = None
+        self.uncollected = 0
         with contextlib.suppress(RuntimeError):  # the worker is gone: shutting down
             self.worker.submit(gc.collect)
 
@@ -279,6 +322,10 @@ class ZerolintServer(LanguageServer):
             # The warm index lives as long as the server: the collector need not walk it.
             gc.collect()
             gc.freeze()
+            # From here the server collects by itself, when idle (collect_later): left on,
+            # the collector would walk an analysis's young objects as soon as it ends,
+            # while its diagnostics wait.
+            gc.disable()
         except Exception as exc:  # noqa: BLE001 - the files are checked when opened
             self.log("error", f"zerolint: indexing failed: {type(exc).__name__}: {exc}")
 
@@ -544,7 +591,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: ZerolintServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, ls.debounce)
+        ls.edited(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: ZerolintServer, params: lsp.DidSaveTextDocumentParams) -> None:
