@@ -266,7 +266,7 @@ class Resolution:
         out = []
         for _, v in site.raw or []:
             for t in self.resolve(v):
-                out.append(Trace(t.origin, t.steps + (step,)))
+                out.append(t.extend(t.origin, (step,)))
         return out
 
     def drop_params(self, val: Val) -> Val:
@@ -288,7 +288,7 @@ class Resolution:
             if isinstance(t.origin, ParamOrigin) and t.origin.func is callee:
                 actual = site.args.get(t.origin.name, EMPTY)
                 for at in actual.traces:
-                    out.append(Trace(at.origin, at.steps + (site.step,) + site.rebind(t.steps)))
+                    out.append(at.extend(at.origin, (site.step, *site.rebind(t.steps))))
             elif params_only:
                 continue
             elif t.origin is None:
@@ -340,7 +340,7 @@ class Resolution:
             self.cached("origin", id(origin))
             if id(origin) in self._cut_origins:
                 self.depth_cut = True  # reusing a resolution that stopped at the limit
-        return [Trace(h.origin, h.steps + t.steps) for h in heads]
+        return [h.extend(h.origin, t.steps) for h in heads]
 
     def resolve_origin(self, origin: Origin, depth: int) -> list[Trace]:
         if isinstance(origin, (CallOrigin, EffectOrigin)):
@@ -368,7 +368,7 @@ class Resolution:
                 if isinstance(inner.origin, ParamOrigin) and inner.origin.func is site.callee:
                     actual = site.args.get(inner.origin.name, EMPTY)
                     for at in self.resolve(actual, depth + 1):
-                        out.append(Trace(at.origin, at.steps + (site.step,) + steps))
+                        out.append(at.extend(at.origin, (site.step, *steps)))
                 elif inner.origin is None:
                     # Made inside the callee: the path starts there and comes out here.
                     tail = (site.landing(),) if isinstance(origin, EffectOrigin) else ()

@@ -217,6 +217,16 @@ class Trace:
             self.live or step.op.kind in LIVE_KINDS or step.role == "source",
         )
 
+    def extend(self, origin: Origin | None, steps: tuple[RawStep, ...]) -> Trace:
+        """``Trace(origin, self.steps + steps)``, with the hash folded on from this trace's
+        rather than over every step again (resolving puts a callee's long paths in front of
+        each use of them)."""
+        chain, live = self._chain, self.live
+        for s in steps:
+            chain = hash((chain, s._hash))
+            live = live or s.op.kind in LIVE_KINDS or s.role == "source"
+        return Trace(origin, self.steps + steps, chain, live)
+
     def keep_order(self) -> tuple:
         """Which traces to keep when there are too many: live ones, short ones; ties broken
         by where the steps are and where the trace starts, never by hashes (which change
