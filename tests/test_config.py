@@ -52,6 +52,8 @@ MALFORMED = [
     ("[tool.zerolint]\nper-file-ignores = { 'a.py' = ['ZLX9'] }\n", ["ZLX9"]),
     ("[tool.zerolint]\nper-file-ignores = { 'a.py' = [''] }\n", ["per-file-ignores", "empty"]),
     ("[tool.zerolint]\nextra-sanitizers = 'mylib.f'\n", ["extra-sanitizers"]),
+    ("[tool.zerolint]\nextra-sanitizers = ['mylib..f']\n", ["extra-sanitizers", "'mylib..f'"]),
+    ("[tool.zerolint]\nextra-sanitizers = ['mylib.']\n", ["extra-sanitizers", "'mylib.'"]),
     ("[tool.zerolint]\nselcet = ['ZL001']\n", ["selcet", "did you mean 'select'"]),
     ("[tool.zerolint]\nselect = [\n", ["cannot read configuration"]),
 ]

@@ -45,6 +45,7 @@ from zerolint.rules import (
     Rule,
     RuleError,
     SinkSpec,
+    is_dotted,
     load_rule_file,
     load_rules,
     sink_from_table,
@@ -122,6 +123,14 @@ def _strings(what: str) -> Callable[[Any], tuple[str, ...]]:
         return tuple(items)
 
     return check
+
+
+def _function_names(value: Any) -> tuple[str, ...]:
+    names = _strings("function names")(value)
+    for name in names:
+        if not is_dotted(name):
+            raise Invalid(f"{name!r} is not a function name such as `mylib.ensure_positive`")
+    return names
 
 
 def _boolean(value: Any) -> bool:
@@ -258,7 +267,7 @@ SCHEMA: dict[str, Key] = {
     "compress-ratios": Key("compress_ratios", _ratios),
     "whole-program": Key("whole_program", _boolean),
     "extra-sinks": Key("extra_sinks", _sinks),
-    "extra-sanitizers": Key("extra_sanitizers", _strings("function names")),
+    "extra-sanitizers": Key("extra_sanitizers", _function_names),
     "rule-files": Key("rule_files", _strings("rule files")),
     "options": Key("options", lambda v: _table_of_tables(v, "rule codes to option tables")),
 }

@@ -273,17 +273,17 @@ def _is_strs(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
-def _is_dotted(v: Any) -> bool:
+def is_dotted(v: Any) -> bool:
     """A Python name, or names joined by dots: ``plan``, ``mylib.ops.plan``."""
     return isinstance(v, str) and all(part.isidentifier() for part in v.split("."))
 
 
 def _is_dotted_or_list(v: Any) -> bool:
-    return _is_dotted(v) or (isinstance(v, list) and all(map(_is_dotted, v)))
+    return is_dotted(v) or (isinstance(v, list) and all(map(is_dotted, v)))
 
 
 def _is_effect_names(v: Any) -> bool:
-    return isinstance(v, list) and all(x in BUILT_IN_FORMS or _is_dotted(x) for x in v)
+    return isinstance(v, list) and all(x in BUILT_IN_FORMS or is_dotted(x) for x in v)
 
 
 def _is_str_or_strs(v: Any) -> bool:
@@ -330,7 +330,7 @@ def sink_from_table(
     t = _Table(data, where, origin)
     t.taken |= extra
     dotted = "a dotted name such as `mylib.ops.plan`"
-    function = t.get("function", _is_dotted, dotted) or t.get("name", _is_dotted, dotted)
+    function = t.get("function", is_dotted, dotted) or t.get("name", is_dotted, dotted)
     if not function:
         raise t.fail("function", "is required (the sink function's name)")
     module_names = "a list of dotted module names"
