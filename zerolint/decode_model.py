@@ -72,7 +72,7 @@ def faulting_sizes(
         found.append(value)
         solver.add(size != value)
     if answer != z3.unsat:
-        raise smt.SolverGaveUp(f"capture sizes: solver gave up ({solver.reason_unknown()})")
+        raise smt.SolverGaveUp(f"capture sizes: solver gave up ({smt.why_unknown(solver)})")
     return sorted(found)
 
 

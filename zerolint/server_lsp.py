@@ -47,9 +47,9 @@ from zerolint.server_index import (
 
 SOURCE = "zerolint"
 # Once indexed, the server runs with the cyclic collector off. The garbage of analyses is
-# collected once the server is idle this long (a collection takes 100 ms or more, which an
-# edit arriving meanwhile would wait for), or at the latest after this many analyses in a
-# row without such a pause (memory stays bounded).
+# collected once the server has been idle this long (a collection takes 60 to 150 ms on a
+# large tree, which an edit arriving meanwhile would wait for), or at the latest after this
+# many analyses without such a pause (memory stays bounded: that one may delay an edit).
 COLLECT_WHEN_IDLE_S = 0.5
 COLLECT_AT_MOST_EVERY = 4
 FIX_ALL = f"{lsp.CodeActionKind.SourceFixAll.value}.zerolint"
@@ -114,9 +114,12 @@ class ZerolintServer(LanguageServer):
         # When each document was last edited (the event loop's clock): an edit after a
         # pause is analysed at once, one within the debounce of the last waits for more.
         self.last_edit: dict[str, float] = {}
-        # Analyses since the last collection, and the collection waiting for a pause.
+        # Analyses since the last collection, the collection waiting for a pause, and the
+        # analyses in flight (an edit's, a close's, a reload's).
         self.uncollected = 0
         self.collecting: asyncio.TimerHandle | None = None
+        self.analysing = 0
+        self.refreeze = False  # trees were rebuilt: freeze them after the next collection
 
     # ------------------------------------------------------------------ logging
 
@@ -165,9 +168,6 @@ class ZerolintServer(LanguageServer):
 
     def schedule(self, uri: str, delay: float) -> None:
         """Analyse ``uri`` after ``delay`` seconds unless another edit comes first."""
-        if self.collecting is not None:  # not idle after all: collect after this one
-            self.collecting.cancel()
-            self.collecting = None
         waiting = self.sleeping.pop(uri, None)
         if waiting is not None:
             waiting.cancel()
@@ -213,36 +213,50 @@ class ZerolintServer(LanguageServer):
             )
         opened = self.open_documents()
         loop = asyncio.get_running_loop()
+        self.analysing += 1
         try:
-            results = await loop.run_in_executor(
-                self.worker, self._analyse_in_worker, path, text, opened
-            )
-        except Exception as exc:  # noqa: BLE001 - the server stays up whatever happens
-            self.log("error", f"zerolint: {path}: internal error: {type(exc).__name__}: {exc}")
-            return
-        if closed:
-            self.publish(path, FileResult(), None, None)
-        self.publish_all(results, opened, path)
-        self.collect_later()
+            try:
+                results = await loop.run_in_executor(
+                    self.worker, self._analyse_in_worker, path, text, opened
+                )
+            except Exception as exc:  # noqa: BLE001 - the server stays up whatever happens
+                self.log("error", f"zerolint: {path}: internal error: {type(exc).__name__}: {exc}")
+                return
+            if closed:
+                self.publish(path, FileResult(), None, None)
+            self.publish_all(results, opened, path)
+        finally:
+            self.analysing -= 1
+            self.collect_later()  # a failed analysis leaves garbage too
 
     def collect_later(self) -> None:
-        """Free the analyses' garbage (they run with the collector off) after their
-        diagnostics are out and the server is idle, not while the next edit waits."""
+        """After an analysis: free the analyses' garbage (they run with the collector off)
+        once the server is idle, or now if ``COLLECT_AT_MOST_EVERY`` analyses went by
+        without a pause."""
         self.uncollected += 1
+        if self.uncollected >= COLLECT_AT_MOST_EVERY:
+            self._collect(force=True)
+        else:
+            self._collect_when_idle()
+
+    def _collect_when_idle(self) -> None:
+        if self.collecting is not None:
+            self.collecting.cancel()
+        loop = asyncio.get_running_loop()
+        self.collecting = loop.call_later(COLLECT_WHEN_IDLE_S, self._collect)
+
+    def _collect(self, *, force: bool = False) -> None:
+        """The idle timer's end (or a forced collection): an edit waiting for its analysis,
+        or any analysis in flight, puts the collection off for another idle period."""
         if self.collecting is not None:
             self.collecting.cancel()
             self.collecting = None
-        if self.uncollected >= COLLECT_AT_MOST_EVERY:
-            self._collect()
-        else:
-            loop = asyncio.get_running_loop()
-            self.collecting = loop.call_later(COLLECT_WHEN_IDLE_S, self._collect)
-
-    def _collect(self) -> None:
-        self.collecting = None
+        if not force and (self.analysing or self.running or self.sleeping or self.dirty):
+            self._collect_when_idle()
+            return
         self.uncollected = 0
         with contextlib.suppress(RuntimeError):  # the worker is gone: shutting down
-            self.worker.submit(gc.collect)
+            self.worker.submit(self._collect_in_worker)
 
     def _analyse_in_worker(
         self, path: Path, text: str | None, opened: dict[Path, tuple[str, int | None]]
@@ -345,11 +359,24 @@ class ZerolintServer(LanguageServer):
         except Exception as exc:  # noqa: BLE001 - saving a pyproject.toml still reloads it
             self.log("warning", f"zerolint: cannot watch pyproject.toml files: {exc}")
 
+    def thaw(self) -> None:
+        """Trees were dropped: what was frozen with them may be garbage now. Unfrozen, so
+        that the next collection frees it; the trees built again are frozen after it."""
+        gc.unfreeze()
+        self.refreeze = True
+
+    def _collect_in_worker(self) -> None:
+        gc.collect()
+        if self.refreeze:
+            self.refreeze = False
+            gc.freeze()
+
     async def reload(self, why: str) -> None:
         """The configuration changed: rebuild every tree and recheck the open files."""
         if self.index is None:
             return
         await self.in_worker(self.index.reload)
+        self.thaw()
         self.log("info", f"zerolint: configuration reloaded ({why})")
         await self.refresh_open()
 
@@ -362,6 +389,7 @@ class ZerolintServer(LanguageServer):
     async def forget_tree(self, path: Path) -> None:
         if self.index is not None:
             await self.in_worker(self.index.forget_tree, path)
+            self.thaw()
 
     async def disk_changed(self, path: Path) -> None:
         if self.index is not None:
@@ -610,6 +638,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
         waiting = ls.sleeping.pop(uri, None)
         if waiting is not None:
             waiting.cancel()
+        ls.last_edit.pop(uri, None)
         path = path_of(uri)
         if path is not None and is_python(path):
             if not path.exists() and ls.index is not None:
@@ -656,6 +685,9 @@ def build(debounce: float = 0.05) -> ZerolintServer:
         for task in ls.sleeping.values():
             task.cancel()
         ls.sleeping.clear()
+        if ls.collecting is not None:
+            ls.collecting.cancel()
+            ls.collecting = None
         ls.worker.shutdown(wait=False, cancel_futures=True)
 
     return server

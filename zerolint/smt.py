@@ -15,8 +15,8 @@ but the operations are elementwise, so one shared ``seq_len`` finds a witness wh
 differing lengths would.
 
 ``import z3`` happens only when a question reaches the solver: checking a tree with no
-candidate paths never loads it. Operations outside the model, and a solver that reaches its work limit, give
-``unknown``. Every witness is replayed in plain Python before it is returned, so a
+candidate paths never loads it. Operations outside the model, and a solver that reaches
+its work limit, give ``unknown``. Every witness is replayed in plain Python before it is returned, so a
 modelling bug cannot print a false witness. Not thread-safe: Z3's default context is
 shared, so judge from one thread per process.
 """
@@ -43,8 +43,9 @@ from zerolint.model import (
 )
 
 # Z3's work per check, in its resource units ("rlimit"), not in seconds: a wall-clock
-# time-out gives a loaded machine other verdicts and witnesses than an idle one, this
-# gives every machine the same. The largest check on the shipped rules' real trees and
+# time-out gives a loaded machine other verdicts and witnesses than an idle one; this
+# gives every machine with the same Z3 release the same (how Z3 counts its units may
+# change between releases). The largest check on the shipped rules' real trees and
 # property tests uses under 30,000 units; a hard nonlinear query spends this limit in
 # about 0.5 to 1 s and is then unknown.
 RESOURCE_LIMIT = 5_000_000
@@ -666,7 +667,7 @@ def decide(
     if answer == z3.unsat:
         return Verdict("safe", reason=safe_reason)
     if answer != z3.sat:
-        return Verdict("unknown", reason=f"solver gave up ({solver.reason_unknown()})")
+        return Verdict("unknown", reason=f"solver gave up ({why_unknown(solver)})")
     model = solver.model()
     for wish in prefer:
         model = _try(z3, solver, wish) or model
@@ -688,6 +689,17 @@ def decide(
     if not _replays(replay, full):
         return Verdict("unknown", reason=f"witness {witness} did not replay to a fault (model bug)")
     return Verdict("unsafe", witness=witness, outcome=outcome)
+
+
+# What Z3 says when a check reaches its resource limit: the tactics that run first say
+# the second (nothing else cancels a check: the judge sets no time-out).
+_AT_LIMIT = frozenset({"max. resource limit exceeded", "canceled"})
+
+
+def why_unknown(solver: Any) -> str:
+    """Z3's reason for an unknown answer, in the judge's words."""
+    reason = solver.reason_unknown()
+    return f"work limit of {RESOURCE_LIMIT} units reached" if reason in _AT_LIMIT else reason
 
 
 def _replays(replay: Any, assignment: dict[str, int]) -> bool:
