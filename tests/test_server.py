@@ -223,16 +223,19 @@ def test_an_edit_after_a_pause_is_analysed_at_once(workspace: Path) -> None:
     asyncio.run(main())
 
 
-def test_the_server_collects_its_garbage_when_idle_or_every_few_analyses() -> None:
+def test_the_server_collects_its_garbage_when_idle_or_every_few_analyses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The analyses run with the cyclic collector off; their garbage is collected in the
     worker once the server is idle, or after ``COLLECT_AT_MOST_EVERY`` analyses without a
     pause. An idle timer that ends while an edit waits (or is analysed) is set again. The
-    timer's end is called by hand here, as the event loop calls it, so that nothing hangs
-    on how fast a loaded machine runs."""
+    timer's end is called by hand here, as the event loop calls it (the idle time is set
+    to a minute meanwhile), so that nothing hangs on how fast a loaded machine runs."""
     import gc
 
     from zerolint import server_lsp
 
+    monkeypatch.setattr(server_lsp, "COLLECT_WHEN_IDLE_S", 60.0)
     server = server_lsp.build(debounce=0.01)
     started: list[int] = []
 
@@ -280,6 +283,7 @@ def test_the_server_collects_its_garbage_when_idle_or_every_few_analyses() -> No
         await collections(2)
         assert started == [1, 1] and server.uncollected == 0
 
+        monkeypatch.setattr(server_lsp, "COLLECT_WHEN_IDLE_S", 0.05)
         server.collect_later()  # and the real timer ends by itself after a pause
         await collections(3)
         assert started == [1, 1, 1]
