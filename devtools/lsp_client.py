@@ -168,9 +168,12 @@ class Client:
         )
 
     def watched(self, path: Path, kind: lsp.FileChangeType) -> None:
-        self.lsp.workspace_did_change_watched_files(
-            lsp.DidChangeWatchedFilesParams([lsp.FileEvent(uri=self.uri(path), type=kind)])
-        )
+        self.watched_all([(path, kind)])
+
+    def watched_all(self, changes: list[tuple[Path, lsp.FileChangeType]]) -> None:
+        """One notification of several files changed on disk, as a checkout sends it."""
+        events = [lsp.FileEvent(uri=self.uri(path), type=kind) for path, kind in changes]
+        self.lsp.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(events))
 
     async def code_actions(self, uri: str, diagnostic: lsp.Diagnostic) -> list[lsp.CodeAction]:
         result = await self.lsp.text_document_code_action_async(

@@ -440,6 +440,33 @@ def test_file_deleted_while_open_keeps_its_buffer_checked(
     session(scenario)
 
 
+def test_files_changed_together_on_disk_are_checked_once(workspace: Path, session: Session) -> None:
+    """A checkout creates and changes many files in one notification: the tree is rebuilt
+    and re-read once for all of them, and the open file checked once (it was once per
+    file: on vLLM, a re-index of the tree for each file a checkout created)."""
+    builder = workspace / "pkg" / "builder.py"
+    helper = workspace / "pkg" / "utils.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        before = len([p for p in client.published if p[1] == uri])
+        created = [workspace / "pkg" / f"new_{i}.py" for i in range(4)]
+        for path in created:
+            path.write_text("X = 1\n")
+        helper.write_text(CLAMPED_HELPER)  # not open: the disk's text counts
+        client.watched_all(
+            [(path, lsp.FileChangeType.Created) for path in created]
+            + [(helper, lsp.FileChangeType.Changed)]
+        )
+        await client.diagnostics_for(uri, is_clean)
+        await asyncio.sleep(2)  # time enough for more checks, had there been any
+        mine = [p for p in client.published if p[1] == uri]
+        assert len(mine) == before + 1, [p[3] for p in mine[before:]]
+
+    session(scenario)
+
+
 def test_messages_about_unknown_documents_are_logged(workspace: Path, session: Session) -> None:
     builder = workspace / "pkg" / "builder.py"
     ghost = (workspace / "pkg" / "ghost.py").absolute().as_uri()

@@ -226,17 +226,25 @@ class Context:
     def update(self, path: Path, text: str | None) -> set[Path]:
         """``path`` now holds ``text`` (None: what is on disk); re-analyse if it can matter.
         Returns the files whose results changed."""
-        old = self.project.text(path)
-        if text is not None and text == old:
-            return set()  # opened or saved as it was: the results stand
-        self.project.set_text(path, text)
-        new = self.project.text(path)
-        if not self.may_matter(path, old, new):
-            if path in self.results:
+        return self.update_many([(path, text)])
+
+    def update_many(self, edits: Iterable[tuple[Path, str | None]]) -> set[Path]:
+        """Each ``(path, text)`` as ``update`` takes it, then one analysis if any of them
+        can matter (files changed on disk together, as a checkout changes them)."""
+        changed: set[Path] = set()
+        again = False
+        for path, text in edits:
+            old = self.project.text(path)
+            if text is not None and text == old:
+                continue  # opened or saved as it was: the results stand
+            self.project.set_text(path, text)
+            new = self.project.text(path)
+            if self.may_matter(path, old, new):
+                again = True
+            elif path in self.results:
                 del self.results[path]
-                return {path}
-            return set()
-        return self.run()
+                changed.add(path)
+        return changed | self.run() if again else changed
 
     def result(self, path: Path) -> FileResult:
         found = self.results.get(path)
@@ -337,12 +345,15 @@ class WorkspaceIndex:
             return context, context.run() | {path}
         return context, context.update(path, text) | {path}
 
-    def disk_changed(self, path: Path) -> set[Path]:
-        """A file changed on disk (not open in the editor): re-read it where it is indexed."""
+    def disk_changed(self, paths: Iterable[Path]) -> set[Path]:
+        """Files changed on disk (not open in the editor): each tree holding some re-reads
+        them and is analysed once."""
+        paths = [p for p in paths if p not in self.overlays]
         changed: set[Path] = set()
         for context in list(self.contexts.values()):
-            if context.holds(path) and path not in self.overlays:
-                changed |= context.update(path, None)
+            held = [(p, None) for p in paths if context.holds(p)]
+            if held:
+                changed |= context.update_many(held)
         return changed
 
     def contexts_holding(self, path: Path) -> list[Context]:

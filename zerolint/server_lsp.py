@@ -391,10 +391,9 @@ class ZerolintServer(LanguageServer):
             await self.in_worker(self.index.forget_tree, path)
             self.thaw()
 
-    async def disk_changed(self, path: Path) -> None:
+    async def disk_changed(self, paths: list[Path]) -> None:
         if self.index is not None:
-            await self.in_worker(self.index.disk_changed, path)
-            await self.refresh_open()
+            await self.in_worker(self.index.disk_changed, paths)
 
     def encoder(self, path: Path, text: str | None) -> Convert:
         """Positions in ``path`` (whose text is ``text``) in the client's units."""
@@ -651,6 +650,10 @@ def build(debounce: float = 0.05) -> ZerolintServer:
         if configs:
             await ls.reload(f"{path_of(configs[0].uri)} changed")
             return
+        # A checkout changes many files in one notification: the trees are rebuilt or
+        # re-read once for all of them, and the open files checked once after.
+        changed: list[Path] = []
+        refresh = False
         for change in params.changes:
             path = path_of(change.uri)
             if path is None or not is_python(path):
@@ -663,9 +666,14 @@ def build(debounce: float = 0.05) -> ZerolintServer:
                 )
             elif change.type in (lsp.FileChangeType.Created, lsp.FileChangeType.Deleted):
                 await ls.forget_tree(path)
-                await ls.refresh_open()
+                refresh = True
             elif not is_open:
-                await ls.disk_changed(path)
+                changed.append(path)
+        if changed:
+            await ls.disk_changed(changed)
+            refresh = True
+        if refresh:
+            await ls.refresh_open()
 
     @server.feature(
         lsp.TEXT_DOCUMENT_CODE_ACTION,
