@@ -76,8 +76,8 @@ def test_the_limit_really_makes_z3_give_up(solver_gives_up: None) -> None:
 
 def _spent(solver: Any) -> int:
     stats = solver.statistics()
-    # Statistics has no `in` of its own: its keys are a list.
-    return stats.get_key_value("rlimit count") if "rlimit count" in stats.keys() else 0  # noqa: SIM118
+    keys = stats.keys()  # Statistics has no `in` of its own: its keys are a list
+    return stats.get_key_value("rlimit count") if "rlimit count" in keys else 0
 
 
 def _check_another(solver: Any, k: int) -> tuple[Any, int]:

@@ -286,10 +286,6 @@ def _is_effect_names(v: Any) -> bool:
     return isinstance(v, list) and all(x in BUILT_IN_FORMS or is_dotted(x) for x in v)
 
 
-def _is_str_or_strs(v: Any) -> bool:
-    return isinstance(v, str) or _is_strs(v)
-
-
 def _is_table(v: Any) -> bool:
     return isinstance(v, dict)
 

@@ -16,9 +16,9 @@ differing lengths would.
 
 ``import z3`` happens only when a question reaches the solver: checking a tree with no
 candidate paths never loads it. Operations outside the model, and a solver that reaches
-its work limit, give ``unknown``. Every witness is replayed in plain Python before it is returned, so a
-modelling bug cannot print a false witness. Not thread-safe: Z3's default context is
-shared, so judge from one thread per process.
+its work limit, give ``unknown``. Every witness is replayed in plain Python before it is
+returned, so a modelling bug cannot print a false witness. Not thread-safe: Z3's default
+context is shared, so judge from one thread per process.
 """
 
 from __future__ import annotations
