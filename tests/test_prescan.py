@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from zerolint.prescan import MIN_FILES, _scan, prescan, shared_keys
+from zerolint.prescan import MIN_FILES, _called, _scan, _Texts, prescan, shared_keys
 from zerolint.project import Project
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the prescan forks")
@@ -147,23 +150,80 @@ def test_a_failing_caller_leaves_no_child_behind(tmp_path: Path) -> None:
 
 
 def test_an_index_in_the_making_answers_as_a_scan_does(tmp_path: Path) -> None:
-    """Between questions the child indexes a slice of the files: a question asked after
-    none, some or all slices gets the files a scan finds."""
-    from zerolint.prescan import _Texts
-
+    """Between questions the child indexes a slice of the files, the names they call,
+    then their identifiers: a question asked after none, some or all slices of either gets
+    the files a scan finds."""
     datas = [p.read_bytes() for p in tree(tmp_path)]
     texts = _Texts([None if b"\x00" in d else d for d in datas])
-    texts.CHUNK = 50
+    texts.CHUNK = texts.CALL_CHUNK = 50
     while True:
         # A text whose longest identifier is one (`(Base)`), starts one (`.Bas`, ` f1`),
         # ends one (`f1(`), or lies inside one (`yBas`).
+        # A call whose name ends a longer one's (`Base(` in `MyBase(`), or begins one.
         extra = ["MyBase(", "f1(", "(Base)", ".Bas", " f1", "= GrandChild()", "yBas", "(Bas)"]
+        extra += ["Bas(", "Grand(", "1(", "_(", "(", "Base(("]
         for needle in (n.encode() for n in NEEDLES + extra):
             scanned = [i for i in texts.readable if needle in datas[i]]
             assert texts.search(needle) == scanned, (needle, texts.done)
         if texts.complete:
             break
         texts.index_some()
+
+
+def test_the_names_called_are_the_runs_of_identifier_bytes_before_a_paren() -> None:
+    """A name is called where it stands just before "(": the last part of a dotted call,
+    a ``def`` or ``class`` line's name, a call after non-ASCII letters; not one a space or
+    a non-ASCII letter parts from its "(", nor the text after the last "("."""
+    text = "f(x) + a.b(c)(d)\nclass K(Base):\n  def m(self): g ((1))\né2h(2) café(3) tail"
+    assert _called(text.encode()) == {b"f", b"b", b"K", b"m", b"2h"}
+    assert _called(b"") == set()
+    assert _called(b"no call here") == set()
+
+
+_BODIES = st.lists(
+    st.one_of(st.none(), st.text(alphabet="aAb_1(). é\n", max_size=40).map(str.encode)),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_BODIES, st.lists(st.text(alphabet="aAb_1", min_size=1, max_size=4), max_size=5))
+def test_the_names_called_answer_who_calls_a_name_as_a_scan_does(
+    datas: list[bytes | None], names: list[str]
+) -> None:
+    """``Name(`` is answered from the names the files call, exactly: the files that hold
+    it, also where a longer name ends with ``Name`` or holds it elsewhere, after any number
+    of the files' names are indexed."""
+    texts = _Texts(datas)
+    texts.CALL_CHUNK = 2
+    needles = [n.encode() + b"(" for n in names]
+    while True:
+        for needle in needles:
+            scanned = [i for i in texts.readable if needle in datas[i]]  # type: ignore[operator]
+            assert texts.search(needle) == scanned, (needle, texts.calls.done)
+        if texts.calls.done == len(texts.readable):
+            break
+        texts.index_some()
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_on_vllm_every_index_answers_as_a_scan_does() -> None:
+    """On vLLM 0.33.0's tree, once both indexes are built: who calls a class (``Name(``)
+    and who names it, for classes spread over the whole tree, are the files a scan finds."""
+    from devtools.wheels import vllm_tree
+
+    files = sorted((vllm_tree("0.33.0") / "vllm").rglob("*.py"))
+    datas = [p.read_bytes() for p in files]
+    texts = _Texts(datas)
+    while not texts.complete:
+        texts.index_some()
+    classes = sorted({c for d in datas for c in re.findall(rb"(?m)^[ \t]*class (\w+)", d)})
+    assert len(classes) > 1000
+    for name in classes[:: len(classes) // 40]:
+        for needle in (name + b"(", name):
+            assert texts.search(needle) == [i for i, d in enumerate(datas) if needle in d], needle
 
 
 def test_a_text_holding_an_answered_one_is_answered_from_that_ones_files() -> None:

@@ -7,8 +7,11 @@ scans the files and sends back the few that mention a sink, while the parent imp
 The child then stays, holding every file's bytes, to answer the analysis's other questions
 of the whole tree: which files contain a given text (who constructs a class, who derives
 from it, who names a helper). Each scan of a large tree costs tens of milliseconds; between
-questions, on the core the parent does not use, the child indexes the identifiers of every
-file, after which a question costs a look-up and a check of the few files it names.
+questions, on the core the parent does not use, the child indexes the files. First the
+names each file calls (cheap: a few hundred thousand calls in vLLM's 50 MB), which answer
+the most frequent question, who calls ``Name(``, exactly; then every identifier of every
+file (several million), after which any other question costs a look-up and a check of the
+few files it names.
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ _WORD = re.compile(rb"[A-Za-z0-9_]+")
 _WORD_BYTES = bytes(
     c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else ord(" ") for c in range(256)
 )
+# The same, keeping "(" too: what precedes each "(" is then a run of identifier bytes.
+_CALL_BYTES = _WORD_BYTES[: ord("(")] + b"(" + _WORD_BYTES[ord("(") + 1 :]
+# A text the names called answer: identifier bytes, then "(" (`Name(`, who calls Name).
+_CALL = re.compile(rb"[A-Za-z0-9_]+\(")
 
 
 class Scan:
@@ -252,60 +259,101 @@ def shared_keys(needles: Sequence[bytes]) -> dict[bytes, list[bytes]]:
 
 
 class _Texts:
-    """The files' bytes, and every file's identifiers in one text, built a slice at a time
-    between questions. A question asked before that is complete is answered from the files
-    indexed so far and by a scan of the others."""
+    """The files' bytes, and two indexes of them built a slice at a time between questions:
+    the names each file calls, then every file's identifiers, each in one text. A question
+    asked before an index is complete is answered from the files indexed so far and by a
+    scan of the others."""
 
     CHUNK = 8  # files indexed between two looks for a question: the wait a question may have
+    CALL_CHUNK = 48  # the same for the names called: a file's take a fifth of the time
 
     def __init__(self, datas: Sequence[bytes | None]) -> None:
         self.datas = datas
         self.readable = [i for i, d in enumerate(datas) if d is not None]
-        self.done = 0  # readable[:done] have their identifiers in parts
-        # Each indexed file's distinct identifiers, one file a line, in file order, and
-        # where each file's line starts in their concatenation (``words``).
-        self.parts: list[bytes] = []
-        self.starts = [0]
-        self._words: bytes | None = b""
+        self.calls = _Lines()  # readable[:calls.done]: the names each calls, a file a line
+        self.words = _Lines()  # readable[:words.done]: its distinct identifiers, a line
 
     @property
     def complete(self) -> bool:
-        return self.done == len(self.readable)
+        return self.words.done == len(self.readable)
 
     def index_some(self) -> None:
-        for i in self.readable[self.done : self.done + self.CHUNK]:
-            words = set(self.datas[i].translate(_WORD_BYTES).split())  # type: ignore[union-attr]
-            self.parts.append(b" ".join(words) + b"\n")
-            self.starts.append(self.starts[-1] + len(self.parts[-1]))
-        self.done = min(self.done + self.CHUNK, len(self.readable))
-        self._words = None
-        if self.complete:
-            self._words, self.parts = b"".join(self.parts), []
-
-    def words(self) -> bytes:
-        if self._words is None:
-            self._words = b"".join(self.parts)
-        return self._words
+        if self.calls.done < len(self.readable):
+            for i in self.readable[self.calls.done : self.calls.done + self.CALL_CHUNK]:
+                self.calls.add(_called(self.datas[i]))  # type: ignore[arg-type]
+            self.calls.finish_if(len(self.readable))
+            return
+        for i in self.readable[self.words.done : self.words.done + self.CHUNK]:
+            words = self.datas[i].translate(_WORD_BYTES).split()  # type: ignore[union-attr]
+            self.words.add(set(words))
+        self.words.finish_if(len(self.readable))
 
     def search(self, needle: bytes) -> list[int]:
-        """The files holding ``needle``, by the index where it can say: ``needle`` lies in
-        a file only if its longest run of identifier bytes lies in one of the file's
-        identifiers (ASCII letters, digits, ``_``); each such file is then checked. Files
-        not indexed yet are scanned."""
-        key = max(_WORD.findall(needle), key=len, default=b"")
-        if not key:
-            return [i for i in self.readable if needle in self.datas[i]]  # type: ignore[operator]
-        out = []
-        words = self.words()
-        at = words.find(key)
+        """The files holding ``needle``. A call, ``Name(``, from the names called: a file
+        holds it exactly when a name it calls ends with ``Name`` (the run of identifier
+        bytes before a "(" is a name called). Any other text by the identifiers where it
+        can say: ``needle`` lies in a file only if its longest run of identifier bytes
+        (ASCII letters, digits, ``_``) lies in one of the file's identifiers; each such
+        file is then checked. Files not indexed yet are scanned."""
+        datas = self.datas
+        if _CALL.fullmatch(needle):
+            out = [self.readable[line] for line in self.calls.lines_holding(needle[:-1] + b" ")]
+            rest = self.readable[self.calls.done :]
+        else:
+            key = max(_WORD.findall(needle), key=len, default=b"")
+            if not key:
+                return [i for i in self.readable if needle in datas[i]]  # type: ignore[operator]
+            out = []
+            for line in self.words.lines_holding(key):
+                i = self.readable[line]
+                if needle in datas[i]:  # type: ignore[operator]
+                    out.append(i)
+            rest = self.readable[self.words.done :]
+        return out + [i for i in rest if needle in datas[i]]  # type: ignore[operator]
+
+
+def _called(data: bytes) -> set[bytes]:
+    """The names ``data`` calls: each run of identifier bytes just before a "(" (with
+    ``def`` and ``class`` lines' names, and a call's name's last part, ``b`` of ``a.b(``)."""
+    before = data.translate(_CALL_BYTES).split(b"(")
+    before.pop()  # what follows the last "(" comes before none
+    names = {text[text.rfind(b" ") + 1 :] for text in before}
+    names.discard(b"")
+    return names
+
+
+class _Lines:
+    """One index: a line of words per file, in file order, in one text once complete."""
+
+    def __init__(self) -> None:
+        self.done = 0  # the files indexed
+        self.parts: list[bytes] = []
+        self.starts = [0]  # where each file's line starts in their concatenation
+        self._text: bytes | None = b""
+
+    def add(self, words: set[bytes]) -> None:
+        # Every word is followed by a space: a word ending in a text is found as text + " ".
+        self.parts.append(b" ".join(words) + b" \n")
+        self.starts.append(self.starts[-1] + len(self.parts[-1]))
+        self.done += 1
+        self._text = None
+
+    def finish_if(self, total: int) -> None:
+        if self.done == total:
+            self._text, self.parts = b"".join(self.parts), []
+
+    def lines_holding(self, key: bytes) -> list[int]:
+        """The files (by line) one of whose words holds ``key``; a key ending in a space,
+        one of whose words ends with the rest."""
+        if self._text is None:
+            self._text = b"".join(self.parts)
+        text, starts, out = self._text, self.starts, []
+        at = text.find(key)
         while at >= 0:
-            line = bisect.bisect_right(self.starts, at) - 1
-            i = self.readable[line]
-            if needle in self.datas[i]:  # type: ignore[operator]
-                out.append(i)
-            at = words.find(key, self.starts[line + 1])  # the next file's line
-        rest = self.readable[self.done :]
-        return out + [i for i in rest if needle in self.datas[i]]  # type: ignore[operator]
+            line = bisect.bisect_right(starts, at) - 1
+            out.append(line)
+            at = text.find(key, starts[line + 1])  # the next file's line
+        return out
 
 
 def _answer(
