@@ -78,8 +78,20 @@ def write(root: Path, files: dict[str, str]) -> None:
         # position of every file holds the empty name.
         (('function = "plan"', 'function = "acme."'), "sinks[0].function: must be a dotted name"),
         (('function = "plan"', 'function = ""'), "sinks[0].function: must be a dotted name"),
-        (('modules = ["acme"]', 'modules = ["acme", ""]'), "sinks[0].modules: must be a list"),
-        (('modules = ["acme"]', 'guarded = ["acme..x"]'), "sinks[0].guarded: must be a list"),
+        (
+            ('modules = ["acme"]', 'modules = ["acme", ""]'),
+            "sinks[0].modules: must be a dotted module name or a list of them",
+        ),
+        (('modules = ["acme"]', 'guarded = ["acme..x"]'), "sinks[0].guarded: must be a dotted"),
+        # A built-in form under a key that does not recognize it would match nothing.
+        (
+            ('at_least_one = ["acme.at_least_one"]', 'clamp = ["*"]'),
+            'sanitizers.clamp: "*" is not one of its built-in forms (none)',
+        ),
+        (
+            ('zero_alloc = ["torch.zeros"]', 'floor_division = ["//", "-"]'),
+            'sources.floor_division: "-" is not one of its built-in forms ("//", ">>")',
+        ),
         (
             ('zero_alloc = ["torch.zeros"]', 'zero_alloc = ["torch.zeros", ""]'),
             "sources.zero_alloc: must be a list of dotted names or built-in forms",

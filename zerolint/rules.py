@@ -76,6 +76,17 @@ OUTPUT_MASK_FORMS = frozenset({"[]=", "masked_fill", "masked_fill_", "torch.wher
 # The names above that are not Python names ("*" is `x * mask`, "-" is `a - b`): every
 # other name in [sources] and [sanitizers] is a dotted identifier.
 BUILT_IN_FORMS = frozenset({"//", ">>", "*", "-", "[]=", "[n:]=", "[:]", "[mask]"})
+# The key each built-in form is recognized under (the effect the analysis names it by);
+# under any other key it would match nothing.
+FORMS_BY_KEY: dict[str, frozenset[str]] = {
+    "floor_division": frozenset({"//", ">>"}),
+    "zero_fill": frozenset({"[]=", "[n:]="}),
+    "mask_zero": frozenset({"*"}),
+    "subtraction": frozenset({"-"}),
+    "empty_rows": frozenset({"[:]", "[mask]"}),
+    "mask": frozenset({"[]="}),
+    "output_mask": frozenset({"[]="}),
+}
 OUTPUT_FILLS = frozenset({"finite", "-inf"})
 OPTION_KEYS: dict[str, Callable[[Any], bool]] = {
     # Values a divisor symbol may take (default: any >= 2).
@@ -329,7 +340,7 @@ def sink_from_table(
     function = t.get("function", is_dotted, dotted) or t.get("name", is_dotted, dotted)
     if not function:
         raise t.fail("function", "is required (the sink function's name)")
-    module_names = "a list of dotted module names"
+    module_names = "a dotted module name or a list of them"
     modules = _strs(t.get("modules", _is_dotted_or_list, module_names))
     modules += _strs(t.get("module", _is_dotted_or_list, "a dotted module name"))
     guarded = _strs(t.get("guarded", _is_dotted_or_list, module_names))
@@ -410,6 +421,11 @@ def _names_table(t: _Table, key: str, allowed: frozenset[str]) -> dict[str, tupl
                 + ")",
             )
         )
+        forms = FORMS_BY_KEY.get(name, frozenset())
+        for form in out[name]:
+            if form in BUILT_IN_FORMS and form not in forms:
+                known = ", ".join(f'"{f}"' for f in sorted(forms)) if forms else "none"
+                raise sub.fail(name, f'"{form}" is not one of its built-in forms ({known})')
     return out
 
 
