@@ -41,7 +41,9 @@ from zerolint.dataflow.values import (
     SinkRef,
     Trace,
     Val,
+    in_order,
     join_all,
+    ref_key,
 )
 from zerolint.model import IDENTITY, Op, OpKind, bounded, renamed, symbol_names
 from zerolint.project import ClassInfo
@@ -86,22 +88,26 @@ class Calls:
                 if out is not None:
                     return out
                 return EMPTY
-            refs = list(self.attribute(frame, receiver, method).refs)
+            refs = in_order(self.attribute(frame, receiver, method).refs)
             if not refs:
                 self.note_wrapper(method)
             if not refs and method in self.wrapper_names | set(self.sinks_by_name):
                 refs = self.refs_through_fields(frame, receiver, method)
         else:
-            refs = list(self.eval(frame, func).refs)
+            refs = in_order(self.eval(frame, func).refs)
         refs = [
             x for r in refs for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])
         ]
         args = [(a, self.eval(frame, a.value)) for a in node.args]
         lazy = [r for r in refs if isinstance(r, LazyRef)]
+        result = EMPTY
+        handled = False
         if lazy:
             refs = [r for r in refs if not isinstance(r, LazyRef)]
             passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
-            for r in lazy:
+            # By name: a value that may be one of several functions holds them in a set
+            # ordered by memory address, and each is called, in the same order every run.
+            for r in sorted(lazy, key=lambda r: r.qual):
                 home = self.project_module_of(r.qual)
                 if home is not None:
                     self.note_capable(home)
@@ -109,9 +115,10 @@ class Calls:
                     # A callee given a sink may call it: it must be analysed now.
                     refs += self.materialize(r, force=passes_sink)
                 else:
-                    return self.call_lazy(frame, node, r, args)
-        result = EMPTY
-        handled = False
+                    result = result.join(self.call_lazy(frame, node, r, args))
+                    handled = True
+        if len(refs) > 1:  # called in the same order on every run (see ref_key)
+            refs.sort(key=ref_key)
         for ref in refs:
             out = self.call_ref(frame, node, ref, args)
             if out is not None:
@@ -160,7 +167,7 @@ class Calls:
                 continue
             refs = [
                 x
-                for r in actual.refs
+                for r in in_order(actual.refs)
                 for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])
             ]
             for ref in refs:

@@ -50,6 +50,7 @@ from zerolint.dataflow.values import (
     SinkRef,
     Trace,
     Val,
+    in_order,
     is_object_read,
     join_all,
     without_row_counts,
@@ -297,7 +298,7 @@ class Expressions:
             return EMPTY
         refs: list[Ref] = []
         traces: list[Trace] = []
-        for ref in base.refs:
+        for ref in in_order(base.refs):
             if isinstance(ref, (ModRef, ExtRef)):
                 refs += self.lookup_qualified(frame.mod, f"{ref.name}.{attr}")
             elif isinstance(ref, LazyRef):

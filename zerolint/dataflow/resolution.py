@@ -32,6 +32,7 @@ from zerolint.dataflow.values import (
     Ref,
     Trace,
     Val,
+    in_order,
     is_object_read,
 )
 from zerolint.model import Op, OpKind
@@ -72,7 +73,7 @@ class Resolution:
         if isinstance(origin, AttrOrigin):
             out: list[Val] = []
             for val in self.origin_values(origin.base):
-                for ref in val.refs:
+                for ref in in_order(val.refs):
                     for r in self.materialize(ref):
                         if isinstance(r, InstRef):
                             out += self.field_values(r.cls, origin.attr)
@@ -86,7 +87,7 @@ class Resolution:
             if not is_object_read(t):
                 continue
             for val in self.origin_values(t.origin):
-                held = [x for r in val.refs for x in self.materialize(r)]
+                held = [x for r in in_order(val.refs) for x in self.materialize(r)]
                 refs += self.attribute(frame, Val((), held), method).refs
         return refs
 
@@ -111,7 +112,7 @@ class Resolution:
                 vals += self.global_values(origin.mod, origin.name)
             out: list[Ref] = []
             for v in vals:
-                for r in v.refs:
+                for r in in_order(v.refs):
                     if isinstance(r, PendingRef):
                         out += self.resolve_refs(r, depth + 1)
                     else:

@@ -35,6 +35,7 @@ from zerolint.dataflow.values import (
     SinkRef,
     Trace,
     Val,
+    in_order,
     join_all,
 )
 from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
@@ -638,7 +639,7 @@ class TorchModel:
         """``functools.partial(f, ...)``: a callable with arguments bound. Lengths bound into
         a sink are reported here, where a clamp would go."""
         refs: list[Ref] = []
-        for r in fn.refs:
+        for r in in_order(fn.refs):
             if isinstance(r, PendingRef):
                 candidates = self.resolve_refs(r)
             else:

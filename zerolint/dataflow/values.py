@@ -307,6 +307,38 @@ class PendingRef:
 Ref = SinkRef | FuncRef | ClassRef | InstRef | ModRef | ExtRef | LambdaRef | LazyRef | PendingRef
 
 
+def ref_key(ref: Ref) -> tuple:
+    """Where a ref points, as a key that is the same on every run (refs are compared by
+    identity, and a set of them is ordered by memory address)."""
+    if isinstance(ref, SinkRef):
+        return (0, repr(ref.spec))
+    if isinstance(ref, FuncRef):
+        key = ref.key
+        place = key.mod.statement_order(key.node) if key.node is not None else -1
+        return (1, key.mod.name, place, key.name)
+    if isinstance(ref, ClassRef):
+        return (2, ref.cls.module.name, ref.cls.qualname)
+    if isinstance(ref, InstRef):
+        cls = ref.cls
+        return (3, *((cls.module.name, cls.qualname) if isinstance(cls, ClassInfo) else ("", cls)))
+    if isinstance(ref, (ModRef, ExtRef)):
+        return (4, type(ref).__name__, ref.name)
+    if isinstance(ref, LazyRef):
+        return (5, ref.qual)
+    if isinstance(ref, LambdaRef):
+        return (6, ref.frame.mod.name, ref.frame.mod.statement_order(ref.stmt))
+    return (7, origin_key(ref.origin))
+
+
+def in_order(refs: Iterable[Ref]) -> list[Ref]:
+    """``refs`` in the same order on every run: by ``ref_key`` where there are several
+    (calling, resolving or reading through them makes summaries, in this order)."""
+    out = list(refs)
+    if len(out) > 1:
+        out.sort(key=ref_key)
+    return out
+
+
 class Val:
     __slots__ = ("elements", "refs", "traces")
 
