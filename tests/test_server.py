@@ -300,6 +300,54 @@ def test_the_server_collects_its_garbage_when_idle_or_every_few_analyses(
             gc.enable()
 
 
+def test_a_frozen_parse_that_edits_replaced_is_freed_once_enough_add_up(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index is frozen out of the collector's sight, so the parse an edit replaces
+    stays in memory: the server counts those parses' text and, once they add up to
+    ``THAW_AFTER_BYTES``, unfreezes before an idle collection (not a forced one) and
+    freezes what is alive after it. A parse replaced again before then was never frozen:
+    it is not counted."""
+    import gc
+    import weakref
+
+    from zerolint import server_lsp
+    from zerolint.server_index import WorkspaceIndex
+
+    class Marker:
+        pass
+
+    builder = workspace / "pkg" / "builder.py"
+    server = server_lsp.build(debounce=0.01)
+    server.index = index = WorkspaceIndex([workspace], lambda level, message: None)
+    try:
+        server.warm()  # indexes, freezes, and turns the collector off, as on initialize
+        (context,) = index.contexts.values()
+        parsed = context.project._kept[builder][1]
+        assert parsed is not None and index.frozen_garbage() == 0
+        # Reachable only through the frozen parse (LibCST's nodes take no weak reference).
+        marker = Marker()
+        parsed.functions["_marker"] = marker  # type: ignore[assignment]
+        first = weakref.ref(marker)
+        del parsed, context, marker
+        index.analyse(builder, CLAMPED_BUILDER)
+        assert index.frozen_garbage() == len(BUILDER)
+        index.analyse(builder, BUILDER)  # the clamped parse was never frozen
+        assert index.frozen_garbage() == len(BUILDER)
+        server._collect_in_worker(idle=True)  # below the threshold: a plain collection
+        assert first() is not None  # frozen: the collector cannot free it
+        monkeypatch.setattr(server_lsp, "THAW_AFTER_BYTES", len(BUILDER))
+        server._collect_in_worker(idle=False)  # forced (an edit may wait): no thaw
+        assert first() is not None and index.frozen_garbage() == len(BUILDER)
+        server._collect_in_worker(idle=True)
+        assert first() is None  # unfrozen, collected
+        assert index.frozen_garbage() == 0 and not server.refreeze
+        assert gc.get_freeze_count() > 0  # what is alive is frozen again
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
 @pytest.mark.parametrize("title", ["Clamp", "Suppress"])
 def test_code_action_edit_makes_the_buffer_clean(
     workspace: Path, session: Session, title: str

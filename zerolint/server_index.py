@@ -80,6 +80,11 @@ class WarmProject(Project):
         # needles of Context.may_matter stand for): an edit of one can change the results.
         self.read: set[Path] = set()
         self._scanning = False
+        # The kept parses frozen with the index (the server freezes it out of the cyclic
+        # collector's sight), and the text size of those dropped since: a frozen parse
+        # that an edit replaced is garbage the collector cannot free until it is unfrozen.
+        self.frozen: set[Path] = set()
+        self.frozen_garbage = 0
 
     def text(self, path: Path) -> str | None:
         if not self._scanning:
@@ -117,8 +122,16 @@ class WarmProject(Project):
         return info
 
     def set_text(self, path: Path, text: str | None) -> None:
-        self._kept.pop(path, None)
+        kept = self._kept.pop(path, None)
+        if kept is not None and path in self.frozen:
+            self.frozen.discard(path)
+            self.frozen_garbage += len(kept[0])
         super().set_text(path, text)
+
+    def mark_frozen(self) -> None:
+        """The kept parses were just frozen (``gc.freeze``) with everything alive."""
+        self.frozen = set(self._kept)
+        self.frozen_garbage = 0
 
 
 class Context:
@@ -315,6 +328,15 @@ class WorkspaceIndex:
             context = self.context_for(folder / "__init__.py")
             if context is not None and not context.analysed:
                 context.run()
+
+    def frozen_garbage(self) -> int:
+        """The text size of the frozen parses that edits replaced since the last freeze."""
+        return sum(c.project.frozen_garbage for c in self.contexts.values())
+
+    def mark_frozen(self) -> None:
+        """Everything alive was just frozen: the kept parses of every context with it."""
+        for context in self.contexts.values():
+            context.project.mark_frozen()
 
     def reload(self) -> None:
         """Forget every context (the configuration changed): each is rebuilt on next use."""

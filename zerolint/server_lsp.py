@@ -52,6 +52,11 @@ SOURCE = "zerolint"
 # many analyses without such a pause (memory stays bounded: that one may delay an edit).
 COLLECT_WHEN_IDLE_S = 0.5
 COLLECT_AT_MOST_EVERY = 4
+# The index is frozen out of the collector's sight, so a parse frozen with it that an edit
+# replaced stays in memory (a few MB a large module). Once the replaced parses' texts add up
+# to this many bytes, an idle collection unfreezes everything first (0.15 s on vLLM 0.33.0)
+# and freezes what is alive after it.
+THAW_AFTER_BYTES = 256 * 1024
 FIX_ALL = f"{lsp.CodeActionKind.SourceFixAll.value}.zerolint"
 LEVELS = {
     "error": lsp.MessageType.Error,
@@ -256,7 +261,7 @@ class ZerolintServer(LanguageServer):
             return
         self.uncollected = 0
         with contextlib.suppress(RuntimeError):  # the worker is gone: shutting down
-            self.worker.submit(self._collect_in_worker)
+            self.worker.submit(self._collect_in_worker, not force)
 
     def _analyse_in_worker(
         self, path: Path, text: str | None, opened: dict[Path, tuple[str, int | None]]
@@ -336,6 +341,8 @@ class ZerolintServer(LanguageServer):
             # The warm index lives as long as the server: the collector need not walk it.
             gc.collect()
             gc.freeze()
+            if self.index is not None:
+                self.index.mark_frozen()
             # From here the server collects by itself, when idle (collect_later): left on,
             # the collector would walk an analysis's young objects as soon as it ends,
             # while its diagnostics wait.
@@ -365,11 +372,17 @@ class ZerolintServer(LanguageServer):
         gc.unfreeze()
         self.refreeze = True
 
-    def _collect_in_worker(self) -> None:
+    def _collect_in_worker(self, idle: bool = True) -> None:
+        """Collect; when idle and enough frozen parses were replaced, unfrozen first."""
+        index = self.index
+        if idle and index is not None and index.frozen_garbage() >= THAW_AFTER_BYTES:
+            self.thaw()
         gc.collect()
         if self.refreeze:
             self.refreeze = False
             gc.freeze()
+            if index is not None:
+                index.mark_frozen()
 
     async def reload(self, why: str) -> None:
         """The configuration changed: rebuild every tree and recheck the open files."""
