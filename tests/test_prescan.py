@@ -72,8 +72,9 @@ def tree(tmp_path: Path) -> list[Path]:
 @pytest.mark.parametrize("pause", [0.0, 0.5], ids=["asked-at-once", "indexed-first"])
 def test_hits_bad_and_every_answer_match_reading_the_files(tmp_path: Path, pause: float) -> None:
     """Asked at once, the child scans the files for each text; given time (while the
-    caller imports), it has indexed their identifiers and answers from the index: the same
-    answers, also for a text inside a longer identifier (``MyBase(`` holds ``Base(``)."""
+    caller imports), it has indexed the names they call and their identifiers and answers
+    from the indexes: the same answers, also for a text inside a longer identifier
+    (``MyBase(`` holds ``Base(``)."""
     files = tree(tmp_path)
     scan = prescan(files, {"sink_fn", "sink_fn_fp8"}, lambda: time.sleep(pause), jobs=2)
     assert scan is not None
@@ -164,7 +165,7 @@ def test_an_index_in_the_making_answers_as_a_scan_does(tmp_path: Path) -> None:
         extra += ["Bas(", "Grand(", "1(", "_(", "(", "Base(("]
         for needle in (n.encode() for n in NEEDLES + extra):
             scanned = [i for i in texts.readable if needle in datas[i]]
-            assert texts.search(needle) == scanned, (needle, texts.done)
+            assert texts.search(needle) == scanned, (needle, texts.calls.done, texts.words.done)
         if texts.complete:
             break
         texts.index_some()

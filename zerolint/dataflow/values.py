@@ -326,7 +326,8 @@ def ref_key(ref: Ref) -> tuple:
     if isinstance(ref, LazyRef):
         return (5, ref.qual)
     if isinstance(ref, LambdaRef):
-        return (6, ref.frame.mod.name, ref.frame.mod.statement_order(ref.stmt))
+        mod = ref.frame.mod
+        return (6, mod.name, mod.statement_order(ref.stmt), mod.code(ref.node))
     return (7, origin_key(ref.origin))
 
 
