@@ -229,6 +229,40 @@ def test_unused_suppressions_are_reported_when_selected(tmp_path: Path, check) -
     assert findings(check("--select", "ALL", ".")[1]) == findings(out)
 
 
+def test_unused_suppressions_are_the_same_when_the_prescan_child_reads_the_tree(
+    tmp_path: Path, check
+) -> None:
+    """With two processes the prescan's child reads the tree and says which files may hold
+    a suppression comment (``Scan.may_suppress``); ZL920 reads only those. Its findings
+    are those of one process, which reads every file: stale comments in either case, a
+    file-level one, one spelled with a dotted capital I (which Python's case-blind match
+    takes for an i), and one in a file that is not UTF-8 (which ZL920 skips either way)."""
+    from zerolint.prescan import MIN_FILES
+
+    files = {f"filler_{i:03d}.py": f"x = {i}\n" for i in range(MIN_FILES)}
+    files |= {
+        "used.py": unclamped(sink_comment="  # noqa: ZL001"),
+        "stale.py": CLEAN.replace("// 4", "// 4  # noqa: ZL001"),
+        "other_tool.py": CLEAN.replace("// 4", "// 4  # noqa: E501"),
+        "stale_file.py": "# zerolint: noqa\n" + CLEAN,
+        "stale_upper.py": CLEAN.replace("// 4", "// 4  # NOQA: ZL001"),
+        "stale_dotted.py": "# zerol\u0130nt: noqa\n" + CLEAN,
+    }
+    write(tmp_path, files)
+    (tmp_path / "latin.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\n# zerolint: noqa\nx = '\xe9'\n"
+    )
+    one = check("--select", "ZL001,ZL920", "--jobs", "1", ".")
+    two = check("--select", "ZL001,ZL920", "--jobs", "2", ".")
+    assert one == two
+    assert findings(two[1]) == [
+        ("stale.py", 2),
+        ("stale_dotted.py", 1),
+        ("stale_file.py", 1),
+        ("stale_upper.py", 2),
+    ]
+
+
 # ------------------------------------------------------------------- output, select
 
 

@@ -14,7 +14,7 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -375,6 +375,8 @@ class Run:
         self.force_exclude = force_exclude
         self.missing: list[Diagnostic] = []
         self.unused_wanted = False
+        # Files the prescan's child found no suppression comment in: ZL920 skips them.
+        self.quiet_files: set[Path] = set()
 
     def lint(
         self,
@@ -402,6 +404,7 @@ class Run:
             groups.setdefault(id(settings), (settings, []))[1].append(path)
         report = Report(diagnostics=diagnostics)
         self.unused_wanted = False
+        self.quiet_files = set()
         for settings, files in groups.values():
             # ZL920 needs the findings each comment hid, which the cache does not keep.
             wanted = settings.enabled(UNUSED, opt_in=True)
@@ -415,6 +418,7 @@ class Run:
                 timings=timings,
                 jobs=jobs,
                 analysed=analysed,
+                quiet_files=self.quiet_files if wanted else None,
             )
             report.findings += part.findings
             report.proved += part.proved
@@ -442,11 +446,15 @@ class Run:
         report.proved = [f for f in report.proved if keep(f.code, f.path)]
         report.diagnostics = [d for d in report.diagnostics if keep(d.code, d.path)]
         if self.unused_wanted:
-            report.findings += unused_suppressions(files, report, keep)
+            report.findings += unused_suppressions(files, report, keep, self.quiet_files)
 
 
-def unused_suppressions(files: Sequence[Path], report: Report, keep: Any) -> list[Any]:
-    """ZL920 for each suppression comment in ``files`` that hid none of the findings."""
+def unused_suppressions(
+    files: Sequence[Path], report: Report, keep: Any, quiet: Collection[Path] = ()
+) -> list[Any]:
+    """ZL920 for each suppression comment in ``files`` that hid none of the findings;
+    ``quiet`` files are known to hold none (``suppression.may_hold_ours`` said so of the
+    bytes the prescan's child read) and are not read again."""
     from zerolint.formats import display_path
     from zerolint.suppression import may_hold_ours, unused
 
@@ -455,6 +463,8 @@ def unused_suppressions(files: Sequence[Path], report: Report, keep: Any) -> lis
         hidden.setdefault(os.path.normpath(os.path.abspath(f.path)), []).append(f)
     out = []
     for path in files:
+        if path in quiet:
+            continue
         try:
             data = path.read_bytes()
             if not may_hold_ours(data):
@@ -649,13 +659,16 @@ def lint(
     jobs: int = 0,
     analysed: dict[str, str] | None = None,
     discovered: bool = False,
+    quiet_files: set[Path] | None = None,
 ) -> Report:
     """Check ``paths``: from the cache when every file is unchanged, else by analysis.
 
     ``timings``, when given, receives the seconds each phase took; ``analysed`` the digest
     of the bytes analysed of each file read (by shown path), which ``--fix`` compares
     before it edits. ``discovered``: ``paths`` are the files a discovery just found (in its
-    order, each a regular file, excludes applied), not to be looked for again."""
+    order, each a regular file, excludes applied), not to be looked for again.
+    ``quiet_files``, when given (ZL920 is on), receives the files the prescan's child found
+    no suppression comment in."""
     timings = {} if timings is None else timings
     clock = time.perf_counter()
     if discovered:
@@ -716,6 +729,7 @@ def lint(
         lookups,
         timings,
         jobs,
+        quiet_files,
     )
     if cache.enabled:
         store_results(outcome, lookups, cache, key, universe)
@@ -794,6 +808,7 @@ def analyse(
     lookups: dict,
     timings: dict[str, float],
     jobs: int = 0,
+    quiet_files: set[Path] | None = None,
 ) -> tuple[Report, Any]:
     from zerolint.prescan import prescan
     from zerolint.progress import Progress
@@ -815,11 +830,19 @@ def analyse(
         import_z3_meanwhile()
 
     scan = prescan(
-        pending, settings.sink_names(), import_analyzer, jobs=jobs, read=peek, on_hit=import_z3
+        pending,
+        settings.sink_names(),
+        import_analyzer,
+        jobs=jobs,
+        read=peek,
+        on_hit=import_z3,
+        suppressions=quiet_files is not None,
     )
     skip = set(negatives)
     if scan is not None:
         skip |= set(pending) - scan.hits - scan.bad
+        if quiet_files is not None and scan.may_suppress is not None:
+            quiet_files |= scan.covered() - scan.may_suppress
     timings["prescan"] = time.perf_counter() - clock
     from zerolint.engine import Engine
 

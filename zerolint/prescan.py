@@ -58,6 +58,9 @@ class Scan:
         self._answers = os.fdopen(answers, "rb") if answers is not None else None
         # Texts answered in the report (the names scanned for): no question needed.
         self.known: dict[str, set[Path]] = {}
+        # Where asked for (``suppressions``): the covered files whose bytes may hold a
+        # comment that ZL920 reports (``suppression.may_hold_ours``); None otherwise.
+        self.may_suppress: set[Path] | None = None
 
     def covered(self) -> set[Path]:
         """The files whose text the child holds: read, and decoded as plain UTF-8."""
@@ -106,6 +109,7 @@ def prescan(
     jobs: int = 0,
     read: Callable[[Path], bytes] = Path.read_bytes,
     on_hit: Callable[[], None] | None = None,
+    suppressions: bool = False,
 ) -> Scan | None:
     """The files whose bytes mention one of ``names`` and the files that could not be read
     or are not plain UTF-8 text, computed in a child process while ``meanwhile()`` runs
@@ -119,6 +123,8 @@ def prescan(
     mention here is only a hint: the analyzer applies its own, stricter test to the
     candidates, so the result never depends on ``jobs``. ``read`` gives a file's bytes
     (the caller's, so that the child scans what the caller hashed where it did).
+    ``suppressions``: the report also says which files may hold a suppression comment
+    (``Scan.may_suppress``), so that ZL920 reads only those.
     """
     cores = os.cpu_count() or 1
     if jobs == 1 or len(files) < MIN_FILES or not hasattr(os, "fork") or (jobs == 0 and cores < 2):
@@ -144,8 +150,13 @@ def prescan(
                 if n not in found:
                     found[n] = _narrowed(n, found, datas) or []
                 named[n.decode()] = found[n]
+            report = {"hits": hits, "bad": bad, "named": named}
+            if suppressions:
+                from zerolint.suppression import may_hold_ours
+
+                report["suppress"] = [i for i, d in enumerate(datas) if d and may_hold_ours(d)]
             with os.fdopen(report_w, "wb") as out:
-                out.write(json.dumps({"hits": hits, "bad": bad, "named": named}).encode())
+                out.write(json.dumps(report).encode())
             _answer(datas, found, ask_r, answer_w)
         finally:
             os._exit(0)
@@ -169,6 +180,8 @@ def prescan(
     scan.hits = {files[i] for i in result["hits"]}
     scan.bad = {files[i] for i in result["bad"]}
     scan.known = {n: {files[i] for i in found} for n, found in result["named"].items()}
+    if "suppress" in result:
+        scan.may_suppress = {files[i] for i in result["suppress"]}
     return scan
 
 
