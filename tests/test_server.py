@@ -305,9 +305,10 @@ def test_a_frozen_parse_that_edits_replaced_is_freed_once_enough_add_up(
 ) -> None:
     """The index is frozen out of the collector's sight, so the parse an edit replaces
     stays in memory: the server counts those parses' text and, once they add up to
-    ``THAW_AFTER_BYTES``, unfreezes before an idle collection (not a forced one) and
+    ``THAW_AFTER_CHARS``, unfreezes before an idle collection (not a forced one) and
     freezes what is alive after it. A parse replaced again before then was never frozen:
-    it is not counted."""
+    it is not counted. A tree dropped when a new buffer is opened in it counts its frozen
+    parses too. The collections go through ``_collect`` and the real worker thread."""
     import gc
     import weakref
 
@@ -317,35 +318,52 @@ def test_a_frozen_parse_that_edits_replaced_is_freed_once_enough_add_up(
     class Marker:
         pass
 
-    builder = workspace / "pkg" / "builder.py"
+    def collect(*, force: bool) -> None:
+        server._collect(force=force)
+        server.worker.submit(lambda: None).result(timeout=60)  # the collection is done
+
+    def marked(path: Path) -> weakref.ref:
+        """A weak reference to an object reachable only through the frozen parse of
+        ``path`` (LibCST's nodes take no weak reference)."""
+        (context,) = index.contexts.values()
+        parsed = context.project._kept[path][1]
+        marker = Marker()
+        parsed.functions["_marker"] = marker  # type: ignore[union-attr]
+        return weakref.ref(marker)
+
+    was_enabled = gc.isenabled()
+    builder, helper = workspace / "pkg" / "builder.py", workspace / "pkg" / "utils.py"
     server = server_lsp.build(debounce=0.01)
     server.index = index = WorkspaceIndex([workspace], lambda level, message: None)
     try:
         server.warm()  # indexes, freezes, and turns the collector off, as on initialize
-        (context,) = index.contexts.values()
-        parsed = context.project._kept[builder][1]
-        assert parsed is not None and index.frozen_garbage() == 0
-        # Reachable only through the frozen parse (LibCST's nodes take no weak reference).
-        marker = Marker()
-        parsed.functions["_marker"] = marker  # type: ignore[assignment]
-        first = weakref.ref(marker)
-        del parsed, context, marker
+        assert index.frozen_garbage() == 0
+        first = marked(builder)
         index.analyse(builder, CLAMPED_BUILDER)
         assert index.frozen_garbage() == len(BUILDER)
         index.analyse(builder, BUILDER)  # the clamped parse was never frozen
         assert index.frozen_garbage() == len(BUILDER)
-        server._collect_in_worker(idle=True)  # below the threshold: a plain collection
+        collect(force=False)  # below the threshold: a plain collection
         assert first() is not None  # frozen: the collector cannot free it
-        monkeypatch.setattr(server_lsp, "THAW_AFTER_BYTES", len(BUILDER))
-        server._collect_in_worker(idle=False)  # forced (an edit may wait): no thaw
+        monkeypatch.setattr(server_lsp, "THAW_AFTER_CHARS", len(BUILDER))
+        collect(force=True)  # forced (an edit may wait): no thaw
         assert first() is not None and index.frozen_garbage() == len(BUILDER)
-        server._collect_in_worker(idle=True)
+        collect(force=False)
         assert first() is None  # unfrozen, collected
         assert index.frozen_garbage() == 0 and not server.refreeze
         assert gc.get_freeze_count() > 0  # what is alive is frozen again
+
+        # A new buffer in the tree: the tree is rebuilt, its frozen parses dropped.
+        old = marked(helper)
+        index.analyse(workspace / "pkg" / "new.py", "x = 1\n")
+        assert index.frozen_garbage() >= len(HELPER)
+        collect(force=False)
+        assert old() is None and index.frozen_garbage() == 0
     finally:
         gc.unfreeze()
-        gc.enable()
+        if was_enabled:
+            gc.enable()
+        server.worker.shutdown(wait=True)
 
 
 @pytest.mark.parametrize("title", ["Clamp", "Suppress"])

@@ -274,6 +274,8 @@ class WorkspaceIndex:
         self.log = log
         self.overlays: dict[Path, str] = {}
         self.contexts: dict[tuple[Path, Path | None], Context] = {}
+        # The text size of the frozen parses of contexts dropped since the last freeze.
+        self.dropped_garbage = 0
 
     # ------------------------------------------------------------------ contexts
 
@@ -315,6 +317,7 @@ class WorkspaceIndex:
         key = (root, settings.source)
         context = self.contexts.get(key)
         if context is not None and path in self.overlays and not context.holds(path):
+            self.dropped(context)
             context = None  # a new buffer: module names and imports must see it
         if context is None:
             context = Context(root, settings, self.overlays)
@@ -330,22 +333,34 @@ class WorkspaceIndex:
                 context.run()
 
     def frozen_garbage(self) -> int:
-        """The text size of the frozen parses that edits replaced since the last freeze."""
-        return sum(c.project.frozen_garbage for c in self.contexts.values())
+        """The text size (characters) of the frozen parses that edits replaced, or that
+        went with a context dropped, since the last freeze."""
+        return self.dropped_garbage + sum(c.project.frozen_garbage for c in self.contexts.values())
+
+    def dropped(self, context: Context) -> None:
+        """``context`` is dropped: its frozen parses are garbage the collector cannot free."""
+        project = context.project
+        self.dropped_garbage += project.frozen_garbage + sum(
+            len(project._kept[p][0]) for p in project.frozen if p in project._kept
+        )
 
     def mark_frozen(self) -> None:
         """Everything alive was just frozen: the kept parses of every context with it."""
+        self.dropped_garbage = 0
         for context in self.contexts.values():
             context.project.mark_frozen()
 
     def reload(self) -> None:
         """Forget every context (the configuration changed): each is rebuilt on next use."""
+        for context in self.contexts.values():
+            self.dropped(context)
         self.contexts.clear()
 
     def forget_tree(self, path: Path) -> None:
         """A file appeared or disappeared on disk: the trees holding it are rebuilt."""
         for key, context in list(self.contexts.items()):
             if context.holds(path) or (not context.alone and context.root in path.parents):
+                self.dropped(context)
                 del self.contexts[key]
 
     # ------------------------------------------------------------------ edits

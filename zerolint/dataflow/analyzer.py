@@ -409,9 +409,14 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 for i in range(len(elems[0]))  # type: ignore[index]
             )
         for hit in summary.hits:
-            for t in hit.val.traces:
-                if isinstance(t.origin, ParamOrigin) and t.origin.func is key:
-                    summary.forwards.setdefault(t.origin.name, []).append(hit)
+            # By name, not in the traces' (hash) order: the same forwards on every run.
+            names = [
+                t.origin.name
+                for t in hit.val.traces
+                if isinstance(t.origin, ParamOrigin) and t.origin.func is key
+            ]
+            for name in sorted(names):
+                summary.forwards.setdefault(name, []).append(hit)
         return summary
 
     def _param_refs(self, key: FuncKey, p: cst.Param) -> list[Ref]:

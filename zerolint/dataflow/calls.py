@@ -107,7 +107,8 @@ class Calls:
             passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
             # By name: a value that may be one of several functions holds them in a set
             # ordered by memory address, and each is called, in the same order every run.
-            for r in sorted(lazy, key=lambda r: r.qual):
+            # One call per name: each lookup of a name makes a LazyRef of its own.
+            for r in sorted({r.qual: r for r in lazy}.values(), key=lambda r: r.qual):
                 home = self.project_module_of(r.qual)
                 if home is not None:
                     self.note_capable(home)

@@ -83,9 +83,10 @@ class Resolution:
     def refs_through_fields(self, frame: Frame, receiver: Val, method: str) -> list[Ref]:
         """``self.ops.method(...)``: the objects stored in the field, and their method."""
         refs: list[Ref] = []
-        for t in receiver.traces:
-            if not is_object_read(t):
-                continue
+        reads = [t for t in receiver.traces if is_object_read(t)]
+        if len(reads) > 1:  # resolving makes summaries: in the same order on every run
+            reads.sort(key=Trace.keep_order)
+        for t in reads:
             for val in self.origin_values(t.origin):
                 held = [x for r in in_order(val.refs) for x in self.materialize(r)]
                 refs += self.attribute(frame, Val((), held), method).refs
