@@ -133,6 +133,12 @@ class WarmProject(Project):
         self.frozen = set(self._kept)
         self.frozen_garbage = 0
 
+    def frozen_size(self) -> int:
+        """The text size of every frozen parse, kept or replaced: what dropping this
+        project leaves frozen."""
+        kept = sum(len(self._kept[p][0]) for p in self.frozen if p in self._kept)
+        return self.frozen_garbage + kept
+
 
 class Context:
     """One checked tree with its settings, indexed once and re-analysed on edits."""
@@ -339,10 +345,7 @@ class WorkspaceIndex:
 
     def dropped(self, context: Context) -> None:
         """``context`` is dropped: its frozen parses are garbage the collector cannot free."""
-        project = context.project
-        self.dropped_garbage += project.frozen_garbage + sum(
-            len(project._kept[p][0]) for p in project.frozen if p in project._kept
-        )
+        self.dropped_garbage += context.project.frozen_size()
 
     def mark_frozen(self) -> None:
         """Everything alive was just frozen: the kept parses of every context with it."""
