@@ -397,7 +397,7 @@ class Calls:
         key = ref.key
         bound = self.bind_args(key, ref, args)
         call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
-        site = CallSite(key, bound, call_step, operands=self.operands(frame, node, key))
+        site = CallSite(key, bound, call_step, operands=self.operands(frame, node, key, ref))
         self.note_call(key, frame.key, id(node), site, frame.guards)
         passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
         self.note_capable(key.mod.name)
@@ -421,7 +421,7 @@ class Calls:
                             frame.mod,
                             frame.stmt,
                             node,
-                            self.arg_node_for(node, key, pname),
+                            self.arg_node_for(node, key, pname, ref),
                             val,
                             frame.key,
                         )
@@ -429,14 +429,14 @@ class Calls:
             self.take_field_writes(frame, node, key, summary, site)
             # What the callee wrote into its arguments flows back into the caller's names.
             for pname, effect in summary.param_effects.items():
-                target = self.arg_node_for(node, key, pname)
+                target = self.arg_node_for(node, key, pname, ref)
                 if target is not None and base_key(target) is not None:
                     val = self.substitute(effect, key, site, 0, keep_unresolved=True)
                     if val.traces:
                         self.write(frame, target, val, strong=False, in_place=True)
         else:
             for pname, v in bound.items():
-                target = self.arg_node_for(node, key, pname)
+                target = self.arg_node_for(node, key, pname, ref)
                 if target is not None and base_key(target) is not None and v.traces:
                     effect = Trace(EffectOrigin(site, pname), ())
                     self.write(frame, target, Val([effect]), strong=False, in_place=True)
@@ -528,7 +528,7 @@ class Calls:
                 site.callee = ref.key
                 site.args = self.bind_args(ref.key, ref, site.raw or [])
                 if type(site.step.node) is cst.Call and site.frame is not None:
-                    site.operands = self.operands(site.frame, site.step.node, ref.key)
+                    site.operands = self.operands(site.frame, site.step.node, ref.key, ref)
                 return True
         return False
 
@@ -587,10 +587,12 @@ class Calls:
             # A bound of a bound (``max(min(x, 8), 1)``) keeps both, around the name.
             frame.bounds[name] = str(bounded(fn, renamed(inner_operand, name), k))
 
-    def operands(self, frame: Frame, node: cst.Call, key: FuncKey) -> dict[str, int | str]:
+    def operands(
+        self, frame: Frame, node: cst.Call, key: FuncKey, ref: FuncRef | None = None
+    ) -> dict[str, int | str]:
         out: dict[str, int | str] = {}
         for p in key.params():
-            arg = self.arg_node_for(node, key, p.name.value)
+            arg = self.arg_node_for(node, key, p.name.value, ref)
             if arg is None:
                 continue
             value = self.operand(frame, arg)
@@ -598,7 +600,12 @@ class Calls:
                 out[p.name.value] = value
         return out
 
-    def arg_node_for(self, node: cst.Call, key: FuncKey, pname: str) -> cst.BaseExpression | None:
+    def arg_node_for(
+        self, node: cst.Call, key: FuncKey, pname: str, ref: FuncRef | None = None
+    ) -> cst.BaseExpression | None:
+        """The argument of the call ``node`` that parameter ``pname`` of ``key`` takes;
+        None where none of this call's does (a default, or one ``ref`` bound already, as
+        ``functools.partial(f, a)`` binds f's first parameter)."""
         params = [p.name.value for p in key.params()]
         # A method call binds self (obj.m(x), an instance's __call__, Cls(x) into __init__),
         # except the unbound form Cls.m(obj, x).
@@ -614,6 +621,10 @@ class Calls:
         for a in node.args:
             if a.keyword is not None and a.keyword.value == pname:
                 return a.value
+        if ref is not None:
+            if any(name == pname for name, _ in ref.bound_kw):
+                return None
+            params = params[len(ref.bound) :]  # the call's arguments come after those
         if pname in params:
             i = params.index(pname)
             if i < len(positional):
