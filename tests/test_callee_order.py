@@ -12,8 +12,6 @@ order (``values.in_order``).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -33,17 +31,11 @@ def build(seq_lens, flag, block, sms):
 """
 
 
-def check(root: Path) -> dict:
-    run = subprocess.run(
-        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--format", "json", "pkg"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode in (0, 1), run.stderr
-    return json.loads(run.stdout)
+def report(check) -> dict:
+    """The JSON report of ``pkg`` (``check`` is the command-line tests' fixture)."""
+    code, out, err = check("--format", "json", "pkg")
+    assert code in (0, 1), err
+    return json.loads(out)
 
 
 def package(root: Path, alpha: str, beta: str) -> None:
@@ -54,10 +46,10 @@ def package(root: Path, alpha: str, beta: str) -> None:
     (root / "pkg" / "main.py").write_text(MAIN)
 
 
-def sources(report: dict) -> list[str]:
+def sources(found: dict) -> list[str]:
     return sorted(
         f"{step['path']}:{step['code']}"
-        for finding in report["findings"]
+        for finding in found["findings"]
         for flow in finding["flows"]
         for step in flow["steps"]
         if step["role"] == "source"
@@ -65,23 +57,22 @@ def sources(report: dict) -> list[str]:
 
 
 def test_a_call_that_may_be_either_of_two_unparsed_functions_follows_both(
-    tmp_path: Path,
+    tmp_path: Path, check
 ) -> None:
     package(tmp_path, "x // 4", "x // 8")
-    report = check(tmp_path)
-    assert sources(report) == ["pkg/alpha.py:return x // 4", "pkg/beta.py:return x // 8"]
+    assert sources(report(check)) == ["pkg/alpha.py:return x // 4", "pkg/beta.py:return x // 8"]
 
 
 @pytest.mark.parametrize("clamped", ["alpha", "beta"])
 def test_a_callee_that_clamps_does_not_hide_the_one_that_does_not(
-    tmp_path: Path, clamped: str
+    tmp_path: Path, check, clamped: str
 ) -> None:
     """Following only the first callee in memory found the finding on some runs and
     missed it on others, when that callee clamped. Both paths are shown; the judge's
     witness is on the one that does not clamp."""
     safe, bare = "max(x // 4, 1)", "x // 8"
     package(tmp_path, *((safe, bare) if clamped == "alpha" else (bare, safe)))
-    (finding,) = check(tmp_path)["findings"]
+    (finding,) = report(check)["findings"]
     assert finding["verdict"]["status"] == "unsafe"
     unsafe = finding["flows"][finding["verdict"]["flow_index"]]
     unclamped = "pkg/beta.py" if clamped == "alpha" else "pkg/alpha.py"
