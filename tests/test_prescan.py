@@ -96,6 +96,37 @@ def test_hits_bad_and_every_answer_match_reading_the_files(tmp_path: Path, pause
     assert scan.containing("Base") is None  # gone: the caller looks itself
 
 
+def test_which_files_may_hold_a_suppression_comes_ahead_of_the_answers(tmp_path: Path) -> None:
+    """Asked for, the child's first answer (sent after its report, unasked) is the files
+    that may hold a suppression comment (ZL920); a question asked before that is read
+    gets its own answer, not that one."""
+    from zerolint.suppression import file_may_hold_ours
+
+    files = tree(tmp_path)
+    (tmp_path / "m007.py").write_text("x = 1  # noqa: ZL001\n")
+    (tmp_path / "m008.py").write_text("# ZeroLint: noqa\n")
+    (tmp_path / "m009.py").write_text("x = 1  # noqa: E501\n")  # another tool's: not ours
+    scan = prescan(files, {"sink_fn"}, lambda: None, jobs=2, suppressions=True)
+    assert scan is not None
+    try:
+        reference = Project(files)
+        texts = {p: reference.text(p) for p in files}
+        assert scan.containing("Base(") == {p for p in scan.covered() if "Base(" in texts[p]}
+        may = scan.may_suppress()
+        assert may == {p for p in scan.covered() if file_may_hold_ours(p.read_bytes())}
+        assert {tmp_path / "m007.py", tmp_path / "m008.py"} <= may
+        assert tmp_path / "m009.py" not in may
+        assert scan.containing("Child(") == {p for p in scan.covered() if "Child(" in texts[p]}
+    finally:
+        scan.close()
+    unasked = prescan(files, {"sink_fn"}, lambda: None, jobs=2)
+    assert unasked is not None
+    try:
+        assert unasked.may_suppress() is None
+    finally:
+        unasked.close()
+
+
 def test_a_project_asking_the_child_finds_what_one_reading_finds(tmp_path: Path) -> None:
     files = tree(tmp_path)
     overridden = tmp_path / "m003.py"

@@ -453,10 +453,10 @@ def unused_suppressions(
     files: Sequence[Path], report: Report, keep: Any, quiet: Collection[Path] = ()
 ) -> list[Any]:
     """ZL920 for each suppression comment in ``files`` that hid none of the findings;
-    ``quiet`` files are known to hold none (``suppression.may_hold_ours`` said so of the
-    bytes the prescan's child read) and are not read again."""
+    ``quiet`` files are known to hold none (``suppression.file_may_hold_ours`` said so of
+    the bytes the prescan's child read) and are not read again."""
     from zerolint.formats import display_path
-    from zerolint.suppression import may_hold_ours, unused
+    from zerolint.suppression import may_hold_ours, text_of, unused
 
     hidden: dict[str, list] = {}
     for f in report.suppressed:
@@ -469,8 +469,7 @@ def unused_suppressions(
             data = path.read_bytes()
             if not may_hold_ours(data):
                 continue
-            # As read_text does: universal newlines.
-            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+            text = text_of(data)
         except (OSError, UnicodeDecodeError):
             continue
         shown = display_path(str(path))
@@ -841,8 +840,6 @@ def analyse(
     skip = set(negatives)
     if scan is not None:
         skip |= set(pending) - scan.hits - scan.bad
-        if quiet_files is not None and scan.may_suppress is not None:
-            quiet_files |= scan.covered() - scan.may_suppress
     timings["prescan"] = time.perf_counter() - clock
     from zerolint.engine import Engine
 
@@ -852,6 +849,10 @@ def analyse(
             outcome = engine.run(
                 files, skip=skip, on_file=lambda done, total: bar.advance(), read=read, scan=scan
             )
+        if scan is not None and quiet_files is not None:
+            maybe = scan.may_suppress()  # the child worked it out while this one analysed
+            if maybe is not None:
+                quiet_files |= scan.covered() - maybe
     finally:
         if scan is not None:
             scan.close()

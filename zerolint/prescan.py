@@ -58,9 +58,10 @@ class Scan:
         self._answers = os.fdopen(answers, "rb") if answers is not None else None
         # Texts answered in the report (the names scanned for): no question needed.
         self.known: dict[str, set[Path]] = {}
-        # Where asked for (``suppressions``): the covered files whose bytes may hold a
-        # comment that ZL920 reports (``suppression.may_hold_ours``); None otherwise.
-        self.may_suppress: set[Path] | None = None
+        # Where asked for (``suppressions``), the child's first answer, sent after the
+        # report: the covered files whose bytes may hold a comment that ZL920 reports.
+        self._suppressions_due = False
+        self._may_suppress: set[Path] | None = None
 
     def covered(self) -> set[Path]:
         """The files whose text the child holds: read, and decoded as plain UTF-8."""
@@ -79,14 +80,37 @@ class Scan:
             return None
         try:
             _write_all(self._requests, needle.encode() + b"\n")
-            line = self._answers.readline()
+        except OSError:
+            self.close()
+            return None
+        self._take_suppressions()  # ahead of this answer on the pipe
+        found = self._read_answer()
+        return None if found is None else {self.files[i] for i in found}
+
+    def may_suppress(self) -> set[Path] | None:
+        """The covered files whose bytes may hold a comment that ZL920 reports
+        (``suppression.file_may_hold_ours``), where ``prescan`` was asked for them; else
+        None."""
+        self._take_suppressions()
+        return self._may_suppress
+
+    def _take_suppressions(self) -> None:
+        if self._suppressions_due:
+            self._suppressions_due = False
+            found = self._read_answer()
+            self._may_suppress = None if found is None else {self.files[i] for i in found}
+
+    def _read_answer(self) -> list[int] | None:
+        """The child's next answer line; None (and the child let go) if there is none."""
+        try:
+            line = self._answers.readline() if self._answers is not None else b""
             found = json.loads(line) if line else None
         except (OSError, ValueError):
             found = None
         if not isinstance(found, list):
             self.close()
             return None
-        return {self.files[i] for i in found}
+        return found
 
     def close(self) -> None:
         """Let the child go (it exits when its questions end) and wait for it."""
@@ -123,8 +147,9 @@ def prescan(
     mention here is only a hint: the analyzer applies its own, stricter test to the
     candidates, so the result never depends on ``jobs``. ``read`` gives a file's bytes
     (the caller's, so that the child scans what the caller hashed where it did).
-    ``suppressions``: the report also says which files may hold a suppression comment
-    (``Scan.may_suppress``), so that ZL920 reads only those.
+    ``suppressions``: the child also says, after its report (off the caller's way), which
+    files may hold a suppression comment (``Scan.may_suppress``), so that ZL920 reads only
+    those.
     """
     cores = os.cpu_count() or 1
     if jobs == 1 or len(files) < MIN_FILES or not hasattr(os, "fork") or (jobs == 0 and cores < 2):
@@ -150,19 +175,20 @@ def prescan(
                 if n not in found:
                     found[n] = _narrowed(n, found, datas) or []
                 named[n.decode()] = found[n]
-            report = {"hits": hits, "bad": bad, "named": named}
-            if suppressions:
-                from zerolint.suppression import may_hold_ours
-
-                report["suppress"] = [i for i, d in enumerate(datas) if d and may_hold_ours(d)]
             with os.fdopen(report_w, "wb") as out:
-                out.write(json.dumps(report).encode())
+                out.write(json.dumps({"hits": hits, "bad": bad, "named": named}).encode())
+            if suppressions:  # the first answer, unasked
+                from zerolint.suppression import file_may_hold_ours
+
+                maybe = [i for i, d in enumerate(datas) if d and file_may_hold_ours(d)]
+                _write_all(answer_w, json.dumps(maybe).encode() + b"\n")
             _answer(datas, found, ask_r, answer_w)
         finally:
             os._exit(0)
     for fd in (report_w, ask_r, answer_w):
         os.close(fd)
     scan = Scan(files, set(), set(), pid, ask_w, answer_r)
+    scan._suppressions_due = suppressions
     try:
         with os.fdopen(report_r, "rb") as incoming:
             meanwhile()
@@ -180,8 +206,6 @@ def prescan(
     scan.hits = {files[i] for i in result["hits"]}
     scan.bad = {files[i] for i in result["bad"]}
     scan.known = {n: {files[i] for i in found} for n, found in result["named"].items()}
-    if "suppress" in result:
-        scan.may_suppress = {files[i] for i in result["suppress"]}
     return scan
 
 

@@ -201,6 +201,24 @@ def may_hold_ours(data: bytes) -> bool:
     return b"\xc4" in data and b"zerol" in folded
 
 
+def text_of(data: bytes) -> str:
+    """A file's text as ZL920 reads it: UTF-8 (UnicodeDecodeError otherwise), with
+    universal newlines, as ``read_text`` gives it."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def file_may_hold_ours(data: bytes) -> bool:
+    """Whether :func:`unused` may report a comment of a file of these bytes: what it
+    decides before tokenizing (:func:`may_hold_ours`, then ``_may_hold_ours`` of the
+    text). True for bytes that are not UTF-8: the caller decides about those."""
+    if not may_hold_ours(data):
+        return False
+    try:
+        return _may_hold_ours(text_of(data))
+    except UnicodeDecodeError:
+        return True
+
+
 def unused(path: str, text: str, suppressed: Iterable[Finding]) -> list[Finding]:
     """ZL920 for each comment in ``text`` that names a zerolint code (ZL...) or is a
     zerolint comment, and suppressed none of ``suppressed`` (this file's suppressed
