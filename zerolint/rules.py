@@ -73,11 +73,10 @@ SANITIZER_KEYS = frozenset(
     }
 )
 OUTPUT_MASK_FORMS = frozenset({"[]=", "masked_fill", "masked_fill_", "torch.where", "where"})
-# The names above that are not Python names ("*" is `x * mask`, "-" is `a - b`): every
-# other name in [sources] and [sanitizers] is a dotted identifier.
-BUILT_IN_FORMS = frozenset({"//", ">>", "*", "-", "[]=", "[n:]=", "[:]", "[mask]"})
-# The key each built-in form is recognized under (the effect the analysis names it by);
-# under any other key it would match nothing.
+# The names above that are not Python names ("*" is `x * mask`, "-" is `a - b`), by the
+# key each is recognized under (the effect the analysis names it by; under any other key
+# it would match nothing): every other name in [sources] and [sanitizers] is a dotted
+# identifier.
 FORMS_BY_KEY: dict[str, frozenset[str]] = {
     "floor_division": frozenset({"//", ">>"}),
     "zero_fill": frozenset({"[]=", "[n:]="}),
@@ -87,6 +86,7 @@ FORMS_BY_KEY: dict[str, frozenset[str]] = {
     "mask": frozenset({"[]="}),
     "output_mask": frozenset({"[]="}),
 }
+BUILT_IN_FORMS = frozenset().union(*FORMS_BY_KEY.values())
 OUTPUT_FILLS = frozenset({"finite", "-inf"})
 OPTION_KEYS: dict[str, Callable[[Any], bool]] = {
     # Values a divisor symbol may take (default: any >= 2).
