@@ -44,6 +44,8 @@ class Outcome:
     candidates: set[Path] = field(default_factory=set)
     # The names a file had to mention to be a candidate: the sinks and their wrappers.
     names: set[str] = field(default_factory=set)
+    # The run's analyzer, where its summaries are to be replayed in the next (replay_from).
+    analyzer: Analyzer | None = None
 
 
 def mention_pattern(names: Iterable[str]) -> re.Pattern[str]:
@@ -150,6 +152,8 @@ class Engine:
         read: Callable[[Path], bytes] | None = None,
         project: Project | None = None,
         scan: Scan | None = None,
+        record: bool = False,
+        replay_from: Analyzer | None = None,
     ) -> Outcome:
         """Analyse ``files``. Files in ``skip`` are known (from the cache) not to mention any
         sink name, and are not read unless the set of names grows. ``read`` gives a file's
@@ -157,7 +161,11 @@ class Engine:
         of ``files`` kept from an earlier run (the language server's): its texts and parsed
         modules are reused, and only what ``Project.set_text`` changed is read or parsed
         again. ``scan``, when given, is the prescan's child: it holds the files' texts and
-        answers the analysis's searches of the whole tree."""
+        answers the analysis's searches of the whole tree. ``record``, with a project that
+        hears the analysis's questions (the language server's), keeps what each summary's
+        making asked, and the outcome holds the run's analyzer: the next run passes it as
+        ``replay_from``, and its summaries are replayed where the answers are the same
+        (``Analyzer.replay``) rather than made again."""
         project = project if project is not None else Project(files, read=read)
         if scan is not None:
             project.search_with(scan.containing, scan.covered())
@@ -167,6 +175,9 @@ class Engine:
         if not self.rules:
             return outcome
         analyzer = Analyzer(project, self.rules, whole_program=self.settings.whole_program)
+        if record and project.records_reads():
+            analyzer.adopt(replay_from)
+            outcome.analyzer = analyzer
         clock = time.perf_counter()
         modules, candidates = self.analyse(project, analyzer, on_file, skip or set())
         outcome.names = self.settings.sink_names(self.rules) | analyzer.wrapper_names
@@ -189,6 +200,11 @@ class Engine:
         # of the analysis kept rather than made again.
         self.stats["interpreted"] = float(analyzer.interpreted)
         self.stats["kept"] = float(analyzer.kept_summaries)
+        self.stats["replayed"] = float(analyzer.replayed)
+        self.stats["tainted"] = float(analyzer.tainted)
+        if outcome.analyzer is not None:
+            project.recorder = None
+            analyzer.keep_for_replay()
         self.suppress(report, project)
         report.files_checked = len(files) - len(project.diagnostics)
         report.sort()

@@ -468,6 +468,9 @@ def _index_module(info: ModuleInfo) -> None:
     _index_block(info, info.module.body, 0, None)
 
 
+_NOT_ASKED = object()  # Project.registered: a module nobody asked for yet
+
+
 class Project:
     """The checked files, addressable by module name, parsed lazily and once."""
 
@@ -497,6 +500,9 @@ class Project:
         # Where the time goes (--timings): seconds each parse took, and who wants to know.
         self.parse_seconds: dict[Path, float] = {}
         self.on_parse: Callable[[float], None] | None = None
+        # Who hears each question the analysis asks here, with its answer, where a
+        # summary may be replayed in a later run (WarmProject): Analyzer.record.
+        self.recorder: Callable[[tuple], None] | None = None
         for f in self.files:
             # First file wins; names are unique within a well-formed tree.
             self.by_name.setdefault(self.name_of[f], f)
@@ -621,3 +627,22 @@ class Project:
 
     def parsed(self) -> list[ModuleInfo]:
         return [m for m in self._modules.values() if m is not None]
+
+    def registered(self, where: str | Path) -> object:
+        """What ``module(where)`` (a name) or ``module_at(where)`` (a path) gives without
+        parsing anything: the module asked for already, None for a name not in the tree,
+        else an object that is neither."""
+        path = where if isinstance(where, Path) else self.by_name.get(where)
+        if path is None:
+            return None
+        return self._modules.get(path, _NOT_ASKED)
+
+    def records_reads(self) -> bool:
+        """Whether the questions asked here reach ``recorder``: only then can a summary
+        made in one run be replayed in the next (``Analyzer.adopt``)."""
+        return False
+
+    def unchanged(self, mod: ModuleInfo) -> bool:
+        """Whether ``mod`` is still what this project parses from its file's text; a
+        project whose parses outlive a run says (WarmProject)."""
+        return False

@@ -27,12 +27,16 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zerolint.config import ConfigError, Settings, find_pyproject, load_settings
 from zerolint.discovery import PY_SUFFIXES, discover, is_excluded
 from zerolint.model import Diagnostic, Finding, Report
 from zerolint.project import ModuleInfo, Project
 from zerolint.server_reparse import Reparser
+
+if TYPE_CHECKING:
+    from zerolint.dataflow import Analyzer
 
 Log = Callable[[str, str], None]  # (level: "error" | "warning" | "info", message)
 
@@ -85,18 +89,60 @@ class WarmProject(Project):
         # that an edit replaced is garbage the collector cannot free until it is unfrozen.
         self.frozen: set[Path] = set()
         self.frozen_garbage = 0
+        self._asking = 0  # inside a question: the questions it asks itself are not heard
 
     def text(self, path: Path) -> str | None:
         if not self._scanning:
             self.read.add(path)
-        return super().text(path)
+        self._asking += 1
+        try:
+            answer = super().text(path)
+        finally:
+            self._asking -= 1
+        if self.recorder is not None and not self._asking:
+            self.recorder(("text", path, answer))
+        return answer
 
     def files_containing(self, needle: str) -> list[Path]:
         scanning, self._scanning = self._scanning, True
+        self._asking += 1
         try:
-            return super().files_containing(needle)
+            answer = super().files_containing(needle)
         finally:
             self._scanning = scanning
+            self._asking -= 1
+        if self.recorder is not None and not self._asking:
+            self.recorder(("search", needle, answer))
+        return answer
+
+    def module(self, name: str) -> ModuleInfo | None:
+        self._asking += 1
+        try:
+            answer = super().module(name)
+        finally:
+            self._asking -= 1
+        if self.recorder is not None and not self._asking:
+            self.recorder(("module", name, answer))
+        return answer
+
+    def is_parsed(self, name: str) -> bool:
+        answer = super().is_parsed(name)
+        if self.recorder is not None and not self._asking:
+            self.recorder(("is_parsed", name, answer))
+        return answer
+
+    def parsed(self) -> list[ModuleInfo]:
+        answer = super().parsed()
+        if self.recorder is not None and not self._asking:
+            self.recorder(("parsed", None, answer))
+        return answer
+
+    def records_reads(self) -> bool:
+        return True
+
+    def unchanged(self, mod: ModuleInfo) -> bool:
+        kept = self._kept.get(mod.path)
+        return kept is not None and kept[1] is mod
 
     def begin_run(self) -> None:
         self.read = set()
@@ -107,6 +153,16 @@ class WarmProject(Project):
         self._modules.clear()
 
     def module_at(self, path: Path) -> ModuleInfo | None:
+        self._asking += 1
+        try:
+            answer = self._module_at(path)
+        finally:
+            self._asking -= 1
+        if self.recorder is not None and not self._asking:
+            self.recorder(("module_at", path, answer))
+        return answer
+
+    def _module_at(self, path: Path) -> ModuleInfo | None:
         if path in self._modules:
             return self._modules[path]
         text = self.text(path)
@@ -183,6 +239,10 @@ class Context:
         self.candidates: set[Path] = set()
         self.names: set[str] = set(settings.sink_names())
         self.analysed = False
+        # The last run's analyzer: its summaries are replayed by the next (Engine.run);
+        # and how many runs were made again without replaying (a tainted replay).
+        self.analyzer: Analyzer | None = None
+        self.runs_made_again = 0
 
     def holds(self, path: Path) -> bool:
         return path in self.file_set
@@ -194,10 +254,19 @@ class Context:
         gc.disable()  # as in `zerolint check`: the collector would walk the LibCST trees
         self.project.begin_run()
         try:
-            outcome = self.engine.run(self.files, project=self.project)
+            outcome = self.engine.run(
+                self.files, project=self.project, record=True, replay_from=self.analyzer
+            )
+            if outcome.analyzer is not None and outcome.analyzer.tainted:
+                # A replay may have changed what a making then found (Analyzer.tainted):
+                # the run is made again, every summary made as a cold run makes it.
+                self.runs_made_again += 1
+                self.project.begin_run()
+                outcome = self.engine.run(self.files, project=self.project, record=True)
         finally:
             if collecting:
                 gc.enable()
+        self.analyzer = outcome.analyzer
         self.parsed = set(outcome.parsed)
         self.read = set(self.project.read)
         self.candidates = set(outcome.candidates)

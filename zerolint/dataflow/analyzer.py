@@ -53,6 +53,11 @@ from zerolint.project import ClassInfo, ModuleInfo, Project
 from zerolint.rules import Rule, SinkSpec
 
 RECURSION_ROUNDS = 3
+# Cached answers a replay asks for again: a class's bases and the modules naming a text
+# (lists of shared objects, compared), and a field's values, whose making is replayed as a
+# summary's is. A making that used any other cached answer (an origin's, a call's
+# contexts) is not replayed.
+REPLAYED_CACHES = frozenset({"mro", "mention", "field"})
 T = TypeVar("T")
 
 
@@ -118,6 +123,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._rerun: list[FuncKey] = []
         self.allow_parse = False
         self._field_cache: dict[tuple[int, str], list[Val]] = {}
+        self._field_open: set[tuple[int, str]] = set()  # fields whose values are being made
         self._mro_cache: dict[int, list[ClassInfo]] = {}
         self._origin_cache: dict[int, list[Trace]] = {}
         # Set when resolving stopped at MAX_DEPTH (not at a recursion): paths may be
@@ -149,6 +155,25 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._making: list[DepNode] = []
         self.kept_summaries = 0
         self.interpreted = 0
+        # Summaries kept from the last run (the language server's): each is installed when
+        # first asked for if its making, replayed, asks the same questions and gets the
+        # same answers (``replay``). ``recording``: makings log their events for that.
+        self.recording = False
+        self._quiet = 0  # inside a question whose answer alone is recorded (``asking``)
+        # Each function's makings in this run, in order (a later round, a rerun after a
+        # recursion), with what each asked: the next run replays its n-th making of a
+        # function as this run's n-th (``replay``). ``stored``: the last run's.
+        self.made: dict[FuncKey, list[tuple[Summary, DepNode, list[tuple] | None]]] = {}
+        self.stored: dict[FuncKey, list[tuple[Summary, DepNode, list[tuple] | None]]] = {}
+        self._makings: dict[FuncKey, int] = {}
+        self.replayed = 0
+        # A replay that failed after what it did changed an answer it had got: the making
+        # that follows may not go as a cold run's would (``_replay_events``).
+        self.tainted = False
+        # A field's values made in this run, each with its class and making (a run may make
+        # them more than once: each round, and each round of resolution); the last run's.
+        self.made_fields: dict[tuple[int, str], list[tuple[ClassInfo, list[Val], DepNode]]] = {}
+        self.stored_fields: dict[tuple[int, str], list[tuple[ClassInfo, list[Val], DepNode]]] = {}
         # The eval_ and exec_ methods, looked up once per node type, not by name at every node.
         self.evaluators = {}
         self.executors = {}
@@ -180,14 +205,21 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         found = self.summaries.get(key)
         if found is not None:
             if self._making:  # uses(), inlined: the commonest call of a run
+                top = self._making[-1]
                 node = self.summary_deps.get(key)
-                if node is not None and node is not self._making[-1]:
-                    self._making[-1].edges.add(node)
+                if node is not None and node is not top:
+                    top.edges.add(node)
+                if top.events is not None and not self._quiet:
+                    top.events.append(("summary", key, found))
             return found
         if key in self._in_progress or len(self._in_progress) > MAX_DEPTH * 4:
             self._recursion_seen = True
-            self.note(RECURSION)
-            return self._provisional.get(key) or Summary(key)
+            partial = self._provisional.get(key)
+            if self._making:
+                self._making[-1].tokens.add(RECURSION)
+                if self.recording:
+                    self.record(("recursion", key, partial))
+            return partial or Summary(key)
         outer_seen, self._recursion_seen = self._recursion_seen, False
         self._summarise(key)
         if self._recursion_seen:
@@ -204,14 +236,26 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             self._rerun = []
             self._recursion_seen = False
         self.uses(self.summary_deps.get(key))
-        return self.summaries[key]
+        made = self.summaries[key]
+        if self.recording:
+            self.record(("summary", key, made))
+        return made
 
     def _summarise(self, key: FuncKey) -> Summary:
+        if self.recording:
+            nth = self._makings.get(key, 0)
+            self._makings[key] = nth + 1
+            if self.stored:
+                replayed = self.replay(key, nth)
+                if replayed is not None:
+                    return replayed
         self.interpreted += 1
         self._in_progress.add(key)
         node = self.summary_deps.get(key)
         if node is None:  # a rerun adds to what the first interpretation used
             node = self.summary_deps[key] = DepNode()
+        if self.recording:
+            node.events = []  # this making's
         node.open = True
         self._making.append(node)
         # Interpreting a body never parses modules that cannot reach a sink; only paths
@@ -232,6 +276,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.summaries[key] = summary
         self._provisional[key] = summary
         self.note_providers(summary)
+        if self.recording:
+            self.made.setdefault(key, []).append((summary, node, node.events))
         return summary
 
     def _count_nested(self, seconds: float) -> None:
@@ -276,6 +322,10 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         sink) or one of the tokens of ``DepNode``."""
         if self._making:
             self._making[-1].tokens.add(token)
+            if token == RECURSION:
+                # Met a limit, or a value being resolved (``Resolution``): a replay would
+                # not ask where it was met. (A summary being made is: ``summary``.)
+                self._making[-1].events = None
 
     def note_parsed(self) -> None:
         """The summary or answer being made listed the parsed modules."""
@@ -290,8 +340,12 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
     def made_from(self, cache: str, key: object, make: Callable[[], T]) -> T:
         """``make()``, the answer to cache as ``(cache, key)``, recording what it is made
         from; the summary or answer being made depends on it."""
-        node = self.cache_deps[(cache, key)] = DepNode()
+        node = self.cache_deps[(cache, key)] = DepNode(
+            [] if self.recording and cache == "field" else None
+        )
         self.uses(node)
+        if cache not in REPLAYED_CACHES:
+            self.unreplayable()
         node.open = True
         self._making.append(node)
         try:
@@ -303,6 +357,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         """A cached answer was reused (while it is still being made: a recursion)."""
         if not self._making:
             return
+        if cache not in REPLAYED_CACHES:
+            self.unreplayable()
         node = self.cache_deps.get((cache, key))
         if node is not None:
             top = self._making[-1]
@@ -310,6 +366,34 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 top.tokens.add(RECURSION)
             if node is not top:
                 top.edges.add(node)
+
+    def wraps_sink(self, name: str) -> bool:
+        """Whether ``name`` is known to wrap a sink (so far in this run)."""
+        answer = name in self.wrapper_names
+        if self.recording:
+            self.record(("wrapper", name, answer))
+        return answer
+
+    def reaches_sink(self, modname: str) -> bool:
+        """Whether ``modname`` is known to reach a sink (so far in this run)."""
+        answer = modname in self.sink_capable
+        if self.recording:
+            self.record(("capable", modname, answer))
+        return answer
+
+    def making_now(self, key: FuncKey) -> bool:
+        """Whether ``key``'s summary is being made (its making asked for this)."""
+        answer = key in self._in_progress
+        if self.recording:
+            self.record(("in_progress", key, answer))
+        return answer
+
+    def to_make_again(self, key: FuncKey) -> bool:
+        """Whether ``key``'s summary is to be made again after a recursion."""
+        answer = key in self._rerun
+        if self.recording:
+            self.record(("rerun", key, answer))
+        return answer
 
     def note_wrapper(self, name: str) -> None:
         """The summary or answer being made was told ``name`` wraps no sink (so far)."""
@@ -356,6 +440,254 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 stale.add(node)
                 todo += users.get(node, ())
         return stale
+
+    # ------------------------------------------------------------------ replay
+
+    def record(self, event: tuple) -> None:
+        """The making in progress asked a question another run may answer otherwise, or
+        recorded something for others: its replay must do the same (``replay``)."""
+        if self._making and not self._quiet:
+            events = self._making[-1].events
+            if events is not None:
+                events.append(event)
+
+    def asking(self, kind: str, arg: object, ask: Callable[[], T]) -> T:
+        """``ask()``'s answer, recorded as the answer to ``(kind, arg)`` without the
+        questions asking it asked: a replay asks it again and compares the answers, and
+        what asking does (a parse) is then done only where a cold run would do it."""
+        if not self.recording:
+            return ask()
+        self._quiet += 1
+        try:
+            answer = ask()
+        finally:
+            self._quiet -= 1
+        self.record((kind, arg, answer))
+        return answer
+
+    def unreplayable(self) -> None:
+        """The making in progress used an answer that ``replay`` cannot check."""
+        if self._making:
+            self._making[-1].events = None
+
+    def field_made(self, cls: ClassInfo, attr: str, vals: list[Val]) -> None:
+        """``vals`` were just made as ``cls``'s values of ``attr``: kept for the next run."""
+        node = self.cache_deps.get(("field", (id(cls), attr)))
+        if node is not None and node.events is not None:
+            self.made_fields.setdefault((id(cls), attr), []).append((cls, vals, node))
+
+    def replay_field(self, cls: ClassInfo, attr: str) -> list[Val] | None:
+        """The values of ``cls``'s ``attr`` as a making the last run kept gave them, if it
+        replays (``replay``); else None. Each kept making is tried once."""
+        kept = self.stored_fields.get((id(cls), attr))
+        while kept:
+            was, vals, node = kept.pop(0)
+            if was is not cls:
+                continue
+            assert node.events is not None
+            self.uses(node)
+            self._making.append(DepNode())
+            try:
+                replayed = self._replay_events(node.events)
+            finally:
+                self._making.pop()
+            if replayed:
+                self.cache_deps[("field", (id(cls), attr))] = node
+                self.made_fields.setdefault((id(cls), attr), []).append((cls, vals, node))
+                return vals
+        return None
+
+    def adopt(self, previous: Analyzer | None) -> None:
+        """Record this run's makings (``record``) and take ``previous``'s summaries, of the
+        modules an edit left as they were, to be replayed when first asked for. The
+        language server's warm index passes the last run's analyzer, of the same
+        project."""
+        self.recording = True
+        self.project.recorder = self.record
+        if previous is None:
+            return
+        unchanged = self.project.unchanged
+        self._keys = {i: k for i, k in previous._keys.items() if unchanged(k.mod)}
+        self.stored = {k: v for k, v in previous.made.items() if unchanged(k.mod)}
+        for where, made in previous.made_fields.items():
+            kept = [m for m in made if m[2].events is not None and unchanged(m[0].module)]
+            if kept:
+                self.stored_fields[where] = kept
+
+    def keep_for_replay(self) -> None:
+        """The run is over: keep what the next run replays (each making, with what it
+        asked, and the keys of functions), not this run's caches and contexts."""
+        self.stored = {}
+        self.stored_fields = {}
+        self.forget_resolutions()
+        self._mention_cache.clear()
+        self.cache_deps.clear()
+        self.closed_cache.clear()
+        self._provisional.clear()
+        self.call_sites.clear()
+        self.constructions.clear()
+        self.guard_classes.clear()
+
+    def replay(self, key: FuncKey, nth: int) -> Summary | None:
+        """Install the kept summary of ``key`` if its making, asked again now, would go as
+        it went: each question it asked (a module, a text, a search, whether a module
+        reaches a sink, a summary, ...) gets the same answer now, in the same order. The
+        questions are asked for real, so what they do (a parse, a callee's making) is done
+        when a cold run would do it; what the making recorded for others (call sites,
+        constructions, field guards) is recorded again in its place. If an answer differs,
+        None: the function is interpreted, as a cold run would (``_replay_events``)."""
+        makings = self.stored.get(key)
+        if makings is None or nth >= len(makings):
+            return None
+        summary, node, events = makings[nth]
+        if events is None:
+            return None
+        self._in_progress.add(key)
+        # What the replayed questions record is not this summary's: a scratch node.
+        self._making.append(DepNode())
+        allow, self.allow_parse = self.allow_parse, False
+        try:
+            if not self._replay_events(events):
+                return None
+        finally:
+            self._making.pop()
+            self._in_progress.discard(key)
+            self.allow_parse = allow
+        self.summaries[key] = summary
+        self._provisional[key] = summary
+        self.summary_deps[key] = node
+        self.note_providers(summary)
+        self.made.setdefault(key, []).append((summary, node, events))
+        self.replayed += 1
+        return summary
+
+    def _replay_events(self, events: list[tuple]) -> bool:
+        """Replay ``events`` (``_replays``) up to the first whose answer differs: False
+        there. The making then starts over from the first question, after what the replay
+        did so far (a cold run's making did the same, in the same order, before it asked
+        that question). It goes as the cold one did if each question asked before gets the
+        same answer again; where one does not (a module parsed, a name found to wrap a
+        sink, after it was asked about), the run is ``tainted``, and its caller runs again
+        without replaying."""
+        for i, event in enumerate(events):
+            if not self._replays(event):
+                if not all(self._still(e) for e in events[:i]):
+                    self.tainted = True
+                return False
+        return True
+
+    def _still(self, event: tuple) -> bool:
+        """Whether ``event``'s question, asked again, gets the answer it got (it was asked
+        during a replay a moment ago): without doing anything that asking may do."""
+        kind, arg, answer = event[0], event[1], event[-1]
+        if kind == "summary":
+            return self.summaries.get(arg) is answer
+        if kind == "field_open":
+            return (id(arg[0]), arg[1]) in self._field_open
+        if kind == "recursion":
+            busy = arg in self._in_progress or len(self._in_progress) > MAX_DEPTH * 4
+            return busy and self._provisional.get(arg) is answer
+        if kind == "field":
+            return self._field_cache.get((id(arg[0]), arg[1])) is answer
+        if kind == "mro":
+            return self._mro_cache.get(id(arg[0])) == answer
+        if kind == "mention":
+            return self._mention_cache.get(arg) == answer
+        if kind == "bind":
+            if arg.bound:
+                return arg.callee is answer[1] and (arg.callee is not None) is answer[0]
+            # Left unbound: its module was not to be parsed (Calls.bind_site). Still not?
+            modname = self.project_module_of(arg.lazy or "")
+            return (
+                answer == (False, None)
+                and modname is not None
+                and modname not in self.sink_capable
+                and not self.project.is_parsed(modname)
+            )
+        if kind == "subclasses":
+            found = []
+            for mod in self.project.parsed():
+                for c in mod.classes.values():
+                    if c is arg:
+                        continue
+                    bases = self._mro_cache.get(id(c))
+                    if bases is None:
+                        return False  # a class whose bases nobody asked for yet
+                    if arg in bases:
+                        found.append(c)
+            return found == answer
+        if kind in ("module", "module_at"):
+            return self.project.registered(arg) is answer
+        if kind in ("lazy_site", "call", "built", "guard"):
+            return True  # a record, not a question
+        return self._replays(event)  # the other questions do nothing
+
+    def _replays(self, event: tuple) -> bool:
+        """Ask ``event``'s question again (or record its record again): the same answer?"""
+        kind, arg, answer = event[0], event[1], event[-1]
+        if kind == "summary":
+            # A function of a module parsed again is never asked for: it is not there.
+            return self.project.unchanged(arg.mod) and self.summary(arg) is answer
+        if kind == "field":
+            cls, attr = arg
+            return self.field_values(cls, attr) is answer
+        if kind == "field_open":
+            return self._still(event)
+        if kind == "recursion":  # a summary being made was asked for: its partial one
+            if self._still(event):
+                self.summary(arg)  # what a recursion does: the rerun to come
+                return True
+            return False
+        if kind == "bind":
+            return self.bind_site(arg) is answer[0] and arg.callee is answer[1]
+        if kind == "subclasses":
+            return self.subclasses(arg) == answer
+        if kind == "in_progress":
+            return (arg in self._in_progress) is answer
+        if kind == "rerun":
+            return (arg in self._rerun) is answer
+        if kind == "capable":
+            return (arg in self.sink_capable) is answer
+        if kind == "wrapper":
+            return (arg in self.wrapper_names) is answer
+        if kind == "module":
+            return self.project.module(arg) is answer
+        if kind == "module_at":
+            return self.project.module_at(arg) is answer
+        if kind == "is_parsed":
+            return self.project.is_parsed(arg) is answer
+        if kind in ("text", "search", "parsed"):  # equal, if not the same object
+            now = (
+                self.project.text(arg)
+                if kind == "text"
+                else self.project.files_containing(arg)
+                if kind == "search"
+                else self.project.parsed()
+            )
+            return now == answer
+        if kind == "mro":
+            cls, depth = arg
+            return self.mro(cls, depth) == answer
+        if kind == "mention":
+            text, allow = arg
+            saved, self.allow_parse = self.allow_parse, allow
+            try:
+                return self.modules_mentioning(text) == answer
+            finally:
+                self.allow_parse = saved
+        if kind == "lazy_site":  # made unbound; a later resolution bound it
+            arg.bound, arg.callee, arg.args, arg.operands = False, None, {}, {}
+            return True
+        if kind == "call":
+            self.call_sites.setdefault(arg, {})[event[2]] = answer
+            return True
+        if kind == "built":
+            self.constructions[arg] = answer
+            return True
+        if kind == "guard":
+            self.guard_classes.setdefault(arg, answer)
+            return True
+        raise AssertionError(f"unknown event {kind}")
 
     def reset_summaries(self) -> None:
         """Before another round over more modules: drop every summary whose making could

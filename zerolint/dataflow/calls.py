@@ -91,7 +91,7 @@ class Calls:
             refs = in_order(self.attribute(frame, receiver, method).refs)
             if not refs:
                 self.note_wrapper(method)
-            if not refs and method in self.wrapper_names | set(self.sinks_by_name):
+            if not refs and (method in self.sinks_by_name or self.wraps_sink(method)):
                 refs = self.refs_through_fields(frame, receiver, method)
         else:
             refs = in_order(self.eval(frame, func).refs)
@@ -112,7 +112,7 @@ class Calls:
                 home = self.project_module_of(r.qual)
                 if home is not None:
                     self.note_capable(home)
-                if home in self.sink_capable or passes_sink:
+                if (home is not None and self.reaches_sink(home)) or passes_sink:
                     # A callee given a sink may call it: it must be analysed now.
                     refs += self.materialize(r, force=passes_sink)
                 else:
@@ -401,7 +401,7 @@ class Calls:
         self.note_call(key, frame.key, id(node), site, frame.guards)
         passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
         self.note_capable(key.mod.name)
-        eager = key.mod is frame.mod or key.mod.name in self.sink_capable or passes_sink
+        eager = key.mod is frame.mod or self.reaches_sink(key.mod.name) or passes_sink
         if eager:
             summary = self.summary(key)
             self.replay_param_calls(frame, node, key, summary, site)
@@ -476,6 +476,8 @@ class Calls:
             frame.mod, frame.stmt, node, "call", IDENTITY, f"into {ref.qual.rsplit('.', 1)[-1]}"
         )
         site = CallSite(None, {}, call_step, lazy=ref.qual, raw=args, bound=False, frame=frame)
+        if self.recording:  # a replay makes it unbound again (bind_site)
+            self.record(("lazy_site", site, None))
         position = 0
         for a, v in args:
             which: str | int = a.keyword.value if a.keyword is not None else position
@@ -508,6 +510,12 @@ class Calls:
 
     def bind_site(self, site: CallSite) -> bool:
         """Parse a lazily named callee and bind the call's arguments to its parameters."""
+        if not self.recording:
+            return self._bind_site(site)
+        bound = self.asking("bind", site, lambda: (self._bind_site(site), site.callee))
+        return bound[0]
+
+    def _bind_site(self, site: CallSite) -> bool:
         if site.bound:
             return site.callee is not None
         modname = self.project_module_of(site.lazy or "")

@@ -49,13 +49,18 @@ class Contexts:
         self, key: FuncKey, caller: FuncKey, node_id: int, site: CallSite, conds: tuple
     ) -> None:
         """Remember a call of ``key`` (a later interpretation of the caller replaces it)."""
-        self.call_sites.setdefault(key, {})[(id(caller), node_id)] = (caller, site, conds)
+        where, context = (id(caller), node_id), (caller, site, conds)
+        self.call_sites.setdefault(key, {})[where] = context
+        if self.recording:
+            self.record(("call", key, where, context))
 
     def note_construction(
         self, node_id: int, cls_name: str, operands: dict[str, int | str]
     ) -> None:
         """What a construction wrote into each field, as operands (literals or names)."""
         self.constructions[node_id] = (cls_name, operands)
+        if self.recording:
+            self.record(("built", node_id, (cls_name, operands)))
 
     def note_field_guard(self, frame: Frame, stmt: cst.CSTNode, name: str) -> None:
         """For a guard on ``obj.field``: the classes ``obj`` may be an instance of."""
@@ -66,6 +71,8 @@ class Contexts:
         refs = val.refs if val is not None else ()
         classes = frozenset(_short(r.cls) for r in refs if isinstance(r, InstRef))
         self.guard_classes[(id(stmt), name)] = classes
+        if self.recording:
+            self.record(("guard", (id(stmt), name), classes))
 
     # ------------------------------------------------------------------ refinement
 

@@ -132,7 +132,7 @@ class Expressions:
         if self.whole_program and depth < MAX_DEPTH:
             modname = self.project_module_of(qual)
             if modname is not None:
-                if self.project.is_parsed(modname) or modname in self.sink_capable:
+                if self.project.is_parsed(modname) or self.reaches_sink(modname):
                     found = self.resolve_in_project(qual, depth)
                     if found:
                         return found
@@ -173,7 +173,7 @@ class Expressions:
     def may_parse(self, modname: str) -> bool:
         """While summaries are built, only modules that mention a sink are parsed; once
         paths are resolved, any module a path leads into is."""
-        if self.allow_parse or modname in self.sink_capable or self.project.is_parsed(modname):
+        if self.allow_parse or self.reaches_sink(modname) or self.project.is_parsed(modname):
             return True
         self.note(modname)  # an answer that changes once the module is parsed or capable
         return False
@@ -242,11 +242,13 @@ class Expressions:
         cached = self._mro_cache.get(id(cls))
         if cached is not None:
             self.cached("mro", id(cls))
-            return cached
-        self._mro_cache[id(cls)] = [cls]
-        result = self.made_from("mro", id(cls), lambda: self._mro(cls, depth))
-        self._mro_cache[id(cls)] = result
-        return result
+        else:
+            self._mro_cache[id(cls)] = [cls]
+            cached = self.made_from("mro", id(cls), lambda: self._mro(cls, depth))
+            self._mro_cache[id(cls)] = cached
+        if self.recording:
+            self.record(("mro", (cls, depth), cached))
+        return cached
 
     def _mro(self, cls: ClassInfo, depth: int) -> list[ClassInfo]:
         out = [cls]
@@ -283,6 +285,11 @@ class Expressions:
     def subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
         """Classes that derive from ``cls``: in the parsed modules, and, while paths are
         resolved, in every module that names it (parsed now)."""
+        if self.recording:
+            return self.asking("subclasses", cls, lambda: self._subclasses(cls))
+        return self._subclasses(cls)
+
+    def _subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
         out = []
         if self.allow_parse:
             self.modules_mentioning(cls.name)

@@ -302,11 +302,18 @@ class DepNode:
     interpreting it again at the start of that round would ask the same questions, get the
     same answers, and give the same summary. (Within a round, as in the first, a name found
     to wrap a sink is seen by the summaries made after it; a new wrapper makes another
-    round where files name it, and that round checks the tokens again.)"""
+    round where files name it, and that round checks the tokens again.)
 
-    __slots__ = ("edges", "open", "tokens")
+    ``events``, kept only where summaries outlive a run (the language server's warm index),
+    is every question the making asked of what another run can change, in order, with its
+    answer, and what it recorded for others (``Analyzer.replay``). None where the making
+    cannot be replayed: it used an answer made of values (a field's), or it was made again
+    after a recursion."""
 
-    def __init__(self) -> None:
+    __slots__ = ("edges", "events", "open", "tokens")
+
+    def __init__(self, events: list[tuple] | None = None) -> None:
         self.tokens: set[object] = set()
         self.edges: set[DepNode] = set()
         self.open = False  # being made: a use now is a recursion
+        self.events = events

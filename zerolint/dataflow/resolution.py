@@ -157,13 +157,28 @@ class Resolution:
         if cls is None:
             return []
         key = (id(cls), attr)
-        cached = self._field_cache.get(key)
-        if cached is not None:
+        vals = self._field_cache.get(key)
+        if vals is not None:
             self.cached("field", key)
-            return cached
-        self._field_cache[key] = []  # recursion: a field defined through itself is empty
-        vals = self.made_from("field", key, lambda: self._field_values(cls, attr))
-        self._field_cache[key] = vals
+            if key in self._field_open:  # being made: a field defined through itself
+                if self.recording:
+                    self.record(("field_open", (cls, attr), None))
+                return vals
+        else:
+            self._field_cache[key] = []  # recursion: a field defined through itself is empty
+            self._field_open.add(key)
+            try:
+                if self.stored_fields:
+                    vals = self.replay_field(cls, attr)
+                if vals is None:
+                    vals = self.made_from("field", key, lambda: self._field_values(cls, attr))
+                    if self.recording:
+                        self.field_made(cls, attr, vals)
+            finally:
+                self._field_open.discard(key)
+            self._field_cache[key] = vals
+        if self.recording:
+            self.record(("field", (cls, attr), vals))
         return vals
 
     def _field_values(self, cls: ClassInfo, attr: str) -> list[Val]:
@@ -194,9 +209,9 @@ class Resolution:
             if init is not None:
                 init_key = self.func_key(c.module, init, c)
                 if (
-                    init_key not in self._in_progress
+                    not self.making_now(init_key)
                     and attr not in self.summary(init_key).field_writes
-                    and init_key not in self._rerun
+                    and not self.to_make_again(init_key)
                 ):
                     continue
             # Its own module too: a classmethod factory builds it as `cls(...)`.
@@ -216,6 +231,8 @@ class Resolution:
             self._mention_cache[key] = cached
         else:
             self.cached("mention", key)
+        if self.recording:
+            self.record(("mention", key, cached))
         return cached
 
     def _modules_mentioning(self, text: str) -> list[ModuleInfo]:

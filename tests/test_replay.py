@@ -1,0 +1,379 @@
+"""The language server replays the summaries an edit cannot have changed, and still says,
+file by file, what a cold check of the same contents says.
+
+A warm run (``server_index.Context.run``) records every question each summary's making
+asks (a module, a text, a search, another summary, whether a name wraps a sink, ...) with
+its answer; the next run installs a kept summary when the same questions, asked again at
+the same point, get the same answers (``Analyzer.replay``). These tests check the output
+against a cold check after random edits (on a fixture made to exercise recursion, fields,
+lazy calls and wrappers, and on vLLM 0.33.0's tree), that the replay really happens, and
+that a replay whose side effects changed an answer it had got makes the run start over.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.test_server_incremental import (
+    cold,
+    delete_line,
+    diagnostic_key,
+    findings_key,
+    insert_line,
+    replace,
+    warm,
+    write_tree,
+)
+from zerolint.dataflow import Analyzer
+from zerolint.engine import Engine
+from zerolint.server_index import Context, WorkspaceIndex
+
+KERNELS = """\
+import deep_gemm
+
+
+def schedule(lens, num_sms):
+    return deep_gemm.get_paged_mqa_logits_metadata(lens, 64, num_sms)
+"""
+# ping and pong call each other: their summaries are made from partial ones, then again.
+RECURSIVE = """\
+from .kernels import schedule
+
+
+def ping(n, lens):
+    if n > 0:
+        return pong(n - 1, lens)
+    return lens // 4
+
+
+def pong(n, lens):
+    return ping(n, lens)
+
+
+def build(seq_lens, num_sms):
+    lens = ping(3, seq_lens)
+    return schedule(lens, num_sms)
+"""
+STATE = """\
+from .kernels import schedule
+
+
+class Meta:
+    def __init__(self, seq_lens):
+        self.lens = seq_lens // 4
+
+
+class Builder:
+    def __init__(self, num_sms):
+        self.num_sms = num_sms
+
+    def run(self, meta: Meta):
+        return schedule(meta.lens, self.num_sms)
+
+    def again(self, meta: Meta):
+        return self.run(meta)
+"""
+# A call into a module no sink reaches: a placeholder, bound when a path needs it.
+LAZY = """\
+from .helpers import halve
+from .kernels import schedule
+
+
+def plan(seq_lens, num_sms):
+    fn = halve(seq_lens)
+    return schedule(fn, num_sms)
+"""
+HELPERS = """\
+def halve(x):
+    return x // 2
+"""
+# top -> mid -> leaf -> schedule: an edit of leaf changes mid's summary, whose module is
+# not edited, and so top's.
+LEAF = """\
+from .kernels import schedule
+
+
+def leaf(lens, num_sms):
+    return schedule(lens, num_sms)
+"""
+MID = """\
+from .leaf import leaf
+
+
+def mid(lens, num_sms):
+    return leaf(lens, num_sms)
+"""
+TOP = """\
+from .mid import mid
+
+
+def top(seq_lens, num_sms):
+    return mid(seq_lens // 4, num_sms)
+"""
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/kernels.py": KERNELS,
+    "pkg/recursive.py": RECURSIVE,
+    "pkg/state.py": STATE,
+    "pkg/lazy.py": LAZY,
+    "pkg/helpers.py": HELPERS,
+    "pkg/leaf.py": LEAF,
+    "pkg/mid.py": MID,
+    "pkg/top.py": TOP,
+}
+EDITS = {
+    "pkg/kernels.py": [
+        replace("return deep_gemm", "lens = lens.clamp(min=1)\n    return deep_gemm"),
+        replace("    lens = lens.clamp(min=1)\n", ""),
+        replace("def schedule(", "def schedule2("),
+        replace("def schedule2(", "def schedule("),
+        insert_line("# a comment\n"),
+    ],
+    "pkg/recursive.py": [
+        replace("return lens // 4", "return (lens // 4).clamp(min=1)"),
+        replace("return (lens // 4).clamp(min=1)", "return lens // 4"),
+        replace("return ping(n, lens)", "return lens"),
+        replace("return lens\n\n\ndef build", "return ping(n, lens)\n\n\ndef build"),
+        insert_line("# a comment\n"),
+        delete_line,
+    ],
+    "pkg/state.py": [
+        replace("self.lens = seq_lens // 4", "self.lens = (seq_lens // 4).clamp(min=1)"),
+        replace("self.lens = (seq_lens // 4).clamp(min=1)", "self.lens = seq_lens // 4"),
+        insert_line("# a comment\n"),
+        insert_line("\n"),
+    ],
+    "pkg/lazy.py": [
+        replace("fn = halve(seq_lens)", "fn = halve(seq_lens).clamp(min=1)"),
+        replace("fn = halve(seq_lens).clamp(min=1)", "fn = halve(seq_lens)"),
+        insert_line("# a comment\n"),
+    ],
+    "pkg/helpers.py": [
+        replace("return x // 2", "return (x // 2).clamp(min=1)"),
+        replace("return (x // 2).clamp(min=1)", "return x // 2"),
+        insert_line("# a comment\n"),
+    ],
+    "pkg/leaf.py": [
+        replace("schedule(lens, num_sms)", "schedule(lens.clamp(min=1), num_sms)"),
+        replace("schedule(lens.clamp(min=1), num_sms)", "schedule(lens, num_sms)"),
+    ],
+}
+
+
+def the_context(index: WorkspaceIndex, path: Path) -> Context:
+    context = index.context_for(path)
+    assert context is not None
+    return context
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
+def test_replayed_runs_after_edits_equal_a_cold_check(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    root = tmp_path / "ws"
+    texts = dict(FILES)
+    write_tree(root, texts)
+    index = WorkspaceIndex([root], lambda level, message: None)
+    for rel, text in texts.items():
+        index.analyse(root / rel, text)
+    context = the_context(index, root / "pkg/kernels.py")
+    assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
+    replayed = interpreted = 0
+    for step in range(30):
+        rel = rng.choice(sorted(EDITS))
+        new = rng.choice(EDITS[rel])(texts[rel], rng)
+        if new is None or new == texts[rel]:
+            continue
+        texts[rel] = new
+        index.analyse(root / rel, new)
+        assert warm(index, root, texts) == cold(tmp_path / "cold", texts), (seed, step, rel)
+        replayed += int(context.engine.stats.get("replayed", 0))
+        interpreted += int(context.engine.stats.get("interpreted", 0))
+    # The replay did its part: most summaries were replayed, not made again.
+    assert replayed > interpreted
+
+
+def test_an_edit_elsewhere_replays_recursive_summaries_and_fields(tmp_path: Path) -> None:
+    """ping and pong are made more than once a run (from each other's partial summaries,
+    then again); Meta.lens is a field's values: an edit of another file replays them all."""
+    root = tmp_path / "ws"
+    write_tree(root, FILES)
+    index = WorkspaceIndex([root], lambda level, message: None)
+    index.analyse(root / "pkg/lazy.py", FILES["pkg/lazy.py"])
+    context = the_context(index, root / "pkg/lazy.py")
+    before = context.analyzer
+    assert before is not None
+    made = {k.name: v for k, v in before.made.items()}
+    assert len(made["ping"]) >= 2 and len(made["pong"]) >= 2  # a recursion: made again
+    fields = {k[1] for k in before.made_fields}
+    assert "lens" in fields
+
+    index.analyse(root / "pkg/lazy.py", FILES["pkg/lazy.py"] + "# an edit\n")
+    after = context.analyzer
+    assert after is not None and after is not before
+    for name in ("ping", "pong", "build", "Builder.run", "Meta.__init__"):
+        then = [summary for summary, _, _ in made[name]]
+        now = [summary for summary, _, _ in {k.name: v for k, v in after.made.items()}[name]]
+        assert now == then, name  # the same objects: replayed, not made again
+    assert context.engine.stats["interpreted"] < context.engine.stats["replayed"]
+    for key, values in after.made_fields.items():
+        if key[1] == "lens":
+            assert values[0][1] is before.made_fields[key][0][1]
+
+
+def test_a_making_that_met_a_recursion_is_replayed_only_where_it_meets_it_again(
+    tmp_path: Path,
+) -> None:
+    """pong's first making asked for ping while ping was being made (it got ping's partial
+    summary). Asked for on its own, nothing is being made: the replay must refuse."""
+    root = tmp_path / "ws"
+    write_tree(root, FILES)
+    index = WorkspaceIndex([root], lambda level, message: None)
+    index.analyse(root / "pkg/lazy.py", FILES["pkg/lazy.py"])
+    context = the_context(index, root / "pkg/lazy.py")
+    before = context.analyzer
+    assert before is not None
+    pong = next(k for k in before.made if k.name == "pong")
+    first = before.made[pong][0][2]
+    assert first is not None and any(e[0] == "recursion" for e in first)
+    fresh = Analyzer(context.project, before.rules)
+    fresh.adopt(before)
+    assert not fresh._in_progress
+    assert fresh.replay(pong, 0) is None
+    # Where ping is being made, as when pong's first making asked, it replays.
+    ping = next(k for k in before.made if k.name == "ping")
+    fresh._in_progress.add(ping)
+    fresh.summaries.clear()
+    assert fresh.replay(pong, 0) is before.made[pong][0][0]
+
+
+A_MODULE = """\
+import deep_gemm
+
+from .b import wrapped
+from .c import RATIO
+
+
+class Runner:
+    def go(self, helper, seq_lens, num_sms):
+        helper.wrapped(seq_lens)
+        deep_gemm.get_paged_mqa_logits_metadata(seq_lens, 64, num_sms)
+        out = wrapped(seq_lens // 4, num_sms)
+        return out // RATIO
+"""
+B_MODULE = """\
+import deep_gemm
+
+
+def wrapped(lens, num_sms):
+    return deep_gemm.get_paged_mqa_logits_metadata(lens, 64, num_sms)
+"""
+C_MODULE = """\
+import deep_gemm
+
+RATIO = 4
+
+
+def unused(lens, num_sms):
+    return deep_gemm.get_paged_mqa_logits_metadata(lens.clamp(min=1), 64, num_sms)
+"""
+
+
+def test_a_replay_that_changed_an_answer_it_got_makes_the_run_again(tmp_path: Path) -> None:
+    """``Runner.go`` asks whether ``wrapped`` wraps a sink (not yet: no), then asks for
+    ``wrapped``'s summary (whose replay makes it one), then reads module ``c``. After an
+    edit of ``c`` its replay fails there, and asked again the first question is answered
+    otherwise: the interpretation that follows would not go as a cold run's did, so the
+    run is made again without replaying, and reports what a cold check does."""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": A_MODULE,
+        "pkg/b.py": B_MODULE,
+        "pkg/c.py": C_MODULE,
+    }
+    root = tmp_path / "ws"
+    write_tree(root, texts)
+    index = WorkspaceIndex([root], lambda level, message: None)
+    index.analyse(root / "pkg/a.py", texts["pkg/a.py"])
+    context = the_context(index, root / "pkg/a.py")
+    assert context.runs_made_again == 0
+    texts["pkg/c.py"] = "# an edit\n" + C_MODULE
+    index.analyse(root / "pkg/c.py", texts["pkg/c.py"])
+    assert context.runs_made_again == 1
+    assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
+    # An edit that changes no answer a replay got: nothing is made again.
+    texts["pkg/a.py"] = A_MODULE + "# an edit\n"
+    index.analyse(root / "pkg/a.py", texts["pkg/a.py"])
+    assert context.runs_made_again == 1
+    assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
+
+
+VLLM_FILES = [
+    "vllm/v1/attention/backends/mla/indexer.py",
+    "vllm/utils/deep_gemm.py",
+    "vllm/v1/attention/backends/mla/flashmla_sparse.py",
+    "vllm/v1/attention/backends/mla/rocm_aiter_mla.py",
+    "vllm/v1/attention/ops/flashmla.py",
+]
+
+
+def random_edit(text: str, rng: random.Random) -> str:
+    """A comment line, a line deleted, a function renamed, or a return value clamped."""
+    lines = text.splitlines(keepends=True)
+    kind = rng.randrange(4)
+    if kind == 0:
+        i = rng.randrange(len(lines) + 1)
+        return "".join(lines[:i] + ["# an edit\n"] + lines[i:])
+    if kind == 1:
+        i = rng.randrange(len(lines))
+        return "".join(lines[:i] + lines[i + 1 :])
+    if kind == 2:
+        names = [ln.split("def ", 1)[1].split("(", 1)[0] for ln in lines if "def " in ln]
+        name = rng.choice(names)
+        return text.replace(f"def {name}(", f"def {name}_renamed(", 1)
+    returns = [i for i, ln in enumerate(lines) if ln.strip().startswith("return ")]
+    i = rng.choice(returns)
+    indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+    lines[i] = f"{indent}return ({lines[i].strip()[7:]}).clamp(min=1)\n"
+    return "".join(lines)
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_on_vllm_replayed_runs_after_edits_equal_a_cold_check() -> None:
+    """vLLM 0.33.0's tree: after each of a seeded sequence of edits of five files (the
+    indexer, DeepGEMM's wrappers, two attention backends, FlashMLA's ops), every finding
+    and diagnostic of the warm index is a cold check's, and most summaries were
+    replayed."""
+    from devtools.wheels import vllm_tree
+
+    root = vllm_tree("0.33.0").resolve()
+    rng = random.Random(33)
+    texts = {rel: (root / rel).read_text() for rel in VLLM_FILES}
+    index = WorkspaceIndex([root], lambda level, message: None)
+    index.analyse(root / VLLM_FILES[0], texts[VLLM_FILES[0]])
+    context = the_context(index, root / VLLM_FILES[0])
+
+    def keys(report_findings: list, report_diagnostics: list) -> list:
+        found = [findings_key(f, root) for f in report_findings]
+        found += [diagnostic_key(d, root) for d in report_diagnostics]
+        return sorted(found, key=repr)
+
+    replayed = 0
+    for step in range(8):
+        rel = rng.choice(VLLM_FILES)
+        texts[rel] = random_edit(texts[rel], rng)
+        index.analyse(root / rel, texts[rel])
+        replayed += int(context.engine.stats.get("replayed", 0))
+        results = context.results.values()
+        got = keys(
+            [f for r in results for f in r.findings], [d for r in results for d in r.diagnostics]
+        )
+        outcome = Engine(context.settings).run(
+            context.files, overrides={root / r: t for r, t in texts.items()}
+        )
+        context.apply_settings(outcome.report)
+        assert got == keys(outcome.report.findings, outcome.report.diagnostics), (step, rel)
+    assert replayed > 1000
