@@ -492,7 +492,7 @@ def warn_empty_folders(paths: Sequence[Path], files: Sequence[Path]) -> None:
             print(f"zerolint: warning: no Python files found under {folder}", file=sys.stderr)
 
 
-COUNTS = ("parsed", "candidates", "interpreted", "kept")
+COUNTS = ("parsed", "candidates", "interpreted", "kept", "replayed", "tainted")
 """The entries of --timings that are counts, not seconds."""
 
 

@@ -200,9 +200,9 @@ class Engine:
         # of the analysis kept rather than made again.
         self.stats["interpreted"] = float(analyzer.interpreted)
         self.stats["kept"] = float(analyzer.kept_summaries)
-        self.stats["replayed"] = float(analyzer.replayed)
-        self.stats["tainted"] = float(analyzer.tainted)
-        if outcome.analyzer is not None:
+        if outcome.analyzer is not None:  # the language server's: summaries replayed
+            self.stats["replayed"] = float(analyzer.replayed)
+            self.stats["tainted"] = float(analyzer.tainted)
             project.recorder = None
             analyzer.keep_for_replay()
         self.suppress(report, project)

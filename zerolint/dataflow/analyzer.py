@@ -644,6 +644,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             return self.subclasses(arg) == answer
         if kind == "in_progress":
             return (arg in self._in_progress) is answer
+        if kind == "resolving":
+            return (id(arg) in self._resolving) is answer
         if kind == "rerun":
             return (arg in self._rerun) is answer
         if kind == "capable":

@@ -100,6 +100,8 @@ class Resolution:
         if id(ref.origin) in self._resolving:
             self.note(RECURSION)
             return []
+        if self.recording:  # where it is being resolved, a replay would not ask
+            self.record(("resolving", ref.origin, False))
         self._resolving.add(id(ref.origin))
         try:
             origin = ref.origin
