@@ -220,7 +220,7 @@ def test_an_edit_elsewhere_replays_recursive_summaries_and_fields(tmp_path: Path
     assert context.engine.stats["interpreted"] < context.engine.stats["replayed"]
     for key, values in after.made_fields.items():
         if key[1] == "lens":
-            assert values[0][1] is before.made_fields[key][0][1]
+            assert values[0][2] is before.made_fields[key][0][2]  # the same values
 
 
 def test_a_making_that_met_a_recursion_is_replayed_only_where_it_meets_it_again(
@@ -247,6 +247,82 @@ def test_a_making_that_met_a_recursion_is_replayed_only_where_it_meets_it_again(
     fresh._in_progress.add(ping)
     fresh.summaries.clear()
     assert fresh.replay(pong, 0) is before.made[pong][0][0]
+
+
+KERNELS_META = """\
+import deep_gemm
+
+
+class Meta:
+    pass
+
+
+def schedule(lens, num_sms):
+    return deep_gemm.get_paged_mqa_logits_metadata(lens, 64, num_sms)
+"""
+USE_META = """\
+import deep_gemm
+
+from .kernels import Meta
+
+
+def run(meta: Meta, num_sms):
+    return deep_gemm.get_paged_mqa_logits_metadata(meta.lens, 64, num_sms)
+"""
+MAKER_A = """\
+from .kernels import Meta
+
+
+def make_a(seq_lens):
+    return Meta(lens=seq_lens // 4)
+
+
+def helper(x):
+    return x + 1
+"""
+MAKER_B = """\
+from .kernels import Meta
+
+
+def make_b(seq_lens):
+    return Meta(lens=seq_lens // 8)
+"""
+CALLER = """\
+import deep_gemm
+
+
+def g(x, num_sms):
+    return deep_gemm.get_paged_mqa_logits_metadata(x, 64, num_sms)
+"""
+
+
+def test_a_field_made_with_parsing_allowed_is_not_replayed_where_it_is_not(
+    tmp_path: Path,
+) -> None:
+    """``meta.lens`` is made twice a run: while summaries are made (only the parsed
+    modules that build a ``Meta`` count) and while the path is resolved (every module
+    that names ``Meta(`` is parsed). After an edit that makes ``maker_a`` parsed early,
+    the first making must not be replayed from the second: a cold run's first making
+    sees ``maker_a``'s construction only, not ``maker_b``'s."""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": KERNELS_META,
+        "pkg/use.py": USE_META,
+        "pkg/maker_a.py": MAKER_A,
+        "pkg/maker_b.py": MAKER_B,
+        "pkg/a.py": CALLER,
+    }
+    root = tmp_path / "ws"
+    write_tree(root, texts)
+    index = WorkspaceIndex([root], lambda level, message: None)
+    for rel, text in texts.items():
+        index.analyse(root / rel, text)
+    assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
+    texts["pkg/a.py"] = CALLER.replace(
+        "import deep_gemm\n", "import deep_gemm\n\nfrom .maker_a import helper\n"
+    ).replace("metadata(x,", "metadata(helper(x),")
+    index.analyse(root / "pkg/a.py", texts["pkg/a.py"])
+    assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
 
 
 A_MODULE = """\
@@ -377,3 +453,30 @@ def test_on_vllm_replayed_runs_after_edits_equal_a_cold_check() -> None:
         context.apply_settings(outcome.report)
         assert got == keys(outcome.report.findings, outcome.report.diagnostics), (step, rel)
     assert replayed > 1000
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_on_vllm_replayed_runs_do_not_keep_the_parses_edits_replaced() -> None:
+    """What a failed replay tried is not kept: a field making of the last run whose replay
+    failed is no dependency of this run's (its records name the last run's parses, and the
+    next run would keep this one's). After six edits of FlashMLA's sparse backend, its old
+    parses are not alive."""
+    import gc
+
+    from devtools.wheels import vllm_tree
+    from zerolint.project import ModuleInfo
+
+    root = vllm_tree("0.33.0").resolve()
+    rel = "vllm/v1/attention/backends/mla/flashmla_sparse.py"
+    text = (root / rel).read_text()
+    index = WorkspaceIndex([root], lambda level, message: None)
+    index.analyse(root / rel, text)
+    for i in range(6):
+        lines = text.splitlines(keepends=True)
+        text = "".join(lines[: 100 * i] + [f"# edit {i}\n"] + lines[100 * i :])
+        index.analyse(root / rel, text)
+    gc.collect()
+    alive = [o for o in gc.get_objects() if isinstance(o, ModuleInfo) and o.path == root / rel]
+    # The current parse, and at most the one the last run's records still name.
+    assert len(alive) <= 2

@@ -53,6 +53,9 @@ from zerolint.project import ClassInfo, ModuleInfo, Project
 from zerolint.rules import Rule, SinkSpec
 
 RECURSION_ROUNDS = 3
+# A field's values made in a run: the class, whether parsing was allowed, the values, the
+# making's node and what it asked (``Analyzer.replay_field``).
+FieldMaking = tuple[ClassInfo, bool, "list[Val]", DepNode, "list[tuple]"]
 # Cached answers a replay asks for again: a class's bases and the modules naming a text
 # (lists of shared objects, compared), and a field's values, whose making is replayed as a
 # summary's is. A making that used any other cached answer (an origin's, a call's
@@ -172,8 +175,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.tainted = False
         # A field's values made in this run, each with its class and making (a run may make
         # them more than once: each round, and each round of resolution); the last run's.
-        self.made_fields: dict[tuple[int, str], list[tuple[ClassInfo, list[Val], DepNode]]] = {}
-        self.stored_fields: dict[tuple[int, str], list[tuple[ClassInfo, list[Val], DepNode]]] = {}
+        self.made_fields: dict[tuple[int, str], list[FieldMaking]] = {}
+        self.stored_fields: dict[tuple[int, str], list[FieldMaking]] = {}
         # The eval_ and exec_ methods, looked up once per node type, not by name at every node.
         self.evaluators = {}
         self.executors = {}
@@ -474,28 +477,46 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         """``vals`` were just made as ``cls``'s values of ``attr``: kept for the next run."""
         node = self.cache_deps.get(("field", (id(cls), attr)))
         if node is not None and node.events is not None:
-            self.made_fields.setdefault((id(cls), attr), []).append((cls, vals, node))
+            making = (cls, self.allow_parse, vals, node, node.events)
+            self.made_fields.setdefault((id(cls), attr), []).append(making)
 
     def replay_field(self, cls: ClassInfo, attr: str) -> list[Val] | None:
-        """The values of ``cls``'s ``attr`` as a making the last run kept gave them, if it
-        replays (``replay``); else None. Each kept making is tried once."""
+        """The values of ``cls``'s ``attr`` as the last run made them, if that making
+        replays (``replay``); else None. Its n-th making (with parsing allowed, or not) is
+        tried for this run's n-th, once."""
         kept = self.stored_fields.get((id(cls), attr))
-        while kept:
-            was, vals, node = kept.pop(0)
-            if was is not cls:
-                continue
-            assert node.events is not None
-            self.uses(node)
-            self._making.append(DepNode())
-            try:
-                replayed = self._replay_events(node.events)
-            finally:
-                self._making.pop()
-            if replayed:
-                self.cache_deps[("field", (id(cls), attr))] = node
-                self.made_fields.setdefault((id(cls), attr), []).append((cls, vals, node))
-                return vals
-        return None
+        making = None
+        while kept and making is None:
+            making = kept.pop(0)
+            if making[0] is not cls or making[1] is not self.allow_parse:
+                making = None
+        if making is None:
+            return None
+        _, _, vals, node, events = making
+        scratch = DepNode()
+        self._making.append(scratch)
+        try:
+            replayed = self._replay_events(events)
+        finally:
+            self._making.pop()
+        if not replayed:
+            return None
+        installed = self.cache_deps[("field", (id(cls), attr))] = self.installed(node, scratch)
+        self.uses(installed)
+        self.made_fields.setdefault((id(cls), attr), []).append(
+            (cls, self.allow_parse, vals, installed, events)
+        )
+        return vals
+
+    @staticmethod
+    def installed(node: DepNode, scratch: DepNode) -> DepNode:
+        """The node a replayed making is installed with: the tokens its making noted (the
+        same answers note the same tokens), and what its replay used in this run."""
+        fresh = DepNode()
+        fresh.tokens = set(node.tokens)
+        fresh.edges = scratch.edges
+        fresh.edges.discard(fresh)
+        return fresh
 
     def adopt(self, previous: Analyzer | None) -> None:
         """Record this run's makings (``record``) and take ``previous``'s summaries, of the
@@ -510,7 +531,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._keys = {i: k for i, k in previous._keys.items() if unchanged(k.mod)}
         self.stored = {k: v for k, v in previous.made.items() if unchanged(k.mod)}
         for where, made in previous.made_fields.items():
-            kept = [m for m in made if m[2].events is not None and unchanged(m[0].module)]
+            kept = [m for m in made if unchanged(m[0].module)]
             if kept:
                 self.stored_fields[where] = kept
 
@@ -544,7 +565,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             return None
         self._in_progress.add(key)
         # What the replayed questions record is not this summary's: a scratch node.
-        self._making.append(DepNode())
+        scratch = DepNode()
+        self._making.append(scratch)
         allow, self.allow_parse = self.allow_parse, False
         try:
             if not self._replay_events(events):
@@ -553,11 +575,11 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             self._making.pop()
             self._in_progress.discard(key)
             self.allow_parse = allow
+        installed = self.summary_deps[key] = self.installed(node, scratch)
         self.summaries[key] = summary
         self._provisional[key] = summary
-        self.summary_deps[key] = node
         self.note_providers(summary)
-        self.made.setdefault(key, []).append((summary, node, events))
+        self.made.setdefault(key, []).append((summary, installed, events))
         self.replayed += 1
         return summary
 
@@ -606,7 +628,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             )
         if kind == "subclasses":
             found = []
-            for mod in self.project.parsed():
+            parsed = self.project.parsed()
+            for mod in parsed:
                 for c in mod.classes.values():
                     if c is arg:
                         continue
@@ -615,7 +638,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                         return False  # a class whose bases nobody asked for yet
                     if arg in bases:
                         found.append(c)
-            return found == answer
+            return (found, len(parsed)) == answer
         if kind in ("module", "module_at"):
             return self.project.registered(arg) is answer
         if kind in ("lazy_site", "call", "built", "guard"):
@@ -641,7 +664,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if kind == "bind":
             return self.bind_site(arg) is answer[0] and arg.callee is answer[1]
         if kind == "subclasses":
-            return self.subclasses(arg) == answer
+            return self._subclasses(arg) == answer
         if kind == "in_progress":
             return (arg in self._in_progress) is answer
         if kind == "resolving":
@@ -670,13 +693,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if kind == "mro":
             cls, depth = arg
             return self.mro(cls, depth) == answer
-        if kind == "mention":
-            text, allow = arg
-            saved, self.allow_parse = self.allow_parse, allow
-            try:
-                return self.modules_mentioning(text) == answer
-            finally:
-                self.allow_parse = saved
+        if kind == "mention":  # asked where parsing was allowed, or not: so must it be
+            return arg[1] is self.allow_parse and self.modules_mentioning(arg[0]) == answer
         if kind == "lazy_site":  # made unbound; a later resolution bound it
             arg.bound, arg.callee, arg.args, arg.operands = False, None, {}, {}
             return True

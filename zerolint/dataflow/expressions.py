@@ -285,20 +285,21 @@ class Expressions:
     def subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
         """Classes that derive from ``cls``: in the parsed modules, and, while paths are
         resolved, in every module that names it (parsed now)."""
-        if self.recording:
-            return self.asking("subclasses", cls, lambda: self._subclasses(cls))
-        return self._subclasses(cls)
+        if self.recording:  # the answer, with how many modules were parsed (note_parsed)
+            return self.asking("subclasses", cls, lambda: self._subclasses(cls))[0]
+        return self._subclasses(cls)[0]
 
-    def _subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
+    def _subclasses(self, cls: ClassInfo) -> tuple[list[ClassInfo], int]:
         out = []
         if self.allow_parse:
             self.modules_mentioning(cls.name)
         self.note_parsed()
-        for mod in self.project.parsed():
+        parsed = self.project.parsed()
+        for mod in parsed:
             for c in mod.classes.values():
                 if c is not cls and cls in self.mro(c):
                     out.append(c)
-        return out
+        return out, len(parsed)
 
     def attribute(self, frame: Frame, base: Val, attr: str) -> Val:
         if attr in SHAPE_ATTRS:
