@@ -307,8 +307,8 @@ class DepNode:
     ``events``, kept only where summaries outlive a run (the language server's warm index),
     is every question the making asked of what another run can change, in order, with its
     answer, and what it recorded for others (``Analyzer.replay``). None where the making
-    cannot be replayed: it used an answer made of values (a field's), or it was made again
-    after a recursion."""
+    cannot be replayed: it used an answer the replay cannot check (an origin's resolution,
+    a call's contexts), or met a limit or a value being resolved (``Analyzer.note``)."""
 
     __slots__ = ("edges", "events", "open", "tokens")
 
