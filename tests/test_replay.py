@@ -325,6 +325,70 @@ def test_a_field_made_with_parsing_allowed_is_not_replayed_where_it_is_not(
     assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
 
 
+RESOLVING_M1 = """\
+from .m3 import schedule
+
+alias = schedule
+
+
+def meta(context_lens, num_sms):
+    return alias(context_lens, num_sms)
+
+
+class Base:
+    def compress(self, seq_lens):
+        return seq_lens
+"""
+RESOLVING_M2 = """\
+import deep_gemm
+from .m1 import Base
+
+
+class Sub(Base):
+    def build(self, seq_lens):
+        return super().compress(seq_lens)
+
+
+def direct(lens, num_sms):
+    return deep_gemm.get_paged_mqa_logits_metadata(lens, 64, num_sms)
+"""
+RESOLVING_M3 = """\
+import deep_gemm
+from .m1 import alias
+
+schedule = lambda context_lens, num_sms: deep_gemm.get_paged_mqa_logits_metadata(
+    context_lens, 64, num_sms
+)
+OUT = alias(SEQ // 2, 132)
+"""
+
+
+def test_a_summary_made_during_a_replay_sees_what_the_replayed_making_was_resolving(
+    tmp_path: Path,
+) -> None:
+    """``meta`` resolves ``alias``, and ``m3``'s module summary is first made inside that
+    resolution: its own ``alias(...)`` meets the value being resolved and stops there (no
+    finding). Replayed, ``meta`` must be resolving ``alias`` again while it asks for that
+    summary, or the summary, made anew, goes through ``alias`` to the sink and reports a
+    finding no cold check reports. (Found by fuzzing the warm index against cold checks.)"""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/m1.py": RESOLVING_M1,
+        "pkg/m2.py": RESOLVING_M2,
+        "pkg/m3.py": RESOLVING_M3,
+    }
+    root = tmp_path / "ws"
+    write_tree(root, texts)
+    index = WorkspaceIndex([root], lambda level, message: None)
+    for rel in sorted(texts):
+        index.analyse(root / rel, texts[rel])
+    assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
+    texts["pkg/m2.py"] += "# an edit\n"
+    index.analyse(root / "pkg/m2.py", texts["pkg/m2.py"])
+    assert the_context(index, root / "pkg/m2.py").engine.stats["replayed"] > 0
+    assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
+
+
 A_MODULE = """\
 import deep_gemm
 

@@ -169,6 +169,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.made: dict[FuncKey, list[tuple[Summary, DepNode, list[tuple] | None]]] = {}
         self.stored: dict[FuncKey, list[tuple[Summary, DepNode, list[tuple] | None]]] = {}
         self._makings: dict[FuncKey, int] = {}
+        self._resolving_now: list[list[int]] = []  # see _replay_events
         self.replayed = 0
         # A replay that failed after what it did changed an answer it had got: the making
         # that follows may not go as a cold run's would (``_replay_events``).
@@ -591,12 +592,19 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         same answer again; where one does not (a module parsed, a name found to wrap a
         sink, after it was asked about), the run is ``tainted``, and its caller runs again
         without replaying."""
-        for i, event in enumerate(events):
-            if not self._replays(event):
-                if not all(self._still(e) for e in events[:i]):
-                    self.tainted = True
-                return False
-        return True
+        # The values the replayed making is resolving (as it resolved them), and so what a
+        # summary made meanwhile sees being resolved: undone where the replay stops.
+        self._resolving_now.append([])
+        try:
+            for i, event in enumerate(events):
+                if not self._replays(event):
+                    self._resolving.difference_update(self._resolving_now[-1])
+                    if not all(self._still(e) for e in events[:i]):
+                        self.tainted = True
+                    return False
+            return True
+        finally:
+            self._resolving.difference_update(self._resolving_now.pop())
 
     def _still(self, event: tuple) -> bool:
         """Whether ``event``'s question, asked again, gets the answer it got (it was asked
@@ -641,7 +649,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             return (found, len(parsed)) == answer
         if kind in ("module", "module_at"):
             return self.project.registered(arg) is answer
-        if kind in ("lazy_site", "call", "built", "guard"):
+        if kind == "resolving":
+            return id(arg) not in self._resolving
+        if kind in ("lazy_site", "call", "built", "guard", "resolved"):
             return True  # a record, not a question
         return self._replays(event)  # the other questions do nothing
 
@@ -667,8 +677,15 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             return self._subclasses(arg) == answer
         if kind == "in_progress":
             return (arg in self._in_progress) is answer
-        if kind == "resolving":
-            return (id(arg) in self._resolving) is answer
+        if kind == "resolving":  # not being resolved: it is now (Resolution.resolve_refs)
+            if id(arg) in self._resolving:
+                return False
+            self._resolving.add(id(arg))
+            self._resolving_now[-1].append(id(arg))
+            return True
+        if kind == "resolved":
+            self._resolving.discard(id(arg))
+            return True
         if kind == "rerun":
             return (arg in self._rerun) is answer
         if kind == "capable":

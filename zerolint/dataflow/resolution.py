@@ -123,6 +123,8 @@ class Resolution:
             return out
         finally:
             self._resolving.discard(id(ref.origin))
+            if self.recording:  # what is made from here on is not made inside it
+                self.record(("resolved", ref.origin, None))
 
     def class_info(self, cls: ClassInfo | str) -> ClassInfo | None:
         if isinstance(cls, ClassInfo):
