@@ -389,6 +389,61 @@ def test_a_summary_made_during_a_replay_sees_what_the_replayed_making_was_resolv
     assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
 
 
+def test_a_question_whose_asking_parses_a_module_is_not_asked_twice_otherwise(
+    tmp_path: Path,
+) -> None:
+    """The kept making of ``Base9.context_lens``'s values (made while paths are resolved)
+    first asks for ``Base9``'s subclasses in the parsed modules; asking parses ``m3`` (to
+    find ``Added803``'s bases) and gets another answer than the last run's. The making
+    that follows asks again and, ``m3`` parsed now, finds ``Added860`` too, which a cold
+    run's single asking does not: the run is made again without replaying, and reports
+    what a cold check does. (Found by fuzzing the warm index against cold checks.)"""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/m1.py": "",
+        "pkg/m2.py": SCHED,
+        "pkg/m3.py": "",
+        "pkg/m4.py": "from .m1 import Base9\n",
+    }
+    root = tmp_path / "ws"
+    write_tree(root, texts)
+    index = WorkspaceIndex([root], lambda level, message: None)
+    for rel in sorted(texts):
+        index.analyse(root / rel, texts[rel])
+    edits = {
+        "pkg/m1.py": (
+            "from .m3 import Added860\nfrom .m2 import Base9\n"
+            "class Added803(Added860):\n        return self.seq_lens\n"
+        ),
+        "pkg/m2.py": SCHED
+        + (
+            "class Base9(ISub6):\n    def __init__(self, seq_lens, num_sms):\n"
+            "        return sched1(self.context_lens, self.num_sms)\n"
+        ),
+        "pkg/m3.py": (
+            "from .m4 import Sub9\nclass Added860(Sub9):\n"
+            "    def __init__(self, seq_lens, num_sms):\n"
+            "        self.context_lens = seq_lens // 2\n"
+        ),
+        "pkg/m4.py": (
+            "from .m1 import Base9\nclass Sub9(Base9):\n"
+            "        self.context_lens = halve5(seq_lens)\n"
+        ),
+    }
+    context = the_context(index, root / "pkg/m2.py")
+    for rel, text in edits.items():
+        texts[rel] = text
+        index.analyse(root / rel, text)
+        assert warm(index, root, texts) == cold(tmp_path / "cold", texts), rel
+    assert context.runs_made_again >= 1
+
+
+SCHED = """\
+def sched1(lens, num_sms):
+    return deep_gemm.get_paged_mqa_logits_metadata(lens, 64, num_sms)
+"""
+
+
 A_MODULE = """\
 import deep_gemm
 
@@ -544,3 +599,22 @@ def test_on_vllm_replayed_runs_do_not_keep_the_parses_edits_replaced() -> None:
     alive = [o for o in gc.get_objects() if isinstance(o, ModuleInfo) and o.path == root / rel]
     # The current parse, and at most the one the last run's records still name.
     assert len(alive) <= 2
+
+
+def test_random_packages_after_random_edits_equal_a_cold_check(tmp_path: Path) -> None:
+    """``devtools/warm_fuzz.py`` for a few seeds (run it for more: thousands of packages
+    and edits): random packages of four to eight modules, random edits of them, the warm
+    index against a cold check after each file's edit. The edits change the findings
+    often, and most summaries are replayed."""
+    from devtools import warm_fuzz
+
+    stats = dict.fromkeys(
+        ("seeds", "with_findings", "edits", "changed", "runs", "replayed", "interpreted"), 0
+    )
+    stats["made_again"] = 0
+    for seed in range(30):
+        found = warm_fuzz.run_seed(seed, 25, tmp_path / f"seed{seed}", stats)
+        assert found is None, found
+    assert stats["with_findings"] >= 25
+    assert stats["changed"] > stats["edits"] // 4
+    assert stats["replayed"] > stats["interpreted"]

@@ -170,6 +170,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.stored: dict[FuncKey, list[tuple[Summary, DepNode, list[tuple] | None]]] = {}
         self._makings: dict[FuncKey, int] = {}
         self._resolving_now: list[list[int]] = []  # see _replay_events
+        self._asked: tuple | None = None  # see _replays
         self.replayed = 0
         # A replay that failed after what it did changed an answer it had got: the making
         # that follows may not go as a cold run's would (``_replay_events``).
@@ -589,17 +590,20 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         there. The making then starts over from the first question, after what the replay
         did so far (a cold run's making did the same, in the same order, before it asked
         that question). It goes as the cold one did if each question asked before gets the
-        same answer again; where one does not (a module parsed, a name found to wrap a
-        sink, after it was asked about), the run is ``tainted``, and its caller runs again
-        without replaying."""
+        same answer again, and the differing question the answer it just got (asking it may
+        have parsed a module, which changes what it finds); where one does not (a module
+        parsed, a name found to wrap a sink, after it was asked about), the run is
+        ``tainted``, and its caller runs again without replaying."""
         # The values the replayed making is resolving (as it resolved them), and so what a
         # summary made meanwhile sees being resolved: undone where the replay stops.
         self._resolving_now.append([])
         try:
             for i, event in enumerate(events):
                 if not self._replays(event):
+                    asked = self._asked  # what the differing question got, if asking did
                     self._resolving.difference_update(self._resolving_now[-1])
-                    if not all(self._still(e) for e in events[:i]):
+                    checks = events[:i] if asked is None else [*events[:i], asked]
+                    if not all(self._still(e) for e in checks):
                         self.tainted = True
                     return False
             return True
@@ -656,14 +660,22 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         return self._replays(event)  # the other questions do nothing
 
     def _replays(self, event: tuple) -> bool:
-        """Ask ``event``'s question again (or record its record again): the same answer?"""
+        """Ask ``event``'s question again (or record its record again): the same answer?
+        A question whose asking does something (a parse, a making) leaves what it got in
+        ``_asked``, for ``_replay_events`` to check when it differs."""
         kind, arg, answer = event[0], event[1], event[-1]
+        self._asked = None
         if kind == "summary":
             # A function of a module parsed again is never asked for: it is not there.
-            return self.project.unchanged(arg.mod) and self.summary(arg) is answer
+            if not self.project.unchanged(arg.mod):
+                return False
+            live: object = self.summary(arg)
+            self._asked = (kind, arg, live)
+            return live is answer
         if kind == "field":
-            cls, attr = arg
-            return self.field_values(cls, attr) is answer
+            live = self.field_values(*arg)
+            self._asked = (kind, arg, live)
+            return live is answer
         if kind == "field_open":
             return self._still(event)
         if kind == "recursion":  # a summary being made was asked for: its partial one
@@ -672,9 +684,13 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 return True
             return False
         if kind == "bind":
-            return self.bind_site(arg) is answer[0] and arg.callee is answer[1]
+            live = (self.bind_site(arg), arg.callee)
+            self._asked = (kind, arg, live)
+            return live[0] is answer[0] and live[1] is answer[1]
         if kind == "subclasses":
-            return self._subclasses(arg) == answer
+            live = self._subclasses(arg)
+            self._asked = (kind, arg, live)
+            return live == answer
         if kind == "in_progress":
             return (arg in self._in_progress) is answer
         if kind == "resolving":  # not being resolved: it is now (Resolution.resolve_refs)
@@ -692,10 +708,10 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             return (arg in self.sink_capable) is answer
         if kind == "wrapper":
             return (arg in self.wrapper_names) is answer
-        if kind == "module":
-            return self.project.module(arg) is answer
-        if kind == "module_at":
-            return self.project.module_at(arg) is answer
+        if kind in ("module", "module_at"):
+            live = self.project.module(arg) if kind == "module" else self.project.module_at(arg)
+            self._asked = (kind, arg, live)
+            return live is answer
         if kind == "is_parsed":
             return self.project.is_parsed(arg) is answer
         if kind in ("text", "search", "parsed"):  # equal, if not the same object
@@ -708,10 +724,15 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             )
             return now == answer
         if kind == "mro":
-            cls, depth = arg
-            return self.mro(cls, depth) == answer
+            live = self.mro(*arg)
+            self._asked = (kind, arg, live)
+            return live == answer
         if kind == "mention":  # asked where parsing was allowed, or not: so must it be
-            return arg[1] is self.allow_parse and self.modules_mentioning(arg[0]) == answer
+            if arg[1] is not self.allow_parse:
+                return False
+            live = self.modules_mentioning(arg[0])
+            self._asked = (kind, arg, live)
+            return live == answer
         if kind == "lazy_site":  # made unbound; a later resolution bound it
             arg.bound, arg.callee, arg.args, arg.operands = False, None, {}, {}
             return True
