@@ -486,15 +486,13 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         """The values of ``cls``'s ``attr`` as the last run made them, if that making
         replays (``replay``); else None. Its n-th making (with parsing allowed, or not) is
         tried for this run's n-th, once."""
-        kept = self.stored_fields.get((id(cls), attr))
-        making = None
-        while kept and making is None:
-            making = kept.pop(0)
-            if making[0] is not cls or making[1] is not self.allow_parse:
-                making = None
-        if making is None:
+        kept = self.stored_fields.get((id(cls), attr), [])
+        nth = next(
+            (i for i, m in enumerate(kept) if m[0] is cls and m[1] is self.allow_parse), None
+        )
+        if nth is None:
             return None
-        _, _, vals, node, events = making
+        _, _, vals, node, events = kept.pop(nth)
         scratch = DepNode()
         self._making.append(scratch)
         try:
@@ -517,7 +515,6 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         fresh = DepNode()
         fresh.tokens = set(node.tokens)
         fresh.edges = scratch.edges
-        fresh.edges.discard(fresh)
         return fresh
 
     def adopt(self, previous: Analyzer | None) -> None:
