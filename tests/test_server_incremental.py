@@ -283,3 +283,35 @@ def test_edit_of_a_module_whose_text_the_analysis_read_is_analysed(tmp_path: Pat
     got = warm(index, root, texts)
     assert got == cold(tmp_path / "cold", texts)
     assert len(got["pkg/builder.py"][0]) == 1  # the field now holds divided lengths
+
+
+def test_a_step_made_at_module_level_shows_the_same_text_warm_and_cold(tmp_path: Path) -> None:
+    """A lambda assigned at module level and reached through an alias gives its sink step
+    the module itself: its text is the file's (a cold check's tree, built from Python's,
+    printed it with LibCST's default formatting and lost the parentheses of
+    ``(x // 2).clamp(min=1)``). Found by ``devtools/warm_fuzz.py``."""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/m1.py": (
+            "from .m3 import calias10\n"
+            "lsched4 = lambda context_lens, num_sms: "
+            "deep_gemm.get_paged_mqa_logits_metadata(context_lens, 64, num_sms)\n"
+            "COUT10 = calias10(SEQ10 // 2, 132)\n"
+        ),
+        "pkg/m3.py": "calias10 = lsched4\n",
+    }
+    root = tmp_path / "ws"
+    write_tree(root, texts)
+    index = WorkspaceIndex([root], lambda level, message: None)
+    for rel in sorted(texts):
+        index.analyse(root / rel, texts[rel])
+    texts["pkg/m1.py"] = texts["pkg/m1.py"].replace(
+        "\nlsched4", "\ndef halve2(x):\n    return (x // 2).clamp(min=1)\nlsched4"
+    )
+    texts["pkg/m3.py"] = "from .m1 import lsched4\n" * 2 + texts["pkg/m3.py"]
+    for rel in ("pkg/m1.py", "pkg/m3.py"):
+        index.analyse(root / rel, texts[rel])
+    got = warm(index, root, texts)
+    assert got == cold(tmp_path / "cold", texts)
+    steps = [s for f in got["pkg/m1.py"][0] for flow in f[9] for s in flow]
+    assert any("(x // 2).clamp(min=1)" in s[3] for s in steps)

@@ -184,6 +184,8 @@ class ModuleInfo:
         then prints it (with its default formatting, the same for the same expression)."""
         from zerolint import source_text
 
+        if type(node) is cst.Module:
+            return self.text  # a step at module level with no statement: the whole file
         if within is None and not isinstance(node, _STATEMENTS):
             return None  # an expression used as a key (syntax.slice_cell): LibCST prints it
         positions = self.positions()
