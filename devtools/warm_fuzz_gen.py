@@ -728,7 +728,7 @@ def _top_blocks(t):
             s = i
             while i < len(ls) and ls[i].startswith("@"):
                 i += 1
-            i += 1
+            i = min(i + 1, len(ls))  # the def or class line (decorators may end the file)
             while i < len(ls) and (ls[i].startswith((" ", "\t")) or ls[i].strip() == ""):
                 i += 1
             e = i
