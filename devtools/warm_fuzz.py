@@ -28,8 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from devtools import warm_fuzz_gen as gen
-from tests.test_server_incremental import cold, warm, write_tree
-from zerolint.server_index import WorkspaceIndex
+from tests.test_server_incremental import cold, indexed, warm
 
 
 def run_seed(seed: int, steps: int, work: Path, stats: dict[str, int]) -> dict | None:
@@ -38,10 +37,7 @@ def run_seed(seed: int, steps: int, work: Path, stats: dict[str, int]) -> dict |
     texts = gen.generate(rng)
     initial = dict(texts)
     root = work / f"ws{seed}"
-    write_tree(root, texts)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    for rel, text in texts.items():
-        index.analyse(root / rel, text)
+    index = indexed(root, texts, texts)
     context = index.context_for(root / "pkg/m0.py")
     assert context is not None
     edits: list[tuple[str, str, str]] = []

@@ -18,14 +18,15 @@ from pathlib import Path
 import pytest
 
 from tests.test_server_incremental import (
+    apply_random_edit,
     cold,
     delete_line,
     diagnostic_key,
     findings_key,
+    indexed,
     insert_line,
     replace,
     warm,
-    write_tree,
 )
 from zerolint.dataflow import Analyzer
 from zerolint.engine import Engine
@@ -174,20 +175,15 @@ def test_replayed_runs_after_edits_equal_a_cold_check(tmp_path: Path, seed: int)
     rng = random.Random(seed)
     root = tmp_path / "ws"
     texts = dict(FILES)
-    write_tree(root, texts)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    for rel, text in texts.items():
-        index.analyse(root / rel, text)
+    index = indexed(root, texts, texts)
     context = the_context(index, root / "pkg/kernels.py")
     assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
     replayed = interpreted = 0
     for step in range(30):
-        rel = rng.choice(sorted(EDITS))
-        new = rng.choice(EDITS[rel])(texts[rel], rng)
-        if new is None or new == texts[rel]:
+        rel = apply_random_edit(rng, EDITS, texts)
+        if rel is None:
             continue
-        texts[rel] = new
-        index.analyse(root / rel, new)
+        index.analyse(root / rel, texts[rel])
         assert warm(index, root, texts) == cold(tmp_path / "cold", texts), (seed, step, rel)
         replayed += int(context.engine.stats.get("replayed", 0))
         interpreted += int(context.engine.stats.get("interpreted", 0))
@@ -199,9 +195,7 @@ def test_an_edit_elsewhere_replays_recursive_summaries_and_fields(tmp_path: Path
     """ping and pong are made more than once a run (from each other's partial summaries,
     then again); Meta.lens is a field's values: an edit of another file replays them all."""
     root = tmp_path / "ws"
-    write_tree(root, FILES)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    index.analyse(root / "pkg/lazy.py", FILES["pkg/lazy.py"])
+    index = indexed(root, FILES, ["pkg/lazy.py"])
     context = the_context(index, root / "pkg/lazy.py")
     before = context.analyzer
     assert before is not None
@@ -229,9 +223,7 @@ def test_a_making_that_met_a_recursion_is_replayed_only_where_it_meets_it_again(
     """pong's first making asked for ping while ping was being made (it got ping's partial
     summary). Asked for on its own, nothing is being made: the replay must refuse."""
     root = tmp_path / "ws"
-    write_tree(root, FILES)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    index.analyse(root / "pkg/lazy.py", FILES["pkg/lazy.py"])
+    index = indexed(root, FILES, ["pkg/lazy.py"])
     context = the_context(index, root / "pkg/lazy.py")
     before = context.analyzer
     assert before is not None
@@ -313,10 +305,7 @@ def test_a_field_made_with_parsing_allowed_is_not_replayed_where_it_is_not(
         "pkg/a.py": CALLER,
     }
     root = tmp_path / "ws"
-    write_tree(root, texts)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    for rel, text in texts.items():
-        index.analyse(root / rel, text)
+    index = indexed(root, texts, texts)
     assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
     texts["pkg/a.py"] = CALLER.replace(
         "import deep_gemm\n", "import deep_gemm\n\nfrom .maker_a import helper\n"
@@ -378,10 +367,7 @@ def test_a_summary_made_during_a_replay_sees_what_the_replayed_making_was_resolv
         "pkg/m3.py": RESOLVING_M3,
     }
     root = tmp_path / "ws"
-    write_tree(root, texts)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    for rel in sorted(texts):
-        index.analyse(root / rel, texts[rel])
+    index = indexed(root, texts, sorted(texts))
     assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
     texts["pkg/m2.py"] += "# an edit\n"
     index.analyse(root / "pkg/m2.py", texts["pkg/m2.py"])
@@ -406,10 +392,7 @@ def test_a_question_whose_asking_parses_a_module_is_not_asked_twice_otherwise(
         "pkg/m4.py": "from .m1 import Base9\n",
     }
     root = tmp_path / "ws"
-    write_tree(root, texts)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    for rel in sorted(texts):
-        index.analyse(root / rel, texts[rel])
+    index = indexed(root, texts, sorted(texts))
     edits = {
         "pkg/m1.py": (
             "from .m3 import Added860\nfrom .m2 import Base9\n"
@@ -489,14 +472,16 @@ def test_a_replay_that_changed_an_answer_it_got_makes_the_run_again(tmp_path: Pa
         "pkg/c.py": C_MODULE,
     }
     root = tmp_path / "ws"
-    write_tree(root, texts)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    index.analyse(root / "pkg/a.py", texts["pkg/a.py"])
+    logged: list[tuple[str, str]] = []
+    index = indexed(
+        root, texts, ["pkg/a.py"], lambda level, message: logged.append((level, message))
+    )
     context = the_context(index, root / "pkg/a.py")
     assert context.runs_made_again == 0
     texts["pkg/c.py"] = "# an edit\n" + C_MODULE
     index.analyse(root / "pkg/c.py", texts["pkg/c.py"])
     assert context.runs_made_again == 1
+    assert [m for _, m in logged if "analysed again without replaying" in m], logged
     assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
     # An edit that changes no answer a replay got: nothing is made again.
     texts["pkg/a.py"] = A_MODULE + "# an edit\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ import pytest
 from zerolint.config import load_settings
 from zerolint.engine import Engine
 from zerolint.model import Diagnostic, Finding
-from zerolint.server_index import WorkspaceIndex
+from zerolint.server_index import Log, WorkspaceIndex
 
 PYPROJECT = "[tool.zerolint]\ncompress-ratios = [4]\n"
 BUILDER = """\
@@ -170,6 +170,31 @@ def write_tree(root: Path, texts: dict[str, str]) -> None:
         (root / rel).write_text(text)
 
 
+def indexed(
+    root: Path, texts: dict[str, str], opened: Iterable[str], log: Log | None = None
+) -> WorkspaceIndex:
+    """``texts`` written to ``root`` and indexed as ``zerolint server`` indexes it, with
+    the files ``opened`` open in the editor, in that order (its log lines to ``log``)."""
+    write_tree(root, texts)
+    index = WorkspaceIndex([root], log or (lambda level, message: None))
+    for rel in opened:
+        index.analyse(root / rel, texts[rel])
+    return index
+
+
+def apply_random_edit(
+    rng: random.Random, edits: dict[str, list[Edit]], texts: dict[str, str]
+) -> str | None:
+    """One of ``edits`` (a file's edits, by file), chosen by ``rng``, applied to ``texts``:
+    the file it changed, or None (the edit did not apply, or changed nothing)."""
+    rel = rng.choice(sorted(edits))
+    new = rng.choice(edits[rel])(texts[rel], rng)
+    if new is None or new == texts[rel]:
+        return None
+    texts[rel] = new
+    return rel
+
+
 def findings_key(finding: Finding, root: Path) -> tuple:
     def rel(shown: str) -> str:
         return Path(os.path.abspath(shown)).relative_to(root).as_posix()
@@ -234,21 +259,16 @@ def test_warm_index_after_edits_equals_a_cold_check(tmp_path: Path, seed: int) -
     rng = random.Random(seed)
     root = tmp_path / "ws"
     texts = dict(FILES)
-    write_tree(root, texts)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    for rel, text in texts.items():  # every file open in the editor
-        index.analyse(root / rel, text)
+    index = indexed(root, texts, texts)  # every file open in the editor
     first = warm(index, root, texts)
     assert first == cold(tmp_path / "cold", texts)
     assert any(findings for findings, _ in first.values())  # the fixture has findings
     seen = {repr(first)}
     for step in range(25):
-        rel = rng.choice(sorted(EDITS))
-        new = rng.choice(EDITS[rel])(texts[rel], rng)
-        if new is None or new == texts[rel]:
+        rel = apply_random_edit(rng, EDITS, texts)
+        if rel is None:
             continue
-        texts[rel] = new
-        index.analyse(root / rel, new)
+        index.analyse(root / rel, texts[rel])
         got = warm(index, root, texts)
         assert got == cold(tmp_path / "cold", texts), (seed, step, rel)
         seen.add(repr(got))
@@ -274,9 +294,7 @@ def test_edit_of_a_module_whose_text_the_analysis_read_is_analysed(tmp_path: Pat
         ),
         "pkg/conf.py": conf,
     }
-    write_tree(root, texts)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    index.analyse(root / "pkg/builder.py", texts["pkg/builder.py"])
+    index = indexed(root, texts, ["pkg/builder.py"])
     assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
     texts["pkg/conf.py"] = conf.replace("self.size", "self.lens")
     index.analyse(root / "pkg/conf.py", texts["pkg/conf.py"])
@@ -301,10 +319,7 @@ def test_a_step_made_at_module_level_shows_the_same_text_warm_and_cold(tmp_path:
         "pkg/m3.py": "calias10 = lsched4\n",
     }
     root = tmp_path / "ws"
-    write_tree(root, texts)
-    index = WorkspaceIndex([root], lambda level, message: None)
-    for rel in sorted(texts):
-        index.analyse(root / rel, texts[rel])
+    index = indexed(root, texts, sorted(texts))
     texts["pkg/m1.py"] = texts["pkg/m1.py"].replace(
         "\nlsched4", "\ndef halve2(x):\n    return (x // 2).clamp(min=1)\nlsched4"
     )

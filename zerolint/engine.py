@@ -203,7 +203,6 @@ class Engine:
         if outcome.analyzer is not None:  # the language server's: summaries replayed
             self.stats["replayed"] = float(analyzer.replayed)
             self.stats["tainted"] = float(analyzer.tainted)
-            project.recorder = None
             analyzer.keep_for_replay()
         self.suppress(report, project)
         report.files_checked = len(files) - len(project.diagnostics)

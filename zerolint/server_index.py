@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from zerolint.config import ConfigError, Settings, find_pyproject, load_settings
 from zerolint.discovery import PY_SUFFIXES, discover, is_excluded
@@ -37,6 +37,8 @@ from zerolint.server_reparse import Reparser
 
 if TYPE_CHECKING:
     from zerolint.dataflow import Analyzer
+
+T = TypeVar("T")
 
 Log = Callable[[str, str], None]  # (level: "error" | "warning" | "info", message)
 
@@ -91,51 +93,38 @@ class WarmProject(Project):
         self.frozen_garbage = 0
         self._asking = 0  # inside a question: the questions it asks itself are not heard
 
+    def _heard(self, kind: str, arg: object, ask: Callable[[], T]) -> T:
+        """``ask()``, told to ``recorder`` as the answer to ``(kind, arg)``; the questions
+        asking it asks itself are not (a module's parse reads its text)."""
+        self._asking += 1
+        try:
+            answer = ask()
+        finally:
+            self._asking -= 1
+        if self.recorder is not None and not self._asking:
+            self.recorder((kind, arg, answer))
+        return answer
+
     def text(self, path: Path) -> str | None:
         if not self._scanning:
             self.read.add(path)
-        self._asking += 1
-        try:
-            answer = super().text(path)
-        finally:
-            self._asking -= 1
-        if self.recorder is not None and not self._asking:
-            self.recorder(("text", path, answer))
-        return answer
+        return self._heard("text", path, lambda: Project.text(self, path))
 
     def files_containing(self, needle: str) -> list[Path]:
         scanning, self._scanning = self._scanning, True
-        self._asking += 1
         try:
-            answer = super().files_containing(needle)
+            return self._heard("search", needle, lambda: Project.files_containing(self, needle))
         finally:
             self._scanning = scanning
-            self._asking -= 1
-        if self.recorder is not None and not self._asking:
-            self.recorder(("search", needle, answer))
-        return answer
 
     def module(self, name: str) -> ModuleInfo | None:
-        self._asking += 1
-        try:
-            answer = super().module(name)
-        finally:
-            self._asking -= 1
-        if self.recorder is not None and not self._asking:
-            self.recorder(("module", name, answer))
-        return answer
+        return self._heard("module", name, lambda: Project.module(self, name))
 
     def is_parsed(self, name: str) -> bool:
-        answer = super().is_parsed(name)
-        if self.recorder is not None and not self._asking:
-            self.recorder(("is_parsed", name, answer))
-        return answer
+        return self._heard("is_parsed", name, lambda: Project.is_parsed(self, name))
 
     def parsed(self) -> list[ModuleInfo]:
-        answer = super().parsed()
-        if self.recorder is not None and not self._asking:
-            self.recorder(("parsed", None, answer))
-        return answer
+        return self._heard("parsed", None, lambda: Project.parsed(self))
 
     def records_reads(self) -> bool:
         return True
@@ -153,14 +142,7 @@ class WarmProject(Project):
         self._modules.clear()
 
     def module_at(self, path: Path) -> ModuleInfo | None:
-        self._asking += 1
-        try:
-            answer = self._module_at(path)
-        finally:
-            self._asking -= 1
-        if self.recorder is not None and not self._asking:
-            self.recorder(("module_at", path, answer))
-        return answer
+        return self._heard("module_at", path, lambda: self._module_at(path))
 
     def _module_at(self, path: Path) -> ModuleInfo | None:
         if path in self._modules:
@@ -200,7 +182,13 @@ class Context:
     """One checked tree with its settings, indexed once and re-analysed on edits."""
 
     def __init__(
-        self, root: Path, settings: Settings, overlays: dict[Path, str], *, alone: bool = False
+        self,
+        root: Path,
+        settings: Settings,
+        overlays: dict[Path, str],
+        *,
+        alone: bool = False,
+        log: Log | None = None,
     ) -> None:
         from zerolint.engine import Engine
 
@@ -243,6 +231,7 @@ class Context:
         # and how many runs were made again without replaying (a tainted replay).
         self.analyzer: Analyzer | None = None
         self.runs_made_again = 0
+        self.log = log
 
     def holds(self, path: Path) -> bool:
         return path in self.file_set
@@ -261,6 +250,12 @@ class Context:
                 # A replay may have changed what a making then found (Analyzer.tainted):
                 # the run is made again, every summary made as a cold run makes it.
                 self.runs_made_again += 1
+                if self.log is not None:
+                    self.log(
+                        "info",
+                        f"zerolint: {self.root}: analysed again without replaying summaries "
+                        "(a replay changed what it had asked)",
+                    )
                 self.project.begin_run()
                 outcome = self.engine.run(self.files, project=self.project, record=True)
         finally:
@@ -380,7 +375,9 @@ class WorkspaceIndex:
                     f"zerolint: {path} is outside the workspace; checked by itself "
                     "(paths through other modules are not followed)",
                 )
-                self.contexts[key] = Context(path, settings, self.overlays, alone=True)
+                self.contexts[key] = Context(
+                    path, settings, self.overlays, alone=True, log=self.log
+                )
             return self.contexts[key]
         root = folder
         if settings.root is not None and (
@@ -395,7 +392,7 @@ class WorkspaceIndex:
             self.dropped(context)
             context = None  # a new buffer: module names and imports must see it
         if context is None:
-            context = Context(root, settings, self.overlays)
+            context = Context(root, settings, self.overlays, log=self.log)
             self.contexts[key] = context
         return context
 

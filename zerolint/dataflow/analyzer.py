@@ -536,7 +536,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
 
     def keep_for_replay(self) -> None:
         """The run is over: keep what the next run replays (each making, with what it
-        asked, and the keys of functions), not this run's caches and contexts."""
+        asked, and the keys of functions), not this run's caches and contexts; the
+        project's questions are no longer heard."""
+        self.project.recorder = None
         self.stored = {}
         self.stored_fields = {}
         self.forget_resolutions()
