@@ -91,3 +91,40 @@ def test_a_file_with_a_limit_was_checked(
     assert main(args) == 1
     last = capsys.readouterr().out.splitlines()[-1]
     assert last == "No errors found. 1 analysis limit reached."
+
+
+SELF_REFERENCES = {
+    "method of itself": "ops = ops.child()",
+    "call of itself": "ops = ops()",
+    "attribute of itself": "cfg = cfg.sub",
+    "chained calls": "ops = ops.child().grand()",
+    "in a comprehension": "ops = [ops.a() for _ in range(2)]",
+    "two names through each other": "a = b.x()\nb = a.y()",
+}
+
+
+@pytest.mark.parametrize("line", SELF_REFERENCES.values(), ids=SELF_REFERENCES.keys())
+def test_a_module_level_name_defined_through_itself_ends(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    line: str,
+) -> None:
+    """Reading ``ops`` in ``ops = ops.child()`` while the module's summary is made asks for
+    the values of ``ops``, whose only value reads ``ops``: that once recursed until Python
+    stopped it, and the whole run ended in an internal error (exit 2) with no finding of any
+    file. The values asked for again while being worked out are none; the file's other
+    function is still checked."""
+    monkeypatch.chdir(tmp_path)
+    Path("mod.py").write_text(
+        "from deep_gemm import get_paged_mqa_logits_metadata\n\n"
+        f"{line}\n\n\n"
+        "def build(lens):\n"
+        "    return get_paged_mqa_logits_metadata(lens // 4, 64, 132)\n"
+    )
+    status = main(["check", "--no-cache", "--color", "never", "mod.py"])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert [ln.split(" ZL")[0] for ln in out.splitlines() if " ZL001 " in ln] == [
+        f"mod.py:{line.count(chr(10)) + 7}:12:"
+    ]

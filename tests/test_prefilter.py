@@ -75,6 +75,7 @@ def write(root: Path, files: dict[str, str]) -> None:
         ("app/aliased.py", "from pkg.wrap import build as make", "make"),
         ("app/module.py", "from pkg import wrap", "wrap.build"),
         ("app/dotted.py", "import pkg.wrap", "pkg.wrap.build"),
+        ("app/star.py", "from pkg.wrap import *", "build"),
         ("app/reexported.py", "from pkg import build", "build"),
         ("pkg/relative.py", "from .wrap import build", "build"),
         ("pkg/sibling.py", "from . import build", "build"),

@@ -127,6 +127,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.allow_parse = False
         self._field_cache: dict[tuple[int, str], list[Val]] = {}
         self._field_open: set[tuple[int, str]] = set()  # fields whose values are being made
+        self._globals_open: set[tuple[int, str]] = set()  # globals whose values are being made
         self._mro_cache: dict[int, list[ClassInfo]] = {}
         self._origin_cache: dict[int, list[Trace]] = {}
         # Set when resolving stopped at MAX_DEPTH (not at a recursion): paths may be
@@ -134,6 +135,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.depth_cut = False
         self._cut_origins: set[int] = set()
         self._keys: dict[int, FuncKey] = {}
+        self._module_of: dict[str, str | None] = {}  # project_module_of's answers
         self._in_progress: set[FuncKey] = set()
         self._resolving: set[int] = set()
         # Modules whose functions may forward to a sink: analysed eagerly when called.

@@ -68,6 +68,8 @@ class Expressions:
 
     # The eval_ method of each node type, None for the generic walk (Analyzer.__init__).
     evaluators: dict[type, Callable[..., Val] | None]
+    # project_module_of's answers, by dotted name (Analyzer.__init__).
+    _module_of: dict[str, str | None]
 
     # ------------------------------------------------------------------ reads
 
@@ -115,9 +117,8 @@ class Expressions:
             return Val((), [SinkRef(spec) for spec in self.sinks_by_name[name]])
         if name in BUILTIN_NAMES:
             return Val((), [ExtRef(name)])
-        for star, base in mod.imports.items():
-            if star.startswith("*"):
-                return Val((), self.lookup_qualified(mod, f"{base}.{name}"))
+        if mod.star_import is not None:
+            return Val((), self.lookup_qualified(mod, f"{mod.star_import}.{name}"))
         return EMPTY
 
     def lookup_qualified(self, mod: ModuleInfo, qual: str, depth: int = 0) -> list[Ref]:
@@ -150,13 +151,20 @@ class Expressions:
         return [ExtRef(qual)]
 
     def project_module_of(self, qual: str) -> str | None:
-        """The longest prefix of ``qual`` that is a module of the checked tree."""
+        """The longest prefix of ``qual`` that is a module of the checked tree (the run's
+        modules do not change while it runs: each answer is worked out once)."""
+        known = self._module_of
+        if qual in known:
+            return known[qual]
+        found = None
         parts = qual.split(".")
         for cut in range(len(parts), 0, -1):
             name = ".".join(parts[:cut])
             if self.project.has_module(name):
-                return name
-        return None
+                found = name
+                break
+        known[qual] = found
+        return found
 
     def materialize(self, ref: Ref, depth: int = 0, *, force: bool = False) -> list[Ref]:
         """What a lazy name is, parsing its module now (if parsing is allowed, or forced)."""

@@ -259,17 +259,29 @@ class Frame:
         }
         states = [b.state for b in live]
         first, rest = states[0], states[1:]
-        keys: set[str] = set(first)
-        for state in rest:
-            keys.update(state)
         merged: dict[str, Val] = {}
-        for k in keys:
-            v = first.get(k)
-            if v is not None and all(state.get(k) is v for state in rest):
-                # One value on every branch (most names): what joining it with itself gives.
-                merged[k] = v if v.traces or v.refs or v.elements is not None else EMPTY
-            else:
-                merged[k] = join_all([state[k] for state in states if k in state])
+        if len(rest) == 1:  # an if and its else, the commonest join: one pass over each
+            other = rest[0]
+            for k, v in first.items():
+                w = other.get(k)
+                if w is v:
+                    # One value on both branches (most names): what joining it with itself gives.
+                    merged[k] = v if v.traces or v.refs or v.elements is not None else EMPTY
+                else:
+                    merged[k] = join_all([v] if w is None else [v, w])
+            for k, w in other.items():
+                if k not in first:
+                    merged[k] = join_all([w])
+        else:
+            keys: set[str] = set(first)
+            for state in rest:
+                keys.update(state)
+            for k in keys:
+                v = first.get(k)
+                if v is not None and all(state.get(k) is v for state in rest):
+                    merged[k] = v if v.traces or v.refs or v.elements is not None else EMPTY
+                else:
+                    merged[k] = join_all([state[k] for state in states if k in state])
         self.state = merged
         cells: dict[str, frozenset[str]] = {}
         for b in live:  # a superset is harmless: forgetting pops only the cells still there

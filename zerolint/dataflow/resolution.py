@@ -251,6 +251,22 @@ class Resolution:
         return out
 
     def global_values(self, mod: ModuleInfo, name: str) -> list[Val]:
+        """What a module-level name may hold. Each read of the name is an origin of its own,
+        so resolving guards (``_resolving``) cannot see that reading ``ops = ops.child()``
+        while the module's summary is being made asks for these values again: asked again
+        for the same name while they are being worked out, they are none (a recursion cut),
+        not a recursion without end."""
+        key = (id(mod), name)
+        if key in self._globals_open:
+            self.note(RECURSION)
+            return []
+        self._globals_open.add(key)
+        try:
+            return self._global_values(mod, name)
+        finally:
+            self._globals_open.discard(key)
+
+    def _global_values(self, mod: ModuleInfo, name: str) -> list[Val]:
         vals = [self.summary(self.func_key(mod, None)).global_writes.get(name, EMPTY)]
         # Only a function that declares the name `global` writes it (ModuleInfo.global_writers):
         # the others' summaries are not needed here, and asking for them from inside one of

@@ -45,6 +45,9 @@ from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo
 
 _UNKNOWN = object()
+# Node type -> whether it is a small statement (an isinstance of LibCST's abstract classes
+# goes through ABCMeta: worked out once per type, not at every statement).
+_SMALL: dict[type, bool] = {}
 
 
 class Statements:
@@ -72,12 +75,15 @@ class Statements:
                 frame.stmt = small
                 self.exec_stmt(frame, small)
             return
-        if isinstance(stmt, cst.BaseSmallStatement) and frame.stmt is not stmt:
+        kind = type(stmt)
+        small = _SMALL.get(kind)
+        if small is None:
+            small = _SMALL[kind] = issubclass(kind, cst.BaseSmallStatement)
+        if small and frame.stmt is not stmt:
             # The body of a one-line suite (`if c: x = y // 4`) has never been interpreted;
             # kept so while output must not change (a known false negative).
             return
         frame.stmt = stmt
-        kind = type(stmt)
         method = self.executors.get(kind, _UNKNOWN)
         if method is _UNKNOWN:
             method = self.executors[kind] = getattr(type(self), f"exec_{kind.__name__}", None)
@@ -285,11 +291,12 @@ class Statements:
         val: Val,
         value_node: cst.BaseExpression | None,
     ) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        kind = type(target)
+        if kind is cst.Tuple or kind is cst.List:
             # `a, b = x[:n], y`: each name views what its own element views.
             parts = (
                 [e.value for e in value_node.elements]
-                if isinstance(value_node, (cst.Tuple, cst.List))
+                if type(value_node) in (cst.Tuple, cst.List)
                 and len(value_node.elements) == len(target.elements)
                 and not any(type(e) is cst.StarredElement for e in value_node.elements)
                 else None
@@ -304,12 +311,16 @@ class Statements:
         if type(target) is cst.StarredElement:
             self.assign(frame, target.value, val, value_node)
             return
-        flowed = val.then(self.step(frame, None, "flow"))
-        flowed = Val(flowed.traces, flowed.refs, val.elements)
+        # val.then(step), keeping val's elements as they are.
+        if val.traces:
+            step = self.step(frame, None, "flow")
+            flowed = Val([t.then(step) for t in val.traces], val.refs, val.elements)
+        else:
+            flowed = Val((), val.refs, val.elements)
         if type(target) is cst.Subscript:
             # A buffer keeps its own rows: what is written into it brings no row count.
             flowed = Val(without_row_counts(flowed.traces), flowed.refs, val.elements)
-        if frame.guards and isinstance(target, (cst.Name, cst.Attribute)):
+        if frame.guards and (kind is cst.Name or kind is cst.Attribute):
             written = dotted(target)
             if type(target) is cst.Attribute and (written or "").startswith("self."):
                 # A field keeps what held where it was written, for reads elsewhere.
@@ -345,7 +356,7 @@ class Statements:
             and self.is_constructor_alloc(frame, value_node)
         ):
             flowed = Val((), flowed.refs)
-        self.write(frame, target, flowed, strong=isinstance(target, (cst.Name, cst.Attribute)))
+        self.write(frame, target, flowed, strong=kind is cst.Name or kind is cst.Attribute)
 
     def mask_assign(
         self, frame: Frame, target: cst.Subscript, value_node: cst.BaseExpression | None

@@ -170,7 +170,7 @@ def origin_key(origin: Origin | None) -> tuple:
 
 
 class Trace:
-    __slots__ = ("_chain", "_hash", "live", "origin", "steps")
+    __slots__ = ("_chain", "_hash", "_order", "live", "origin", "steps")
 
     def __init__(
         self,
@@ -230,13 +230,19 @@ class Trace:
     def keep_order(self) -> tuple:
         """Which traces to keep when there are too many: live ones, short ones; ties broken
         by where the steps are and where the trace starts, never by hashes (which change
-        from run to run). Also the order in which resolve() walks a set of traces."""
-        return (
+        from run to run). Also the order in which resolve() walks a set of traces. A trace
+        does not change: worked out once (a trace is sorted again in every set it joins)."""
+        try:
+            return self._order
+        except AttributeError:
+            pass
+        self._order = order = (
             not self.live,
             len(self.steps),
             tuple(s.stable_key() for s in self.steps),
             origin_key(self.origin),
         )
+        return order
 
     def key_source(self) -> RawStep | None:
         for step in self.steps:
