@@ -35,7 +35,7 @@ from zerolint.dataflow.values import (
     in_order,
     is_object_read,
 )
-from zerolint.model import IDENTITY, Op, OpKind
+from zerolint.model import Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
 
 R = TypeVar("R")
@@ -399,17 +399,7 @@ class Resolution:
                 elif origin.index is not None:
                     # `return _split(...)`: the callee hands on another call's result as it
                     # is; the element asked for is that call's element, not all of it.
-                    produced = Val(
-                        [
-                            Trace(CallOrigin(t.origin.site, origin.index), t.steps)
-                            if isinstance(t.origin, CallOrigin)
-                            and t.origin.index is None
-                            and all(s.op is IDENTITY for s in t.steps)
-                            else t
-                            for t in produced.traces
-                        ],
-                        produced.refs,
-                    )
+                    produced = produced.element(origin.index)
             else:
                 param = origin.param
                 if isinstance(param, int):

@@ -391,12 +391,19 @@ class Val:
         return Val(self.traces)
 
     def element(self, i: int) -> Val:
+        """Element ``i``: of the elements where they are known; else a call's result that
+        only moved since the call (assigned, returned: no op on the way) stands for that
+        call's element ``i``, resolved later (``Resolution.resolve_origin``)."""
         if self.elements is not None and 0 <= i < len(self.elements):
             return self.elements[i]
         out = []
         for t in self.traces:
-            if isinstance(t.origin, CallOrigin) and t.origin.index is None and not t.steps:
-                out.append(Trace(CallOrigin(t.origin.site, i), ()))
+            if (
+                isinstance(t.origin, CallOrigin)
+                and t.origin.index is None
+                and all(s.op is IDENTITY for s in t.steps)
+            ):
+                out.append(Trace(CallOrigin(t.origin.site, i), t.steps))
             else:
                 out.append(t)
         return Val(out, self.refs)
