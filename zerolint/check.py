@@ -399,8 +399,11 @@ class Run:
         diagnostics = [d for d in found.diagnostics if d.message != "path not found"]
         warn_empty_folders(self.paths, found.files)
         groups: dict[int, tuple[Settings, list[Path]]] = {}
+        folder_of, last_folder, settings = os.path.dirname, None, None
         for path in found.files:
-            settings = self.settings_at(os.path.dirname(path))
+            folder = folder_of(path)
+            if folder != last_folder:  # a folder's files come one after another
+                settings, last_folder = self.settings_at(folder), folder
             groups.setdefault(id(settings), (settings, []))[1].append(path)
         report = Report(diagnostics=diagnostics)
         self.unused_wanted = False
@@ -742,10 +745,10 @@ def lint(
 
 def universe_key(files: Sequence[Path], cache: ResultCache) -> str:
     """A digest of the run's files and their module names."""
-    digest = hashlib.blake2b(digest_size=16)
-    for path, name in sorted((cache.key_of(p), n) for p, n in module_names(list(files)).items()):
-        digest.update(f"{path}\0{name}\n".encode())
-    return digest.hexdigest()
+    key_of = cache.key_of
+    # Sorted as (path, name) pairs: no path holds the NUL that ends it.
+    lines = sorted([f"{key_of(p)}\0{n}\n" for p, n in module_names(list(files)).items()])
+    return hashlib.blake2b("".join(lines).encode(), digest_size=16).hexdigest()
 
 
 def reader_for(lookups: dict[Path, FileLookup]):

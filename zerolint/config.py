@@ -28,7 +28,6 @@ shape is a one-line :class:`ConfigError` naming the file and the key.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import json
 import os
@@ -280,6 +279,8 @@ def _table_of_tables(value: Any, what: str) -> dict[str, dict[str, Any]]:
 
 
 def _did_you_mean(word: str, known: Mapping[str, Any] | Sequence[str]) -> str:
+    import difflib  # only here: a valid configuration does not import it
+
     close = difflib.get_close_matches(word, list(known), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
