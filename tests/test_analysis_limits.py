@@ -8,6 +8,8 @@ and no "All checks passed!".
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,4 +129,79 @@ def test_a_module_level_name_defined_through_itself_ends(
     assert status == 1, out
     assert [ln.split(" ZL")[0] for ln in out.splitlines() if " ZL001 " in ln] == [
         f"mod.py:{line.count(chr(10)) + 7}:12:"
+    ]
+
+
+def stack_in_a_field(methods: int) -> str:
+    """A class that keeps a stack in a field, as pickle's unpickler does: each method puts
+    back what it read from the stack, and one calls what it finds there."""
+    out = ["from deep_gemm import get_paged_mqa_logits_metadata", "", "", "class Machine:"]
+    for i in range(methods):
+        out += [
+            f"    def pair_{i}(self):",
+            "        self.stack[-2:] = [(self.stack[-2], self.stack[-1])]",
+            "",
+        ]
+    out += ["    def call(self):", "        func = self.stack[-1]", "        return func()", ""]
+    return "\n".join(out) + "\n"
+
+
+def stack_in_a_global(methods: int) -> str:
+    """The same stack in a module-level name, rebound by functions that declare it global."""
+    out = ["from deep_gemm import get_paged_mqa_logits_metadata", "", "STACK = []", ""]
+    for i in range(methods):
+        out += [
+            f"def pair_{i}():",
+            "    global STACK",
+            "    STACK = [(STACK[-2], STACK[-1])]",
+            "",
+        ]
+    out += ["def call():", "    func = STACK[-1]", "    return func()", ""]
+    return "\n".join(out) + "\n"
+
+
+def fields_reading_the_next(reads: int) -> str:
+    """Nine fields, each a list of ``reads`` reads of the next, and a call of what the
+    first holds: each field is reached by reads^depth paths."""
+    out = ["from deep_gemm import get_paged_mqa_logits_metadata", "", "", "class Chain:"]
+    for i in range(9):
+        items = ", ".join(f"self.f{i + 1}[{j}]" for j in range(reads))
+        out += [f"    def m{i}(self):", f"        self.f{i} = [{items}]", ""]
+    out += ["    def call(self):", "        func = self.f0[0]", "        return func()", ""]
+    return "\n".join(out) + "\n"
+
+
+SINK_CALL = "    return get_paged_mqa_logits_metadata(seq_lens // 4, 64, 132)"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [stack_in_a_field, stack_in_a_global, fields_reading_the_next],
+    ids=["field", "global", "chain"],
+)
+def test_a_value_reached_again_is_resolved_once(tmp_path: Path, make) -> None:
+    """What ``func`` may be is what the stack holds, and every value the stack holds reads
+    the stack again. Each read is a placeholder of its own, and each was once resolved
+    again inside the resolution of the stack, down to MAX_DEPTH: (reads)^MAX_DEPTH
+    resolutions, so that three such methods took 13 s and four more than two minutes
+    (the standard library's pickle.py alone, with a sink call added, more than five).
+    A chain of fields, each reading the next several times, was resolved once per path
+    (six reads: 32 s). A placeholder one resolution has resolved is resolved again only
+    from nearer its start: each case takes a fraction of a second, and the file's finding
+    is still reported."""
+    text = make(6 if make is not fields_reading_the_next else 7)
+    text += "\n\ndef build(seq_lens):\n" + SINK_CALL + "\n"
+    Path(tmp_path / "machine.py").write_text(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--color", "never", "machine.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    sink_line = text.splitlines().index(SINK_CALL) + 1
+    assert [ln.split(" ZL")[0] for ln in done.stdout.splitlines() if " ZL001 " in ln] == [
+        f"machine.py:{sink_line}:12:"
     ]

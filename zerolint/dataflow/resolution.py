@@ -92,7 +92,20 @@ class Resolution:
                 refs += self.attribute(frame, Val((), held), method).refs
         return refs
 
-    def resolve_refs(self, ref: PendingRef, depth: int = 0) -> list[Ref]:
+    def resolve_refs(
+        self, ref: PendingRef, depth: int = 0, done: dict[int, int] | None = None
+    ) -> list[Ref]:
+        """The objects ``ref`` may be: what the field, module-level name or call result it
+        stands for holds, through the placeholders that holds in turn, at most MAX_DEPTH
+        deep; each object once, in the order first found.
+
+        ``done``: what this resolution resolved already, each at the least depth it was
+        reached at. What it holds is in the answer already, so it is resolved again only
+        from nearer the start (where the limit leaves it more depth). Resolving each of the
+        placeholders again wherever it is reached is as many resolutions as there are
+        paths to it: nine fields, each a list of six reads of the next, took 32 s, and a
+        table of functions that call each other through it (``r = table[type(x)](x)``)
+        hundreds of thousands of resolutions for one call."""
         if depth > MAX_DEPTH:
             self.depth_cut = True
             self.note(RECURSION)
@@ -100,6 +113,12 @@ class Resolution:
         if id(ref.origin) in self._resolving:
             self.note(RECURSION)
             return []
+        first = done is None
+        if done is None:
+            done = {}
+        elif done.get(id(ref.origin), MAX_DEPTH + 1) <= depth:
+            return []
+        done[id(ref.origin)] = depth
         if self.recording:  # where it is being resolved, a replay would not ask
             self.record(("resolving", ref.origin, False))
         self._resolving.add(id(ref.origin))
@@ -117,10 +136,10 @@ class Resolution:
             for v in vals:
                 for r in in_order(v.refs):
                     if isinstance(r, PendingRef):
-                        out += self.resolve_refs(r, depth + 1)
+                        out += self.resolve_refs(r, depth + 1, done)
                     else:
                         out += self.materialize(r, depth + 1)
-            return out
+            return list({id(r): r for r in out}.values()) if first else out
         finally:
             self._resolving.discard(id(ref.origin))
             if self.recording:  # what is made from here on is not made inside it
