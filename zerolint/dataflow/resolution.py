@@ -105,7 +105,7 @@ class Resolution:
         placeholders again wherever it is reached is as many resolutions as there are
         paths to it: nine fields, each a list of six reads of the next, took 32 s, and a
         table of functions that call each other through it (``r = table[type(x)](x)``)
-        hundreds of thousands of resolutions for one call."""
+        hundreds of thousands of resolutions for a few calls."""
         if depth > MAX_DEPTH:
             self.depth_cut = True
             self.note(RECURSION)
