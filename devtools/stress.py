@@ -41,8 +41,9 @@ SKIPPED_PARTS = {"test", "tests", "__pycache__", "site-packages", "dist-packages
 
 
 def copy_tree(source: Path, into: Path) -> list[Path]:
-    """Each readable UTF-8 ``.py`` file of ``source`` outside test folders, flattened into
-    ``into`` (a file's folders joined by ``__``) with ``PROBE`` at its end."""
+    """Each readable UTF-8 ``.py`` file of ``source`` outside test folders and the
+    installed packages below it (the standard library's folder holds ``site-packages``),
+    flattened into ``into`` (a file's folders joined by ``__``) with ``PROBE`` at its end."""
     out = []
     for path in sorted(source.rglob("*.py")):
         rel = path.relative_to(source)
