@@ -37,6 +37,7 @@ def _zerolint_stress_probe(seq_lens, num_sms):
     lens = seq_lens // 4
     return _zerolint_stress_sink(lens, 64, num_sms)
 """
+CHECK = [sys.executable, "-m", "zerolint", "check", "--no-cache"]
 SKIPPED_PARTS = {"test", "tests", "__pycache__", "site-packages", "dist-packages"}
 
 
@@ -64,11 +65,10 @@ def check(path: Path, timeout: float) -> tuple[Path, float, int | None, str]:
     finding, Python itself failing) and the first line of stderr. Run from the folder
     above the copies: a copy named as a module of the standard library (``runpy.py``) must
     not shadow it."""
-    command = [sys.executable, "-m", "zerolint", "check", "--no-cache", "--color", "never"]
     start = time.perf_counter()
     try:
         done = subprocess.run(
-            [*command, f"{path.parent.name}/{path.name}"],
+            [*CHECK, "--color", "never", f"{path.parent.name}/{path.name}"],
             cwd=path.parent.parent,
             capture_output=True,
             text=True,
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.whole:
             start = time.perf_counter()
             done = subprocess.run(
-                [sys.executable, "-m", "zerolint", "check", "--no-cache", "--timings", "tree"],
+                [*CHECK, "--timings", "tree"],
                 cwd=scratch,
                 capture_output=True,
                 text=True,

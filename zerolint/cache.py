@@ -222,10 +222,8 @@ class ResultCache:
             return found
         known = self._files.get(key)
         if stat is not None and _stat_matches(known, stat):
-            # Unchanged since it was recorded: what _remember would keep is already there.
-            found._digest = self._current[key] = known[4]  # type: ignore[index]
-        else:
-            self._remember(key, found._stat, found.digest())
+            found._digest = known[4]  # type: ignore[index]
+        self._remember(key, found._stat, found.digest())
         entry = self._results.get(key)
         if (
             isinstance(entry, dict)

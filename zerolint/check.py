@@ -399,11 +399,8 @@ class Run:
         diagnostics = [d for d in found.diagnostics if d.message != "path not found"]
         warn_empty_folders(self.paths, found.files)
         groups: dict[int, tuple[Settings, list[Path]]] = {}
-        folder_of, last_folder, settings = os.path.dirname, None, None
         for path in found.files:
-            folder = folder_of(path)
-            if folder != last_folder:  # a folder's files come one after another
-                settings, last_folder = self.settings_at(folder), folder
+            settings = self.settings_at(os.path.dirname(path))
             groups.setdefault(id(settings), (settings, []))[1].append(path)
         report = Report(diagnostics=diagnostics)
         self.unused_wanted = False

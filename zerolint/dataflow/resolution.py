@@ -114,7 +114,7 @@ class Resolution:
             self.note(RECURSION)
             return []
         first = done is None
-        if done is None:
+        if first:
             done = {}
         elif done.get(id(ref.origin), MAX_DEPTH + 1) <= depth:
             return []
