@@ -84,6 +84,55 @@ def check(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytes
 # ------------------------------------------------------------------------ exit codes
 
 
+WARM_RUN = """\
+import sys
+from zerolint.cli import main
+code = main(["check", "--color", "never", "."])
+print("imported:", sorted(m for m in {MODULES} if m in sys.modules), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize(
+    ("config", "loaded"),
+    [
+        ({}, []),
+        ({"pyproject.toml": "[project]\nname = 'x'\n"}, []),  # holds no zerolint settings
+        # A configuration is validated against the rules: they are read (not LibCST or Z3).
+        (
+            {"pyproject.toml": "[tool.zerolint]\nexclude = []\n"},
+            ["tomllib", "zerolint.hazards", "zerolint.rules"],
+        ),
+    ],
+)
+def test_a_warm_run_imports_no_analysis_and_reads_no_rule(
+    tmp_path: Path, config: dict[str, str], loaded: list[str]
+) -> None:
+    # A warm run is the cache's answer: it needs neither the analyzer and its solver nor,
+    # without a configuration to validate, the rules (a tenth of a warm run on vLLM).
+    write(tmp_path, {**config, "bug.py": unclamped(), "clean.py": CLEAN})
+    modules = ["libcst", "tomllib", "z3", "zerolint.engine", "zerolint.hazards", "zerolint.rules"]
+    script = WARM_RUN.replace("{MODULES}", repr(modules))
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        for _ in range(2)
+    ]
+    cold, warm = runs
+    assert (cold.returncode, warm.returncode) == (1, 1)
+    assert warm.stdout == cold.stdout and findings(warm.stdout) == [("bug.py", 6)]
+    assert "zerolint.engine" in cold.stderr  # the first run analysed; the second did not
+    assert warm.stderr.splitlines()[-1] == f"imported: {loaded}"
+
+
 def test_clean_tree_exits_0(tmp_path: Path, check) -> None:
     write(tmp_path, {"clean.py": CLEAN})
     assert check(".") == (0, "All checks passed!\n", "")

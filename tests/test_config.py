@@ -181,6 +181,24 @@ def test_dot_zerolint_toml_wins_over_zerolint_toml_and_pyproject(tmp_path: Path,
     assert check(".")[0] == 0
 
 
+def test_a_configuration_is_a_file_or_a_link_to_one(tmp_path: Path, check) -> None:
+    # The walk's listing says which folders hold a configuration: a folder that bears a
+    # configuration's name is none, a link to a configuration file is one.
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.zerolint]\nexclude = []\n",
+            "shared/quiet.toml": 'ignore = ["ZL001"]\n',
+            "linked/bug.py": unclamped(),
+            "folder/zerolint.toml/notes.txt": "not a configuration\n",
+            "folder/bug.py": unclamped(),
+        },
+    )
+    (tmp_path / "linked" / "zerolint.toml").symlink_to(tmp_path / "shared" / "quiet.toml")
+    code, out, err = check(".")
+    assert (code, findings(out), err) == (1, [("folder/bug.py", 6)], "")
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [

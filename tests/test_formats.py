@@ -18,7 +18,7 @@ import pytest
 
 from tests import golden
 from tests.fixtures.formats import reports
-from zerolint.formats import FORMATS, display_path, render, use_color
+from zerolint.formats import FORMATS, display_path, reads_rules, render, use_color
 from zerolint.model import Report
 
 GOLDEN_DIR = Path(__file__).parent / "fixtures" / "formats"
@@ -80,6 +80,18 @@ def test_output_does_not_depend_on_the_order_of_the_report(fmt: str) -> None:
     shuffled.findings.reverse()
     shuffled.diagnostics.reverse()
     assert _render(report, fmt, show_proved=True) == _render(shuffled, fmt, show_proved=True)
+
+
+@pytest.mark.parametrize(("case", "variant", "fmt", "options"), GOLDEN)
+def test_rules_are_read_only_where_reads_rules_says(
+    case: str, variant: str, fmt: str, options: dict
+) -> None:
+    # `check` loads the rules for the formats only where reads_rules says they are read.
+    report = reports.CASES[case]()
+    given = _render(report, fmt, **options)
+    without = render(report, fmt, root=reports.ROOT, tool_version="0.1.0", **options)
+    reads = reads_rules(fmt, options.get("statistics", False))
+    assert (given != without) is reads
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

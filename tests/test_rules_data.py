@@ -212,6 +212,42 @@ def test_a_rule_file_of_the_project_reports_checks_suppresses_and_fixes(
     assert "+    acme.plan(acme.at_least_one(lens))\n" in diff
 
 
+def test_a_shipped_rules_code_is_its_files_name() -> None:
+    # `check --select` accepts a shipped code by the rule files' names, without reading them.
+    from zerolint.rules import load_rules, rules_dir
+
+    assert [r.code for r in load_rules()] == sorted(p.stem for p in rules_dir().glob("*.toml"))
+
+
+@pytest.mark.parametrize(
+    ("selectors", "error"),
+    [
+        (["--select", "ZL00"], None),  # a prefix of shipped codes, known by their files' names
+        (["--select", "ZL92"], None),  # a diagnostic's prefix
+        (["--select", "ACME"], None),  # only the project's rule file defines it
+        (["--ignore", "ACME001,ZL001"], None),
+        (["--select", "ACME002"], "unknown rule selector: ACME002"),
+        (["--select", "ZL0,ZL7"], "unknown rule selector: ZL7"),
+    ],
+)
+def test_a_selector_is_known_by_a_shipped_rule_or_the_projects(
+    tmp_path: Path, capsys, monkeypatch, selectors: list[str], error: str | None
+) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.zerolint]\nrule-files = ["lint/ACME001.toml"]\n',
+            "lint/ACME001.toml": RULE,
+            "user.py": "x = 1\n",
+        },
+    )
+    code, _, err = run([*selectors, "."], tmp_path, capsys, monkeypatch)
+    if error is None:
+        assert (code, err) == (0, "")
+    else:
+        assert code == 2 and err.strip().endswith(error)
+
+
 def test_a_broken_rule_file_of_the_project_is_a_one_line_usage_error(
     tmp_path: Path, capsys, monkeypatch
 ) -> None:

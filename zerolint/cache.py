@@ -223,15 +223,16 @@ class ResultCache:
         known = self._files.get(key)
         if stat is not None and _stat_matches(known, stat):
             found._digest = known[4]  # type: ignore[index]
-        self._remember(key, found._stat, found.digest())
+        digest = found.digest()  # reading the file may find it changed since the stat
+        self._remember(key, found._stat, digest)
         entry = self._results.get(key)
-        if (
-            isinstance(entry, dict)
-            and entry.get("digest") == found.digest()
-            and self._deps_hold(entry.get("deps"))
-        ):
-            found.result = entry.get("result")
-            found._deps = tuple((self._path_of(k), d) for k, d in entry["deps"])
+        if isinstance(entry, dict) and entry.get("digest") == digest:
+            deps = entry.get("deps")
+            if deps == []:  # most files: no sink named, nothing traced through others
+                found.result = entry.get("result")
+            elif self._deps_hold(deps):
+                found.result = entry.get("result")
+                found._deps = tuple((self._path_of(k), d) for k, d in deps)
         return found
 
     def store(

@@ -36,24 +36,15 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zerolint.rules import (
-    OPTION_KEYS,
-    OPTION_TYPES,
-    Rule,
-    RuleError,
-    SinkSpec,
-    is_dotted,
-    load_rule_file,
-    load_rules,
-    sink_from_table,
-)
+from zerolint.paths import absolute, current_folder
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+if TYPE_CHECKING:
+    from zerolint.rules import Rule, SinkSpec
+
+# The rules (``zerolint.rules``, with ``zerolint.hazards`` and a TOML parser) are imported
+# where they are used: a warm run of a tree without a configuration file reads none.
 
 
 class ConfigError(Exception):
@@ -125,6 +116,8 @@ def _strings(what: str) -> Callable[[Any], tuple[str, ...]]:
 
 
 def _function_names(value: Any) -> tuple[str, ...]:
+    from zerolint.rules import is_dotted
+
     names = _strings("function names")(value)
     for name in names:
         if not is_dotted(name):
@@ -228,6 +221,8 @@ def sink_entry(entry: Any) -> SinkSpec:
             raise Invalid(f"{key} {exc}") from None
     if "function" not in entry and "name" not in entry:
         raise Invalid('an entry needs a `function` (like "mylib.plan_kernel")')
+    from zerolint.rules import RuleError, sink_from_table
+
     code = entry.get("rule", DEFAULT_SINK_RULE)
     if not _CODE.match(code.upper()):
         raise Invalid(f"rule {code!r} is not a rule code (like ZL001)")
@@ -319,6 +314,8 @@ class Settings:
     def all_rules(self) -> tuple[Rule, ...]:
         if self.loaded is not None:
             return self.loaded
+        from zerolint.rules import load_rules
+
         return extend_rules(load_rules(), self.extra_sinks, self.extra_sanitizers)
 
     def option(self, rule: Rule, key: str) -> Any:
@@ -405,6 +402,11 @@ def matches(code: str, selectors: frozenset[str] | set[str]) -> bool:
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -469,6 +471,8 @@ def settings_from_table(table: dict[str, Any], source: Path, prefix: str | None 
             values[spec.attribute] = spec.validate(value)
         except Invalid as exc:
             raise ConfigError(f"{source}: {prefix}{key}: {exc}") from None
+    from zerolint.rules import RuleError, load_rule_file, load_rules
+
     settings = Settings(**values, root=source.parent, source=source, raw=table)
     known = list(load_rules())
     for entry in settings.rule_files:
@@ -551,6 +555,8 @@ def _user_rules(
 def _rule_options(
     table: dict[str, dict[str, Any]], rules: Sequence[Rule], where: str
 ) -> dict[str, dict[str, Any]]:
+    from zerolint.rules import OPTION_KEYS, OPTION_TYPES
+
     for code, values in table.items():
         rule = next((r for r in rules if r.code == code), None)
         if rule is None:
@@ -578,6 +584,17 @@ class Resolver:
         self.fixed = load_file(config) if config is not None else None
         self._by_dir: dict[str, Settings] = {}
         self._default = Settings()
+        # Folder -> the configuration files a walk saw in it (``listed``), else looked for.
+        self._listed: dict[str, tuple[str, ...]] = {}
+        self._cwd = current_folder()
+
+    def listed(self, folder: str, entries: Sequence[os.DirEntry]) -> None:
+        """What a walk found in ``folder``: then ``for_dir`` knows which configuration
+        files it holds without looking for each (three stats in every folder of a tree)."""
+        if self.fixed is None:
+            self._listed[absolute(folder, self._cwd)] = tuple(
+                e.name for e in entries if e.name in CONFIG_NAMES and _is_file(e)
+            )
 
     def for_dir(self, folder: Path) -> Settings:
         """Settings for files in ``folder``."""
@@ -585,7 +602,7 @@ class Resolver:
             return self.fixed
         # abspath, not resolve(): a symlink loop named on the command line must reach
         # discovery, which reports it as a file that cannot be read.
-        start = os.path.abspath(folder)
+        start = absolute(folder, self._cwd)
         walked = []
         current = start
         found: Settings | None = None
@@ -612,15 +629,26 @@ class Resolver:
         return self.for_dir(path if path.is_dir() else path.parent)
 
     def _config_in(self, folder: str) -> Settings | None:
+        present = self._listed.get(folder)
         for name in CONFIG_NAMES:
+            if present is not None and name not in present:
+                continue
             where = os.path.join(folder, name)
-            if not os.path.isfile(where):  # no Path made for each of the three, in every folder
+            if present is None and not os.path.isfile(where):  # no Path made for each
                 continue
             candidate = Path(where)
             found = table_in(candidate, required=False)
             if found is not None:
                 return settings_from_table(found[0], candidate, found[1])
         return None
+
+
+def _is_file(entry: os.DirEntry) -> bool:
+    """``os.path.isfile`` of a listed entry: a regular file, or a link to one."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def find_config(paths: Sequence[Path]) -> Path | None:

@@ -85,6 +85,8 @@ def _is_virtualenv(folder: str) -> bool:
 
 # folder -> (exclude globs, the folder they are relative to, whether to respect .gitignore)
 ExcludeFor = Callable[[Path], tuple[Sequence[str], "Path | None", bool]]
+# (folder as walked, its entries): told of each folder walked before its globs are asked for
+Listed = Callable[[str, Sequence[os.DirEntry]], None]
 
 
 def in_git_work_tree(folder: Path) -> bool:
@@ -140,6 +142,7 @@ def _walk(
     out: Discovered,
     exclude_for: ExcludeFor | None = None,
     respect_gitignore: bool = False,
+    listed: Listed | None = None,
 ) -> None:
     # A folder named on the command line is checked even if a pattern matches it; only
     # patterns that do not match it apply to what lies below.
@@ -178,6 +181,8 @@ def _walk(
         if key in seen:  # a loop through a bind mount or similar
             continue
         seen.add(key)
+        if listed is not None:
+            listed(dirpath, entries)
         exclude, root = rules_at(dir_path)  # once it can be read: its configuration too
         dirnames, files = [], []
         for entry in entries:
@@ -238,6 +243,7 @@ def discover(
     force_exclude: bool = False,
     exclude_for: ExcludeFor | None = None,
     respect_gitignore: bool = False,
+    listed: Listed | None = None,
 ) -> Discovered:
     """Every Python file under ``paths`` in a stable order, plus a diagnostic per bad path.
 
@@ -245,14 +251,16 @@ def discover(
     ``force_exclude`` is set (pre-commit passes file names and expects excludes to apply).
     ``exclude_for``, when given, says for each folder which globs apply there (the nearest
     configuration's) and whether git's ignore rules are respected; otherwise ``exclude``
-    (relative to ``root``) and ``respect_gitignore`` hold everywhere. A path that does not
-    exist gets a ZL902 "path not found".
+    (relative to ``root``) and ``respect_gitignore`` hold everywhere. ``listed``, when
+    given, is told what each folder walked holds before ``exclude_for`` is asked about it
+    (the configuration's resolver then need not look for its files there). A path that
+    does not exist gets a ZL902 "path not found".
     """
     out = Discovered()
     for path in paths:
         try:
             if path.is_dir():
-                _walk(path, exclude, root, out, exclude_for, respect_gitignore)
+                _walk(path, exclude, root, out, exclude_for, respect_gitignore, listed)
                 continue
             if path.is_file():
                 patterns, base = exclude, root

@@ -1,4 +1,5 @@
-"""How checked files are named: their module names and the paths a user is shown.
+"""How checked files are named (their module names, the paths a user is shown) and where
+the rule files are.
 
 Kept free of LibCST so that a warm run, served from the cache, can name files without
 importing the analyzer.
@@ -9,6 +10,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+
+
+def rules_dir() -> Path:
+    """The folder holding the rule files: inside the wheel, or ``rules/`` in a checkout.
+    Here, not in ``zerolint.rules``, so that a warm run can fingerprint the rule files
+    without importing what parses them."""
+    packaged = Path(__file__).with_name("rules")
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "rules"
 
 
 def display_path(path: Path) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from zerolint.hazards import Predicate, PredicateError, predicate_from_table
+from zerolint.paths import rules_dir
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -232,14 +233,6 @@ class Rule:
         if spec.sanitizers is not None and "output_mask" not in spec.sanitizers:
             return frozenset()
         return frozenset(self.sanitizers.get("output_mask", ())) if spec.outputs else frozenset()
-
-
-def rules_dir() -> Path:
-    """The folder holding the rule files: inside the wheel, or ``rules/`` in a checkout."""
-    packaged = Path(__file__).with_name("rules")
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parent.parent / "rules"
 
 
 # ---------------------------------------------------------------- validation

@@ -194,6 +194,12 @@ def render(
     return text
 
 
+def reads_rules(fmt: str, statistics: bool) -> bool:
+    """Whether ``render`` reads the ``rules`` it is given (the rules' names for
+    --statistics, their descriptions for SARIF): else the caller need not load them."""
+    return statistics or fmt == "sarif"
+
+
 def use_color(stream: TextIO | None = None, environ: Mapping[str, str] | None = None) -> bool:
     """Whether output written to ``stream`` (default stdout) should be coloured.
 
