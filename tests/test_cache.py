@@ -116,6 +116,43 @@ def test_a_dependency_outside_the_root_is_tracked_by_absolute_path(tmp_path: Pat
 
 
 @pytest.mark.parametrize(
+    "name",
+    [
+        "a.py",
+        "pkg/a.py",
+        "./pkg/a.py",
+        "pkg//a.py",
+        "pkg/./a.py",
+        "pkg/../a.py",
+        "pkg/",
+        ".",
+        "",
+        "..",
+        "../x.py",
+        "pkg/../../x.py",
+        "a/b/../../..",
+        "...py",
+        "..a/b.py",
+    ],
+)
+@pytest.mark.parametrize("where", ["root", "below"])
+def test_a_file_is_keyed_by_its_path_from_the_root(
+    tmp_path: Path, monkeypatch, name: str, where: str
+) -> None:
+    # Named from the root (where a relative path is taken from the root itself, the key
+    # is worked out without the root's own path) or from a folder below it.
+    root = tmp_path / "root"
+    below = root / "sub"
+    below.mkdir(parents=True)
+    monkeypatch.chdir(root if where == "root" else below)
+    cache = ResultCache(root, FP)
+    full = os.path.normpath(os.path.join(os.getcwd(), name))
+    inside = full.startswith(str(root) + os.sep)
+    expected = full[len(str(root)) + 1 :] if inside else full
+    assert cache.key_of(name) == expected.replace(os.sep, "/")
+
+
+@pytest.mark.parametrize(
     "garbage",
     [
         b"\x00\xff not json",

@@ -199,6 +199,9 @@ class ResultCache:
         self._current: dict[str, str | None] = {}  # digests read this run, by key
         self._keys: dict[str, str] = {}  # path as given -> key (the folder does not change)
         self._cwd = paths.current_folder()
+        # Run from the root (as usual), a relative path that stays below it is its own key,
+        # normalised: the root's own path need not be joined to it and taken off again.
+        self._here = os.sep == "/" and self._cwd == str(self.root)
         self._key = machine_key(key_file) if enabled else None
         self.enabled = enabled and self._key is not None
         if self.enabled:
@@ -315,6 +318,10 @@ class ResultCache:
         return key
 
     def _compute_key(self, path: str) -> str:
+        if self._here and not os.path.isabs(path):
+            relative = os.path.normpath(path)
+            if relative != "." and relative != ".." and not relative.startswith("../"):
+                return relative
         absolute = paths.absolute(path, self._cwd)
         if absolute.startswith(self._prefix):
             relative = absolute[len(self._prefix) :]
