@@ -40,13 +40,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from devtools.wheels import serving_tree
+from devtools.wheels import HOOK_FILE, serving_tree
 
-# The file a pre-commit run is given: the one that calls the kernel.
-HOOK_FILE = {
-    "vllm": "vllm/v1/attention/backends/mla/indexer.py",
-    "sglang": "sglang/srt/layers/attention/deepseek_v4_backend.py",
-}
 TARGETS = {"cold": 0.5, "warm": 0.2}
 HOOK_SECONDS = 0.3
 PEAK_MB = 200

@@ -33,10 +33,6 @@ from pathlib import Path
 from zerolint.cache import RACY_NS
 
 ROOT = Path(__file__).resolve().parent.parent
-HOOK_FILE = {
-    "vllm": "vllm/v1/attention/backends/mla/indexer.py",
-    "sglang": "sglang/srt/layers/attention/deepseek_v4_backend.py",
-}
 COLLECTED = re.compile(r"^==(\d+)== Collected : (\d+)$", re.MULTILINE)
 CASES = ("warm", "hook", "cold")
 
@@ -152,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.source is not None:
             shutil.copytree(args.source, tree)
         else:
-            from devtools.wheels import serving_tree
+            from devtools.wheels import HOOK_FILE, serving_tree
 
             source, package = serving_tree(args.tree)
             shutil.copytree(source / package, tree / package)

@@ -106,6 +106,13 @@ def sglang_tree(version: str) -> Path:
     return unpack(f"sglang=={version}", ("*.py",))
 
 
+# In each serving tree, the file a pre-commit run is given: the one that calls the kernel.
+HOOK_FILE = {
+    "vllm": "vllm/v1/attention/backends/mla/indexer.py",
+    "sglang": "sglang/srt/layers/attention/deepseek_v4_backend.py",
+}
+
+
 def serving_tree(requirement: str) -> tuple[Path, str]:
     """(folder, package) for ``vllm==X`` or ``sglang==X``: the package's ``.py`` files lie
     in ``folder/package``."""

@@ -231,11 +231,10 @@ class ResultCache:
         entry = self._results.get(key)
         if isinstance(entry, dict) and entry.get("digest") == digest:
             deps = entry.get("deps")
-            if deps == []:  # most files: no sink named, nothing traced through others
+            if self._deps_hold(deps):
                 found.result = entry.get("result")
-            elif self._deps_hold(deps):
-                found.result = entry.get("result")
-                found._deps = tuple((self._path_of(k), d) for k, d in deps)
+                if deps:  # most files name no sink: nothing traced through others
+                    found._deps = tuple((self._path_of(k), d) for k, d in deps)
         return found
 
     def store(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import gc
 import hashlib
 import os
@@ -180,11 +181,18 @@ def known_codes(settings: Settings | None = None) -> set[str]:
     return {r.code for r in rules} | {c.code for c in CODES}
 
 
+@functools.cache
+def shipped_codes() -> frozenset[str]:
+    """The shipped rules' codes, from their files' names, and the ZL9xx codes."""
+    from zerolint.codes import CODES
+
+    return frozenset(p.stem for p in rules_dir().glob("*.toml")) | {c.code for c in CODES}
+
+
 def check_selectors(
     selectors: Iterable[str], where: str = "", settings: Settings | None = None
 ) -> None:
     """A UsageError for a selector that matches no rule (``ALL`` matches all)."""
-    from zerolint.codes import CODES
     from zerolint.config import SELECT_ALL
 
     named = sorted(code for code in selectors if code != SELECT_ALL)
@@ -192,7 +200,7 @@ def check_selectors(
         return
     # A shipped rule's code is its file's name (tests/test_rules_data.py), and the ZL9xx codes
     # are known without a rule: only a selector that names neither needs the rules read.
-    cheap = {p.stem for p in rules_dir().glob("*.toml")} | {c.code for c in CODES}
+    cheap = shipped_codes()
     if all(any(k.startswith(code) for k in cheap) for code in named):
         return
     known = known_codes(settings)
