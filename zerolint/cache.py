@@ -231,9 +231,10 @@ class ResultCache:
         entry = self._results.get(key)
         if isinstance(entry, dict) and entry.get("digest") == digest:
             deps = entry.get("deps")
-            if self._deps_hold(deps):
+            # Most files name no sink: nothing traced through others to look at again.
+            if deps == [] or self._deps_hold(deps):
                 found.result = entry.get("result")
-                if deps:  # most files name no sink: nothing traced through others
+                if deps:
                     found._deps = tuple((self._path_of(k), d) for k, d in deps)
         return found
 
