@@ -629,10 +629,12 @@ class Resolver:
         return self.for_dir(path if path.is_dir() else path.parent)
 
     def _config_in(self, folder: str) -> Settings | None:
-        listed = self._listed.get(folder)
+        present = self._listed.get(folder)
         for name in CONFIG_NAMES:
-            where = os.path.join(folder, name)  # no Path made for each, in every folder
-            if not (name in listed if listed is not None else os.path.isfile(where)):
+            if present is not None and name not in present:
+                continue
+            where = os.path.join(folder, name)
+            if present is None and not os.path.isfile(where):  # no Path made for each
                 continue
             candidate = Path(where)
             found = table_in(candidate, required=False)
