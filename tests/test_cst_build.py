@@ -13,9 +13,11 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from devtools.wheels import sglang_tree, vllm_tree
-from zerolint.cst_build import build_module
+from zerolint.cst_build import Unsupported, _string_end, build_module
 from zerolint.positions import statements_in_order
 from zerolint.project import ModuleInfo, parse_module
 
@@ -217,6 +219,40 @@ def test_every_construct_gives_libcsts_tree() -> None:
 )
 def test_each_case_the_builder_decides_from_the_source(source: str) -> None:
     assert_same(source, repr(source))
+
+
+def string_end_byte_by_byte(data: bytes, i: int) -> int | None:
+    """The end of the string literal at ``data[i]``, one byte at a time: the reference."""
+    while i < len(data) and data[i] not in b"'\"":
+        i += 1
+    quote = data[i : i + 3] if data[i : i + 3] in (b'"""', b"'''") else data[i : i + 1]
+    j = i + len(quote)
+    while j < len(data):
+        if data[j] == ord("\\"):
+            j += 2
+        elif data.startswith(quote, j):
+            return j + len(quote)
+        else:
+            j += 1
+    return None  # unterminated
+
+
+PIECES = [b"'", b'"', b"\\", b"a", b"'''", b'"""', b"\n"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14))
+def test_a_strings_end_is_found_as_byte_by_byte(parts: list[bytes]) -> None:
+    """``_string_end`` jumps from quote to backslash rather than stepping through every byte;
+    it ends every literal where a byte-by-byte reading does, unterminated ones included."""
+    for opening in (b"'", b'"', b"'''", b'"""', b"rb'"):
+        data = opening + b"".join(parts)
+        want = string_end_byte_by_byte(data, 0)
+        if want is None:
+            with pytest.raises(Unsupported):
+                _string_end(data, 0)
+        else:
+            assert _string_end(data, 0) == want, data
 
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="type parameters are Python 3.12")

@@ -179,3 +179,54 @@ def test_an_annotated_assignment_is_a_plain_one() -> None:
     values = syntax._assigned_values(fn, "m")
     assert [cst.Module([]).code_for_node(v) for v in values] == ["x > 0"]
     assert syntax._assigned_values(fn, "k") == []
+
+
+# Where an expression can sit inside another, and what can bind a name inside an
+# expression: the scan skips the fields that hold only tokens (``syntax._TOKEN_FIELDS``),
+# and must still reach every one of these.
+CONTAINERS = [
+    "f({})",
+    "f(k={})",
+    "f(*{})",
+    "f(**{})",
+    "({}).attr",
+    "[{}]",
+    "({},)",
+    "{{{}}}",
+    "{{1: {}}}",
+    "{{{}: 1}}",
+    "{{**{}}}",
+    "x[{}]",
+    "x[{}:1]",
+    "x[1:{}]",
+    "x[::{}]",
+    "x[{}, 1]",
+    "{} + 1",
+    "1 * {}",
+    "-{}",
+    "not {}",
+    "{} and y",
+    "{} < 2",
+    "1 < 2 < {}",
+    "y if {} else 1",
+    "[q for q in {}]",
+    "[q for q in y if {}]",
+    "{{q: {} for q in y}}",
+    "f'{{{}}}'",
+    "f'{{y:{{{}}}}}'",
+    "(lambda: {})",
+    "(lambda q={}: q)",
+]
+BINDERS = ["(m := 2)", "(lambda m: m)", "[m for m in y]"]
+
+
+@pytest.mark.parametrize("container", CONTAINERS)
+def test_a_binding_inside_any_expression_is_found(container: str) -> None:
+    """A walrus, a lambda's parameter or a comprehension's target binds ``m`` wherever the
+    expression holding it sits: in an argument, an element, a slice, an operand."""
+    for binder in BINDERS:
+        expr = container.format(binder)
+        source = f"def fn(x, y):\n    m = x > 0\n    z = {expr}\n    return m\n"
+        fn = cst.parse_module(source).body[0]
+        assert visitor_scan(fn, "m") == [], expr  # the reference sees the binding
+        assert syntax._assigned_values(fn, "m") == [], expr

@@ -133,15 +133,20 @@ def _string_end(data: bytes, i: int) -> int:
         i += 1
     quote = data[i : i + 3] if data[i : i + 3] in (b'"""', b"'''") else data[i : i + 1]
     j = i + len(quote)
-    n = len(data)
-    while j < n:
-        if data[j] == 0x5C:
-            j += 2
-            continue
-        if data.startswith(quote, j):
-            return j + len(quote)
-        j += 1
-    raise Unsupported("unterminated string")
+    # Only a backslash or the quote's character can end a run of the literal's bytes:
+    # jump to the next of either (a docstring is thousands of bytes).
+    mark = quote[:1]
+    while True:
+        q = data.find(mark, j)
+        if q < 0:
+            raise Unsupported("unterminated string")
+        b = data.find(b"\\", j, q)
+        if b >= 0:
+            j = b + 2
+        elif data.startswith(quote, q):
+            return q + len(quote)
+        else:
+            j = q + 1
 
 
 class _Builder:
