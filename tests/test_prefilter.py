@@ -162,6 +162,22 @@ def test_mentions_is_the_pattern_searched_over_the_whole_text(text: str) -> None
         assert mentions(text, names, pattern) == (pattern.search(text) is not None), names
 
 
+@pytest.mark.parametrize("text", MENTION_CASES.values(), ids=MENTION_CASES.keys())
+def test_a_wrapper_is_reached_where_its_name_is_used_as_code(text: str) -> None:
+    """``reaches_wrapper`` looks for a module-level wrapper's name as ``mentions`` does (on
+    the lines that hold it): where the pattern over the whole text finds it, with its home
+    module named, in the same package, or the module itself."""
+    from zerolint.engine import mention_pattern, reaches_wrapper
+
+    used = mention_pattern(["fn"]).search(text) is not None
+    qualified = [("fn", mention_pattern(["fn"]), frozenset({"pkg.home"}))]
+    # The home named in the text (a module of another package) or the module being the home.
+    assert reaches_wrapper("other.mod", text + "\nimport home\n", qualified) == used
+    assert reaches_wrapper("pkg.home", text, qualified) == used
+    assert reaches_wrapper("pkg.sibling", text, qualified) == used
+    assert not reaches_wrapper("other.mod", text, qualified)  # nothing names the home
+
+
 @pytest.mark.network
 def test_mentions_answers_as_the_pattern_on_a_real_tree() -> None:
     """On every file of vLLM 0.33.0, for its sink names and a common name that many files

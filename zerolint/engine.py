@@ -86,7 +86,7 @@ def reaches_wrapper(
     spells ``wrap``), or it is in the same package (``from . import build``)."""
     package = modname.rpartition(".")[0]
     for name, pattern, homes in qualified:
-        if name not in text or pattern.search(text) is None:
+        if not mentions(text, (name,), pattern):  # the lines that hold the name, not all
             continue
         for home in homes:
             if modname == home or package and package in (home, home.rpartition(".")[0]):
