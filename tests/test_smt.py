@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -359,80 +356,21 @@ def test_verdict_round_trip_through_the_model():
 def test_z3_is_imported_on_a_thread_while_the_analysis_goes_on() -> None:
     """``import_z3_meanwhile`` (a check whose files name a sink) leaves z3 imported, by a
     thread of its own, in a process that had not imported it; and does nothing where it
-    already is. The thread stays, with a Z3 context made for the next question: a question
-    takes it, the thread makes the next, and the verdict is the one a context made on the
-    spot gives."""
+    already is."""
     program = (
-        "import sys, threading, time\n"
+        "import sys, threading\n"
         "from zerolint import smt\n"
-        "from tests.test_smt import DIV, V4, flow, judge_flow\n"
-        "def ours():\n"
-        "    return [t for t in threading.enumerate() if t.name == 'zerolint-z3']\n"
-        "def spare_other_than(old):\n"
-        "    deadline = time.monotonic() + 60\n"
-        "    while time.monotonic() < deadline:\n"
-        "        if smt._SPARE._context is not None and smt._SPARE._context is not old:\n"
-        "            return smt._SPARE._context\n"
-        "        time.sleep(0.005)\n"
-        "    raise AssertionError('no context made ahead')\n"
         "assert 'z3' not in sys.modules\n"
         "smt.import_z3_meanwhile()\n"
-        "assert len(ours()) == 1, ours()\n"
-        "ahead = spare_other_than(None)\n"
+        "threads = [t for t in threading.enumerate() if t.name == 'zerolint-z3']\n"
+        "assert len(threads) == 1, threads\n"
+        "threads[0].join(60)\n"
         "assert 'z3' in sys.modules\n"
-        "verdict = judge_flow(flow(DIV), ratios=V4)\n"
-        "assert smt._SPARE._context is not ahead, 'the question made its own context'\n"
-        "spare_other_than(ahead)\n"
         "smt.import_z3_meanwhile()\n"
-        "assert len(ours()) == 1, ours()\n"
-        "print(verdict.status, verdict.witness_text())\n"
+        "assert not [t for t in threading.enumerate() if t.name == 'zerolint-z3']\n"
+        "print('ok')\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", program],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=Path(__file__).resolve().parent.parent,
-        timeout=300,
+        [sys.executable, "-c", program], check=False, capture_output=True, text=True
     )
-    made_here = judge_flow(flow(DIV), ratios=V4)  # this process has no such thread
-    assert done.stdout.strip() == f"{made_here.status} {made_here.witness_text()}", done.stderr
-    assert made_here.status == "unsafe"
-
-
-def test_one_context_is_made_ahead_at_a_time_on_the_serving_thread() -> None:
-    """``_SpareContext`` makes one context on its thread, makes no other until it is taken,
-    hands that one to the next question, and makes the next; with none ready, a question
-    makes its own where it is asked."""
-
-    class CountingZ3:  # stands in for the z3 module: what matters is who made which context
-        def __init__(self) -> None:
-            self.made: list[tuple[object, str]] = []
-
-        def Context(self) -> object:  # z3's name
-            context = object()
-            self.made.append((context, threading.current_thread().name))
-            return context
-
-    def settled(z3: CountingZ3, count: int) -> None:
-        deadline = time.monotonic() + 10
-        while len(z3.made) < count or spare._context is None:
-            assert time.monotonic() < deadline, z3.made
-            time.sleep(0.002)
-        time.sleep(0.05)  # time to make one more, were it to
-        assert len(z3.made) == count, z3.made
-
-    spare = smt._SpareContext()
-    idle = CountingZ3()
-    assert spare.take(idle) is idle.made[0][0]  # nobody serving: made on the spot
-    assert idle.made[0][1] == threading.current_thread().name
-
-    z3 = CountingZ3()
-    threading.Thread(target=spare.serve, args=(z3,), name="serving", daemon=True).start()
-    settled(z3, 1)
-    assert z3.made[0][1] == "serving"
-    assert spare.take(z3) is z3.made[0][0]
-    settled(z3, 2)
-    assert z3.made[1][1] == "serving"
-    assert spare.take(z3) is z3.made[1][0]
-    settled(z3, 3)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -17,16 +17,15 @@ differing lengths would.
 ``import z3`` happens only when a question reaches the solver: checking a tree with no
 candidate paths never loads it. Operations outside the model, and a solver that reaches
 its work limit, give ``unknown``. Every witness is replayed in plain Python before it is
-returned, so a modelling bug cannot print a false witness. Each question is asked in a Z3
-context of its own (``OwnContext``), made ahead on the thread that imported z3 where a
-check started one (``import_z3_meanwhile``); judge from one thread per process.
+returned, so a modelling bug cannot print a false witness. Not thread-safe: Z3's default
+context is shared, so judge from one thread per process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -479,7 +478,7 @@ class OwnContext:
     """
 
     def __init__(self, z3: Any) -> None:
-        self.ctx = ctx = _SPARE.take(z3)
+        self.ctx = ctx = z3.Context()
         self.sat, self.unsat = z3.sat, z3.unsat
         self.is_true, self.is_int_value = z3.is_true, z3.is_int_value
         self.Int = functools.partial(z3.Int, ctx=ctx)
@@ -497,61 +496,17 @@ def import_z3_meanwhile() -> None:
     """Start importing z3 (about 60 ms: its library, and the Python prototypes of its C
     functions) on a thread, for a check that will likely judge paths: the import goes on
     while the analysis waits for the prescan's answers rather than when the first path
-    is judged. An ``import z3`` that comes first waits for this one to finish. The thread
-    then stays, to make each question's Z3 context before it is asked (``_SpareContext``)."""
+    is judged. An ``import z3`` that comes first waits for this one to finish."""
     import sys
+    import threading
 
     if "z3" not in sys.modules:
         threading.Thread(target=_import_z3, name="zerolint-z3", daemon=True).start()
 
 
 def _import_z3() -> None:
-    try:
-        import z3
-    except ImportError:  # the first question reports it, as without this
-        return
-    _SPARE.serve(z3)
-
-
-class _SpareContext:
-    """One Z3 context made ahead, on the thread that imported z3, for the next question.
-
-    Making a context costs 1 to 8 ms (Z3 allocates about 16 MB for it, and the pages are
-    touched as it is set up), most of it in Z3's C code, which runs without Python's lock:
-    on the second core, while this thread interprets or judges, rather than before each
-    question. One is kept at a time, so a check's peak memory grows by one context at
-    most. Without the thread (the language server, a test), each question makes its own.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._wanted = threading.Event()
-        self._context: Any = None
-        self._serving = False
-
-    def take(self, z3: Any) -> Any:
-        """A fresh context: the one made ahead if it is ready, else one made now."""
-        with self._lock:
-            context, self._context = self._context, None
-        if self._serving:
-            self._wanted.set()  # make the next one
-        return context if context is not None else z3.Context()
-
-    def serve(self, z3: Any) -> None:
-        """Keep one context ready, from now to the end of the process (a daemon thread)."""
-        self._serving = True
-        while True:
-            with self._lock:
-                ready = self._context is not None
-            if not ready:
-                context = z3.Context()
-                with self._lock:
-                    self._context = context
-            self._wanted.wait()
-            self._wanted.clear()
-
-
-_SPARE = _SpareContext()
+    with contextlib.suppress(ImportError):  # the first question reports it, as without this
+        import z3  # noqa: F401
 
 
 class Encoder:
