@@ -128,7 +128,7 @@ def bench_tree(requirement: str, rounds: int, select: list[str]) -> bool:
     for case in cases:
         z, r = med[f"zl {case}"], med[f"ruff {case}"]
         print(f"  {case:>4}: zerolint {z:.3f}  ruff {r:.3f}  ratio {z / r:.2f}")
-    for key in ("discover", "prescan", "index", "paths", "judge"):
+    for key in ("discover", "prescan", "imports", "scan", "index", "paths", "judge"):
         values = [p[key] for p in phases if key in p]
         if values:
             print(f"  zerolint {key}: {statistics.median(values):.3f} s")

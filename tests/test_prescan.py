@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -167,6 +169,54 @@ def test_on_hit_runs_once_when_a_file_names_a_name_and_never_otherwise(tmp_path:
             assert bool(scan.hits) == bool(expected)
         finally:
             scan.close()
+
+
+def test_each_side_of_the_prescan_is_timed(tmp_path: Path) -> None:
+    """The prescan takes as long as the longer of its sides: ``meanwhile()`` here (the
+    check imports the analyzer) and the child's reading of the tree. Each side is timed,
+    the child's by the child, and ``--timings`` shows both ("imports", "scan"), so that
+    one can see which bounds the phase."""
+    files = tree(tmp_path)
+    scan = prescan(files, {"sink_fn"}, lambda: time.sleep(0.3), jobs=2)
+    assert scan is not None
+    try:
+        assert 0.3 <= scan.meanwhile_seconds < 30
+        assert 0 < scan.scan_seconds < 30
+    finally:
+        scan.close()
+    slow = functools.partial(_slow_read, 0.002)  # the child's side the longer one now
+    started = time.perf_counter()
+    scan = prescan(files, {"sink_fn"}, lambda: None, jobs=2, read=slow)
+    elapsed = time.perf_counter() - started
+    assert scan is not None
+    try:
+        assert len(files) * 0.002 <= scan.scan_seconds <= elapsed
+        assert scan.meanwhile_seconds < scan.scan_seconds
+    finally:
+        scan.close()
+
+    def timings(*args: str) -> dict[str, float]:
+        run = subprocess.run(
+            [sys.executable, "-m", "zerolint", "check", "--no-cache", "--timings", *args, "."],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        line = next(x for x in run.stderr.splitlines() if x.startswith("zerolint: timings:"))
+        return {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)s", line)}
+
+    shown = timings("--jobs", "2")
+    assert 0 < shown["imports"] <= shown["prescan"]
+    assert 0 < shown["scan"] <= shown["prescan"]
+    alone = timings("--jobs", "1")  # no child: nothing to show side by side
+    assert "prescan" in alone and "imports" not in alone and "scan" not in alone
+
+
+def _slow_read(pause: float, path: Path) -> bytes:
+    time.sleep(pause)
+    return path.read_bytes()
 
 
 def test_a_failing_caller_leaves_no_child_behind(tmp_path: Path) -> None:

@@ -855,6 +855,9 @@ def analyse(
     if scan is not None:
         skip |= set(pending) - scan.hits - scan.bad
     timings["prescan"] = time.perf_counter() - clock
+    if scan is not None:  # its two sides, side by side: the longer one is the prescan
+        timings["imports"] = scan.meanwhile_seconds
+        timings["scan"] = scan.scan_seconds
     from zerolint.engine import Engine
 
     engine = Engine(settings)

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import select
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -62,6 +63,10 @@ class Scan:
         # report: the covered files whose bytes may hold a comment that ZL920 reports.
         self._suppressions_due = False
         self._may_suppress: set[Path] | None = None
+        # Seconds the two sides took: ``meanwhile()`` here, and the child's reading and
+        # scanning of the tree up to its report (--timings: "imports" and "scan").
+        self.meanwhile_seconds = 0.0
+        self.scan_seconds = 0.0
 
     def covered(self) -> set[Path]:
         """The files whose text the child holds: read, and decoded as plain UTF-8."""
@@ -164,6 +169,7 @@ def prescan(
     answer_r, answer_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: scan, report, answer, exit without running the parent's cleanup
+        started = time.perf_counter()
         os.close(report_r)
         os.close(ask_w)
         os.close(answer_r)
@@ -175,8 +181,10 @@ def prescan(
                 if n not in found:
                     found[n] = _narrowed(n, found, datas) or []
                 named[n.decode()] = found[n]
+            seconds = time.perf_counter() - started
+            report = {"hits": hits, "bad": bad, "named": named, "seconds": seconds}
             with os.fdopen(report_w, "wb") as out:
-                out.write(json.dumps({"hits": hits, "bad": bad, "named": named}).encode())
+                out.write(json.dumps(report).encode())
             if suppressions:  # the first answer, unasked
                 from zerolint.suppression import file_may_hold_ours
 
@@ -191,7 +199,9 @@ def prescan(
     scan._suppressions_due = suppressions
     try:
         with os.fdopen(report_r, "rb") as incoming:
+            clock = time.perf_counter()
             meanwhile()
+            scan.meanwhile_seconds = time.perf_counter() - clock
             first = incoming.read(1)
             if first == HIT:
                 if on_hit is not None:
@@ -206,6 +216,7 @@ def prescan(
     scan.hits = {files[i] for i in result["hits"]}
     scan.bad = {files[i] for i in result["bad"]}
     scan.known = {n: {files[i] for i in found} for n, found in result["named"].items()}
+    scan.scan_seconds = float(result["seconds"])
     return scan
 
 
