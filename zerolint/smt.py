@@ -473,8 +473,8 @@ class OwnContext:
     answered does not depend on the questions asked before it, and the work it takes
     hardly does (963 K units after those hundred, 964 K asked first): the same in a check
     of the whole tree or of one file, and in the language server after hours of edits. A
-    context costs about 2 ms to make, and a cold check runs fewer instructions with them
-    (docs/speed.md).
+    context costs about 2 ms to make: a cold check of vLLM 0.33.0 with every rule counts
+    1.5% more instructions with them (docs/speed.md).
     """
 
     def __init__(self, z3: Any) -> None:
