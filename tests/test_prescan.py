@@ -8,8 +8,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.test_cli_conventions import zerolint
 from zerolint.prescan import MIN_FILES, _called, _scan, _Texts, prescan, shared_keys
 from zerolint.project import Project
 
@@ -196,14 +195,7 @@ def test_each_side_of_the_prescan_is_timed(tmp_path: Path) -> None:
         scan.close()
 
     def timings(*args: str) -> dict[str, float]:
-        run = subprocess.run(
-            [sys.executable, "-m", "zerolint", "check", "--no-cache", "--timings", *args, "."],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        run = zerolint("check", "--no-cache", "--timings", *args, ".", cwd=tmp_path)
         line = next(x for x in run.stderr.splitlines() if x.startswith("zerolint: timings:"))
         return {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)s", line)}
 

@@ -182,7 +182,7 @@ def test_an_annotated_assignment_is_a_plain_one() -> None:
 
 
 # Where an expression can sit inside another, and what can bind a name inside an
-# expression: the scan skips the fields that hold only tokens (``syntax._TOKEN_FIELDS``),
+# expression: the scan skips the fields that hold formatting (``positions.FORMATTING_FIELDS``),
 # and must still reach every one of these.
 CONTAINERS = [
     "f({})",

@@ -10,7 +10,7 @@ import libcst as cst
 
 from zerolint.dataflow.library import VIEW_METHODS
 from zerolint.model import Op, OpKind
-from zerolint.positions import NODE_TYPES, is_node_type
+from zerolint.positions import NODE_TYPES, content_fields, is_node_type
 from zerolint.project import ModuleInfo, fold_code
 
 if TYPE_CHECKING:
@@ -450,41 +450,15 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(kind) if "whitespace" not in f.name)
 
 
-# Fields that hold only tokens (punctuation, an operator, a keyword, line breaks and
-# comments) or a string: no name is bound in them. ``_scan_bindings`` does not visit them:
-# about a sixth of a function's nodes.
-_TOKEN_FIELDS = frozenset(
-    {
-        "asynchronous",
-        "colon",
-        "comma",
-        "dot",
-        "equal",
-        "first_colon",
-        "footer",
-        "header",
-        "indent",
-        "lbrace",
-        "lbracket",
-        "leading_lines",
-        "lines_after_decorators",
-        "lpar",
-        "operator",
-        "rbrace",
-        "rbracket",
-        "rpar",
-        "second_colon",
-        "semicolon",
-    }
-)
 _BINDING_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _binding_fields(kind: type) -> tuple[str, ...]:
-    """The fields of a node type that may hold a node binding a name (``_scan_bindings``)."""
+    """The fields of a node type that may hold a node binding a name (``_scan_bindings``):
+    not its formatting (``positions.FORMATTING_FIELDS``)."""
     if kind is cst.Name:
         return ()  # its value is a string
-    return tuple(n for n in _child_fields(kind) if n not in _TOKEN_FIELDS)
+    return content_fields(kind)
 
 
 def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
