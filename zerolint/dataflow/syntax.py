@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -443,13 +442,6 @@ def _target_names(target: Any) -> Iterator[str]:
         yield from _target_names(target.value)
 
 
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _child_fields(kind: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(kind) if "whitespace" not in f.name)
-
-
 _BINDING_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -459,24 +451,6 @@ def _binding_fields(kind: type) -> tuple[str, ...]:
     if kind is cst.Name:
         return ()  # its value is a string
     return content_fields(kind)
-
-
-def walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``root`` and every node below it, in no particular order (whitespace nodes left out)."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        names = _CHILD_FIELDS.get(type(node))
-        if names is None:
-            names = _CHILD_FIELDS[type(node)] = _child_fields(type(node))
-        for name in names:
-            value = getattr(node, name)
-            kind = type(value)
-            if kind is tuple or kind is list:
-                stack.extend(v for v in value if is_node(v))
-            elif is_node(value):
-                stack.append(value)
 
 
 # Whether a type is a LibCST node's, one table with positions' walk: isinstance() against
