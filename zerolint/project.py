@@ -106,6 +106,9 @@ class ClassInfo:
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     bases: list[cst.BaseExpression] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)  # annotated class-level names, in order
+    # Class-level names bound by plain assignment (``kernel = staticmethod(_kernel)``):
+    # each assignment (the small statement) and its value, in order.
+    assigned: dict[str, list[tuple[cst.Assign, cst.BaseExpression]]] = field(default_factory=dict)
     is_dataclass: bool = False
 
 
@@ -445,6 +448,10 @@ def _index_small(
         for target in small.targets:
             if type(target.target) is cst.Name:
                 info.assigned.setdefault(target.target.value, []).append(small.value)
+    elif depth == 1 and owner is not None and type(small) is cst.Assign:
+        for target in small.targets:
+            if type(target.target) is cst.Name:
+                owner.assigned.setdefault(target.target.value, []).append((small, small.value))
     elif type(small) is cst.AnnAssign and type(small.target) is cst.Name:
         if depth == 0 and small.value is not None:
             info.assigned.setdefault(small.target.value, []).append(small.value)

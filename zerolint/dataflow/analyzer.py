@@ -39,6 +39,7 @@ from zerolint.dataflow.torch_model import TorchModel
 from zerolint.dataflow.values import (
     EMPTY,
     ClassRef,
+    FuncRef,
     InstRef,
     LazyRef,
     ParamOrigin,
@@ -297,9 +298,13 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         (forward a parameter to it), resolvers (return it), fields and globals (hold it)."""
         key = summary.key
         found = []  # (name, whether it is a module-level name of key.mod)
-        if key.node is not None and (any(summary.forwards.values()) or holds_sink(summary.returns)):
+        if key.node is not None and self.provides(summary):
             found.append((key.node.name.value, key.cls is None))
-        for table, module_level in ((summary.field_writes, False), (summary.global_writes, True)):
+        for table, module_level in (
+            (summary.field_writes, False),
+            (summary.class_attrs, False),
+            (summary.global_writes, True),
+        ):
             for name, val in table.items():
                 if holds_sink(val):
                     found.append((name, module_level))
@@ -786,6 +791,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 frame.aliases[name] = frozenset({ParamObject(name)})
             body = key.node.body.body
         self.exec_block(frame, body)
+        if key.node is None:
+            self.class_level_providers(key.mod, summary)
         if not frame.dead:
             frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
         for exit_state in frame.exits:
@@ -809,6 +816,27 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             for name in sorted(names):
                 summary.forwards.setdefault(name, []).append(hit)
         return summary
+
+    def class_level_providers(self, mod: ModuleInfo, summary: Summary) -> None:
+        """The class-level names of ``mod``'s classes that hold a sink, a lambda calling
+        one, or a function forwarding to one: a call of the name through any object may
+        reach a sink, as a method wrapper's does."""
+        for ci in mod.classes.values():
+            for attr in ci.assigned:
+                val = Val((), self.class_level_refs(ci, attr, None))
+                if holds_sink(val) or any(
+                    isinstance(r, FuncRef)
+                    and r.key.node is not None
+                    and self.provides(self.summary(r.key))
+                    for r in val.refs
+                ):
+                    summary.class_attrs[attr] = val
+
+    @staticmethod
+    def provides(summary: Summary) -> bool:
+        """Whether a function's summary makes it a wrapper: it forwards a parameter to a
+        sink, or returns one."""
+        return any(summary.forwards.values()) or holds_sink(summary.returns)
 
     def _param_refs(self, key: FuncKey, p: cst.Param) -> list[Ref]:
         name = p.name.value

@@ -648,6 +648,9 @@ class Calls:
         inner = Frame(ref.frame.key, scratch, parent=ref.frame)
         inner.stmt = ref.stmt
         params = [p.name.value for p in ref.node.params.params]
+        for name, v in zip(params, ref.bound):  # `self`, where it is read as a method
+            inner.state[name] = v
+        params = params[len(ref.bound) :]
         bound_nodes: dict[str, cst.BaseExpression] = {}
         positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
         for name, (a, v) in zip(params, positional):

@@ -13,6 +13,7 @@ from zerolint.dataflow.frames import (
     CallSite,
     Frame,
     FuncKey,
+    Summary,
 )
 from zerolint.dataflow.library import (
     BUILTIN_NAMES,
@@ -240,11 +241,73 @@ class Expressions:
                 )
         return None
 
-    def class_attr_refs(self, cls: ClassInfo, attr: str) -> list[Ref]:
+    def class_attr_refs(self, cls: ClassInfo, attr: str, instance: bool = True) -> list[Ref]:
+        """The callables that reading ``attr`` on ``cls`` (``instance``: on one of its
+        objects) gives: the method, or what a class-level assignment binds, of the first
+        class of the MRO that defines the name, as Python looks it up."""
         for c in self.mro(cls):
             if attr in c.methods:
                 return [FuncRef(self.func_key(c.module, c.methods[attr], c))]
+            if attr in c.assigned:
+                return self.class_level_refs(c, attr, cls if instance else None)
         return []
+
+    def class_level_refs(self, c: ClassInfo, attr: str, instance: ClassInfo | None) -> list[Ref]:
+        """The callables a class-level assignment binds to ``attr``: a function, a kernel
+        or a lambda named by its value (``kernel = _kernel``, ``run = lambda self, n: ...``,
+        ``forward_cuda = forward_native``), also through ``staticmethod`` or
+        ``classmethod``. Read on an object (``instance``), a function or a lambda bound
+        without ``staticmethod`` gets the object as its first argument, as Python binds
+        it; a value of any other shape (a call, a constant) gives nothing."""
+        out: list[Ref] = []
+        for wrapper, refs in self._class_level_values(c, attr, 0):
+            receiver: Ref | None = None
+            if wrapper == "classmethod":
+                receiver = ClassRef(c)
+            elif not wrapper and instance is not None:
+                receiver = InstRef(instance)
+            for r in refs:
+                if receiver is not None and isinstance(r, LambdaRef):
+                    r = LambdaRef(r.node, r.frame, r.stmt, (Val((), [receiver]), *r.bound))
+                elif receiver is not None and isinstance(r, FuncRef) and not r.key.is_method:
+                    r = FuncRef(r.key, r.self_val, (Val((), [receiver]), *r.bound), r.bound_kw)
+                if isinstance(r, (SinkRef, FuncRef, LambdaRef, PendingRef)):
+                    out.append(r)
+        return out
+
+    def _class_level_values(
+        self, c: ClassInfo, attr: str, depth: int
+    ) -> list[tuple[str, list[Ref]]]:
+        """What the class body holds in ``attr``: for each assignment, the callables its
+        value names, unbound, and the descriptor they are wrapped in (``"staticmethod"``,
+        ``"classmethod"``, or ``""``). A name of the class body (``b = a``) holds what
+        ``a`` holds, wrapper included."""
+        found: list[tuple[str, list[Ref]]] = []
+        top = self.func_key(c.module, None)
+        for stmt, value in c.assigned[attr]:
+            wrapper = ""
+            if (
+                type(value) is cst.Call
+                and len(value.args) == 1
+                and type(value.func) is cst.Name
+                and value.func.value in ("staticmethod", "classmethod")
+            ):
+                wrapper, value = value.func.value, value.args[0].value
+            kind = type(value)
+            if kind is cst.Name and value.value in c.methods:
+                method = self.func_key(c.module, c.methods[value.value], c)
+                found.append((wrapper, [FuncRef(method)]))
+            elif kind is cst.Name and value.value in c.assigned and value.value != attr:
+                if depth >= MAX_DEPTH:
+                    self.note(RECURSION)
+                    continue
+                for held, refs in self._class_level_values(c, value.value, depth + 1):
+                    found.append((wrapper or held, refs))
+            elif kind is cst.Name or kind is cst.Attribute or kind is cst.Lambda:
+                frame = Frame(top, Summary(top))
+                frame.stmt = stmt
+                found.append((wrapper, self.eval(frame, value).refs))
+        return found
 
     def mro(self, cls: ClassInfo, depth: int = 0) -> list[ClassInfo]:
         cached = self._mro_cache.get(id(cls))
@@ -326,7 +389,7 @@ class Expressions:
                 traces.append(Trace(FieldOrigin(ref.cls, attr), ()))
                 refs.append(PendingRef(FieldOrigin(ref.cls, attr)))
             elif isinstance(ref, ClassRef):
-                refs += self.class_attr_refs(ref.cls, attr)
+                refs += self.class_attr_refs(ref.cls, attr, instance=False)
             elif isinstance(ref, PendingRef) and not isinstance(ref.origin, FieldOrigin):
                 # getattr(_dg, "name") where _dg = import_module(...): a module from a call.
                 for r in self.resolve_refs(ref):

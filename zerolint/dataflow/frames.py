@@ -180,6 +180,10 @@ class Summary:
     # of that field anywhere.
     constructor_fields: dict[tuple[str, str], Val] = field(default_factory=dict)
     global_writes: dict[str, Val] = field(default_factory=dict)
+    # A module's summary: the class-level names of its classes bound to a callable that
+    # holds a sink or forwards to one (``run = staticmethod(kernel)``), for
+    # ``Analyzer.note_providers``.
+    class_attrs: dict[str, Val] = field(default_factory=dict)
     # Methods called here on ``self``: their field writes are in ``field_writes`` too,
     # through the call's line (a write a call makes in one arm belongs to that arm).
     self_calls: set[FuncKey] = field(default_factory=set)

@@ -293,6 +293,7 @@ class LambdaRef:
     node: cst.Lambda
     frame: Frame
     stmt: cst.CSTNode  # where the lambda is written
+    bound: tuple[Val, ...] = ()  # its first parameters' values: a lambda read as a method
 
 
 @dataclass(frozen=True, eq=False)
