@@ -408,6 +408,9 @@ def _index_block(
             for small in stmt.body:
                 _index_small(info, small, depth, owner, top)
             continue
+        if type(stmt) in _INDEXED_SMALL:  # a one-line body's (`if c: import x`)
+            _index_small(info, stmt, depth, owner, top)
+            continue
         if type(stmt) is cst.FunctionDef:
             if depth == 0:
                 info.functions[stmt.name.value] = stmt
@@ -428,6 +431,9 @@ def _index_block(
             continue
         for block in _blocks(stmt):
             _index_block(info, block.body, depth, owner, top)
+
+
+_INDEXED_SMALL = frozenset({cst.Import, cst.ImportFrom, cst.Global, cst.Assign, cst.AnnAssign})
 
 
 def _index_small(

@@ -789,7 +789,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 )
                 # Writes through this name reach the caller's object until it is rebound.
                 frame.aliases[name] = frozenset({ParamObject(name)})
-            body = key.node.body.body
+            body = key.node.body.body  # indented lines, or a one-line body's statements
         self.exec_block(frame, body)
         if key.node is None:
             self.class_level_providers(key.mod, summary)

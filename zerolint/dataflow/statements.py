@@ -45,9 +45,6 @@ from zerolint.model import IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo
 
 _UNKNOWN = object()
-# Node type -> whether it is a small statement (an isinstance of LibCST's abstract classes
-# goes through ABCMeta: worked out once per type, not at every statement).
-_SMALL: dict[type, bool] = {}
 
 
 class Statements:
@@ -76,13 +73,6 @@ class Statements:
                 self.exec_stmt(frame, small)
             return
         kind = type(stmt)
-        small = _SMALL.get(kind)
-        if small is None:
-            small = _SMALL[kind] = issubclass(kind, cst.BaseSmallStatement)
-        if small and frame.stmt is not stmt:
-            # The body of a one-line suite (`if c: x = y // 4`) has never been interpreted;
-            # kept so while output must not change (a known false negative).
-            return
         frame.stmt = stmt
         method = self.executors.get(kind, _UNKNOWN)
         if method is _UNKNOWN:
@@ -180,6 +170,8 @@ class Statements:
         frame.absorb(frame.fork(), *branches)
 
     def exec_suite(self, frame: Frame, suite: cst.BaseSuite) -> None:
+        """A block: indented lines, or the small statements written on the compound
+        statement's own line (``if c: x = y // 4``, ``def f(n): return kernel(n)``)."""
         self.exec_block(frame, suite.body)
 
     def exec_loop(self, frame: Frame, stmt: cst.For | cst.While) -> None:
