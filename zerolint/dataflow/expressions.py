@@ -83,12 +83,7 @@ class Expressions:
         if head == "self" and "." not in rest and frame.key.cls is not None:
             prop = self.property_getter(frame.key.cls, rest)
             if prop is not None:
-                # self.x where x is a @property: the value its getter returns.
-                step = RawStep(frame.mod, frame.stmt, None, "call", IDENTITY, f"into {prop.name}")
-                site = CallSite(
-                    prop, {prop.params()[0].name.value: Val((), [InstRef(frame.key.cls)])}, step
-                )
-                return Val([Trace(CallOrigin(site), ())])
+                return self.property_value(frame, frame.key.cls, prop)
             return Val(
                 [Trace(FieldOrigin(frame.key.cls, rest), ())],
                 [PendingRef(FieldOrigin(frame.key.cls, rest))]
@@ -226,6 +221,14 @@ class Expressions:
                 return out
             return refs
         return []
+
+    def property_value(self, frame: Frame, cls: ClassInfo, prop: FuncKey) -> Val:
+        """``obj.x`` where ``x`` is a ``@property`` of ``obj``'s class: the value its getter
+        returns (a placeholder, resolved where it matters), a callable included."""
+        step = RawStep(frame.mod, frame.stmt, None, "call", IDENTITY, f"into {prop.name}")
+        site = CallSite(prop, {prop.params()[0].name.value: Val((), [InstRef(cls)])}, step)
+        origin = CallOrigin(site)
+        return Val([Trace(origin, ())], [PendingRef(origin)])
 
     def property_getter(self, cls: ClassInfo, attr: str) -> FuncKey | None:
         for c in self.mro(cls):
@@ -384,6 +387,10 @@ class Expressions:
                 refs += self.lookup_qualified(frame.mod, f"{ref.qual}.{attr}")
             elif isinstance(ref, InstRef) and isinstance(ref.cls, str):
                 traces.append(Trace(FieldOrigin(ref.cls, attr), ()))
+            elif isinstance(ref, InstRef) and (prop := self.property_getter(ref.cls, attr)):
+                got = self.property_value(frame, ref.cls, prop)
+                traces += got.traces
+                refs += got.refs
             elif isinstance(ref, InstRef):
                 refs += self.class_attr_refs(ref.cls, attr)
                 traces.append(Trace(FieldOrigin(ref.cls, attr), ()))
