@@ -122,6 +122,9 @@ class ModuleInfo:
     imports: dict[str, str] = field(default_factory=dict)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
+    # Functions defined inside functions (and the methods of classes defined there), in
+    # source order: summarised too, so that a sink call in one is checked.
+    nested: list[cst.FunctionDef] = field(default_factory=list)
     # Module-level names bound by assignment (value expressions, in order).
     assigned: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     # Names that some function declares `global` (written from inside functions).
@@ -417,6 +420,8 @@ def _index_block(
                 top = stmt.name.value
             elif owner is not None and depth == 1:
                 owner.methods[stmt.name.value] = stmt
+            else:
+                info.nested.append(stmt)
             _index_block(info, stmt.body.body, depth + 2, None, top)
             if depth == 0:
                 top = None

@@ -205,6 +205,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         for ci in mod.classes.values():
             for m in ci.methods.values():
                 yield self.func_key(mod, m, ci)
+        for fn in mod.nested:
+            yield self.func_key(mod, fn)
 
     def summary(self, key: FuncKey) -> Summary:
         """What ``key`` does to lengths. Recursive functions (directly or across modules)
