@@ -404,8 +404,9 @@ def _index_block(
     info: ModuleInfo, body, depth: int, owner: ClassInfo | None, top: str | None = None
 ) -> None:
     """Walk statements only (never expressions): imports anywhere (vLLM imports inside
-    functions), functions, classes and their annotated fields, module-level assignments,
-    names declared ``global`` (and by which module-level function, ``top``)."""
+    functions), functions (and those nested in them), classes with their annotated fields
+    and class-level assignments, module-level assignments, names declared ``global`` (and
+    by which module-level function, ``top``); a one-line body's statements included."""
     for stmt in body:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in stmt.body:
