@@ -263,7 +263,7 @@ class Expressions:
         without ``staticmethod`` gets the object as its first argument, as Python binds
         it; a value of any other shape (a call, a constant) gives nothing."""
         out: list[Ref] = []
-        for wrapper, refs in self._class_level_values(c, attr, 0):
+        for wrapper, refs in self._class_level_values(c, attr, frozenset({attr})):
             receiver: Ref | None = None
             if wrapper == "classmethod":
                 receiver = ClassRef(c)
@@ -279,12 +279,13 @@ class Expressions:
         return out
 
     def _class_level_values(
-        self, c: ClassInfo, attr: str, depth: int
+        self, c: ClassInfo, attr: str, seen: frozenset[str]
     ) -> list[tuple[str, list[Ref]]]:
         """What the class body holds in ``attr``: for each assignment, the callables its
         value names, unbound, and the descriptor they are wrapped in (``"staticmethod"``,
         ``"classmethod"``, or ``""``). A name of the class body (``b = a``) holds what
-        ``a`` holds, wrapper included."""
+        ``a`` holds, wrapper included; a name already being gathered (``seen``: a chain
+        that comes back to itself) adds nothing new."""
         found: list[tuple[str, list[Ref]]] = []
         top = self.func_key(c.module, None)
         for stmt, value in c.assigned[attr]:
@@ -301,10 +302,11 @@ class Expressions:
                 method = self.func_key(c.module, c.methods[value.value], c)
                 found.append((wrapper, [FuncRef(method)]))
             elif kind is cst.Name and value.value in c.assigned and value.value != attr:
-                if depth >= MAX_DEPTH:
-                    self.note(RECURSION)
+                # (`x = x` reads the module's `x`: the branch below.)
+                if value.value in seen:
                     continue
-                for held, refs in self._class_level_values(c, value.value, depth + 1):
+                inner = self._class_level_values(c, value.value, seen | {value.value})
+                for held, refs in inner:
                     found.append((wrapper or held, refs))
             elif kind is cst.Name or kind is cst.Attribute or kind is cst.Lambda:
                 frame = Frame(top, Summary(top))
