@@ -241,3 +241,38 @@ def test_a_lambda_that_only_gives_back_a_parameter_makes_no_wrapper(tmp_path: Pa
     engine.analyse(project, analyzer, None, set())
     assert {"resolver", "rebound"} <= analyzer.wrapper_names
     assert not {"register", "identity_maker"} & analyzer.wrapper_names
+
+
+CLOSURES = """
+from vllm.utils.deep_gemm import get_paged_mqa_logits_metadata
+
+
+def capture(seq_lens, ratio):
+    lens = seq_lens // ratio
+
+    def replay():
+        return get_paged_mqa_logits_metadata(lens, 64, 132)
+
+    def schedule(n):
+        return get_paged_mqa_logits_metadata(n, 64, 132)
+
+    return replay(), schedule(lens)
+"""
+
+
+def test_a_closure_forwarding_its_enclosing_functions_name_is_no_wrapper(tmp_path: Path) -> None:
+    """A nested function that passes one of its parameters to the kernel is a wrapper (its
+    name is looked for in other files); one that passes a name of the function it is
+    defined in is not: no caller elsewhere can give that name a value."""
+    from zerolint.config import Settings
+    from zerolint.dataflow import Analyzer
+    from zerolint.engine import Engine
+    from zerolint.project import Project
+
+    (tmp_path / "closures.py").write_text(CLOSURES)
+    engine = Engine(Settings())
+    project = Project([tmp_path / "closures.py"])
+    analyzer = Analyzer(project, engine.rules)
+    engine.analyse(project, analyzer, None, set())
+    assert "schedule" in analyzer.wrapper_names
+    assert "replay" not in analyzer.wrapper_names

@@ -125,6 +125,9 @@ class ModuleInfo:
     # Functions defined inside functions (and the methods of classes defined there), in
     # source order: summarised too, so that a sink call in one is checked.
     nested: list[cst.FunctionDef] = field(default_factory=list)
+    # For each of them (by id), the function it is defined in, and that function's class
+    # where it is a method: where the names it reads but does not bind (a closure's) live.
+    enclosing: dict[int, tuple[cst.FunctionDef, ClassInfo | None]] = field(default_factory=dict)
     # Module-level names bound by assignment (value expressions, in order).
     assigned: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     # Names that some function declares `global` (written from inside functions).
@@ -401,7 +404,12 @@ def _blocks(stmt: cst.CSTNode) -> list[cst.BaseSuite]:
 
 
 def _index_block(
-    info: ModuleInfo, body, depth: int, owner: ClassInfo | None, top: str | None = None
+    info: ModuleInfo,
+    body,
+    depth: int,
+    owner: ClassInfo | None,
+    top: str | None = None,
+    encl: tuple[cst.FunctionDef, ClassInfo | None] | None = None,
 ) -> None:
     """Walk statements only (never expressions): imports anywhere (vLLM imports inside
     functions), functions (and those nested in them), classes with their annotated fields
@@ -423,7 +431,10 @@ def _index_block(
                 owner.methods[stmt.name.value] = stmt
             else:
                 info.nested.append(stmt)
-            _index_block(info, stmt.body.body, depth + 2, None, top)
+                if encl is not None:
+                    info.enclosing[id(stmt)] = encl
+            inner = (stmt, owner if depth == 1 else None)
+            _index_block(info, stmt.body.body, depth + 2, None, top, inner)
             if depth == 0:
                 top = None
             continue
@@ -433,10 +444,10 @@ def _index_block(
                 info.classes[ci.qualname] = ci
                 _index_block(info, stmt.body.body, 1, ci)
             else:
-                _index_block(info, stmt.body.body, depth + 2, None, top)
+                _index_block(info, stmt.body.body, depth + 2, None, top, encl)
             continue
         for block in _blocks(stmt):
-            _index_block(info, block.body, depth, owner, top)
+            _index_block(info, block.body, depth, owner, top, encl)
 
 
 _INDEXED_SMALL = frozenset({cst.Import, cst.ImportFrom, cst.Global, cst.Assign, cst.AnnAssign})

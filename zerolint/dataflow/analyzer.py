@@ -31,10 +31,7 @@ from zerolint.dataflow.frames import (
 from zerolint.dataflow.resolution import Resolution
 from zerolint.dataflow.signatures import library_for
 from zerolint.dataflow.statements import Statements
-from zerolint.dataflow.syntax import (
-    dotted,
-    string_value,
-)
+from zerolint.dataflow.syntax import dotted, scope_names, string_value
 from zerolint.dataflow.torch_model import TorchModel
 from zerolint.dataflow.values import (
     EMPTY,
@@ -136,6 +133,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.depth_cut = False
         self._cut_origins: set[int] = set()
         self._keys: dict[int, FuncKey] = {}
+        self._closures: dict[int, tuple[str, ...]] = {}  # closure_names' answers
         self._module_of: dict[str, str | None] = {}  # project_module_of's answers
         self._in_progress: set[FuncKey] = set()
         self._resolving: set[int] = set()
@@ -791,6 +789,12 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 )
                 # Writes through this name reach the caller's object until it is rebound.
                 frame.aliases[name] = frozenset({ParamObject(name)})
+            # A closure's names are parameters too: the enclosing function's call binds
+            # them to what they hold there (``Calls.call_function``).
+            for name in self.closure_names(key):
+                frame.state[name] = Val(
+                    [Trace(ParamOrigin(key, name), ())], self._closure_refs(key, name)
+                )
             body = key.node.body.body  # indented lines, or a one-line body's statements
         self.exec_block(frame, body)
         if key.node is None:
@@ -834,11 +838,50 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 ):
                     summary.class_attrs[attr] = val
 
-    @staticmethod
-    def provides(summary: Summary) -> bool:
+    def provides(self, summary: Summary) -> bool:
         """Whether a function's summary makes it a wrapper: it forwards a parameter to a
-        sink, or returns one."""
-        return any(summary.forwards.values()) or holds_sink(summary.returns)
+        sink (not a closure's name: only the enclosing function can give it), or returns
+        one."""
+        closure = self.closure_names(summary.key)
+        return any(
+            hits for name, hits in summary.forwards.items() if name not in closure
+        ) or holds_sink(summary.returns)
+
+    def closure_names(self, key: FuncKey) -> tuple[str, ...]:
+        """The names a function defined inside another reads from the functions it is
+        defined in (a closure's), in order; none for any other function."""
+        node = key.node
+        if node is None:
+            return ()
+        found = self._closures.get(id(node))
+        if found is None:
+            found = ()
+            encl = key.mod.enclosing.get(id(node))
+            if encl is not None:
+                outer = self.func_key(key.mod, *encl)
+                binds, _ = scope_names(encl[0])
+                visible = binds | set(self.closure_names(outer))
+                found = tuple(sorted(scope_names(node)[1] & visible))
+            self._closures[id(node)] = found
+        return found
+
+    def encloses(self, frame: Frame, key: FuncKey) -> bool:
+        """Whether ``frame`` runs the function ``key`` is defined in, where the names of
+        ``key``'s closure hold what ``key`` reads."""
+        encl = key.mod.enclosing.get(id(key.node))
+        return encl is not None and frame.key.node is encl[0]
+
+    def _closure_refs(self, key: FuncKey, name: str) -> list[Ref]:
+        """What a closure's name is known to refer to: the enclosing function's parameter's
+        (``self``), followed outwards."""
+        encl = key.mod.enclosing[id(key.node)]
+        outer = self.func_key(key.mod, *encl)
+        for p in outer.params():
+            if p.name.value == name:
+                return self._param_refs(outer, p)
+        if name in self.closure_names(outer):
+            return self._closure_refs(outer, name)
+        return []
 
     def _param_refs(self, key: FuncKey, p: cst.Param) -> list[Ref]:
         name = p.name.value

@@ -396,6 +396,10 @@ class Calls:
     ) -> Val:
         key = ref.key
         bound = self.bind_args(key, ref, args)
+        if key.mod is frame.mod and self.encloses(frame, key):
+            # A closure called where it is defined: its free names hold what they hold here.
+            for name in self.closure_names(key):
+                bound[name] = self.read_name(frame, name)
         call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
         site = CallSite(key, bound, call_step, operands=self.operands(frame, node, key, ref))
         self.note_call(key, frame.key, id(node), site, frame.guards)

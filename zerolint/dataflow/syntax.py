@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from zerolint.dataflow.library import VIEW_METHODS
+from zerolint.dataflow.values import parameters
 from zerolint.model import Op, OpKind
 from zerolint.positions import NODE_TYPES, content_fields, is_node_type
 from zerolint.project import ModuleInfo, fold_code
@@ -519,3 +520,71 @@ def is_boolean_index(node: cst.BaseExpression) -> bool:
     if type(node) is cst.BinaryOperation and isinstance(node.operator, (cst.BitAnd, cst.BitOr)):
         return is_boolean_index(node.left) or is_boolean_index(node.right)
     return False
+
+
+def scope_names(fn: cst.FunctionDef | cst.Lambda) -> tuple[frozenset[str], frozenset[str]]:
+    """The names a function binds (its parameters and locals) and the names it reads
+    without binding them (global, builtin, or a closure's: an enclosing function's), the
+    reads of the functions and lambdas defined in it included, less what they bind.
+    Approximations: a comprehension's variables and a nested class's names count as the
+    function's own, and a name read as an attribute (``obj.lens``) or a keyword is not a
+    read."""
+    binds: set[str] = {p.name.value for p in parameters(fn.params)}
+    reads: set[str] = set()
+    nonlocal_names: set[str] = set()
+    fields_of, node_kinds = _BINDING_FIELDS, _IS_NODE
+    # Defaults and annotations are read where fn is made: close enough to inside it.
+    stack: list[Any] = [fn.body, *parameters(fn.params)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is cst.Name:
+            reads.add(node.value)
+            continue
+        if kind is cst.Attribute:
+            push(node.value)
+            continue
+        if kind is cst.Arg:
+            push(node.value)
+            continue
+        if kind is cst.Param:
+            if node.default is not None:
+                push(node.default)
+            if node.annotation is not None:
+                push(node.annotation)
+            continue
+        if kind is cst.FunctionDef or kind is cst.Lambda:
+            if kind is cst.FunctionDef:
+                binds.add(node.name.value)
+                for d in node.decorators:
+                    push(d)
+            reads.update(scope_names(node)[1])
+            continue
+        if kind is cst.Assign:
+            for t in node.targets:
+                binds.update(_target_names(t.target))
+        elif kind is cst.AnnAssign and node.value is not None:
+            binds.update(_target_names(node.target))
+        elif kind is cst.Nonlocal:
+            nonlocal_names.update(item.name.value for item in node.names)
+            continue
+        elif kind in _BINDS:
+            binds.update(_bound_otherwise(node, kind))
+        names = fields_of.get(kind)
+        if names is None:
+            names = fields_of[kind] = _binding_fields(kind)
+        for name in names:
+            value = getattr(node, name)
+            value_kind = type(value)
+            if value_kind is tuple or value_kind is list:
+                for v in value:
+                    is_one = node_kinds.get(type(v))
+                    if is_one or (is_one is None and is_node(v)):
+                        push(v)
+            else:
+                is_one = node_kinds.get(value_kind)
+                if is_one or (is_one is None and is_node(value)):
+                    push(value)
+    binds -= nonlocal_names
+    return frozenset(binds), frozenset(reads - binds)
