@@ -106,9 +106,11 @@ class ClassInfo:
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     bases: list[cst.BaseExpression] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)  # annotated class-level names, in order
-    # Class-level names bound by plain assignment (``kernel = staticmethod(_kernel)``):
-    # each assignment (the small statement) and its value, in order.
-    assigned: dict[str, list[tuple[cst.Assign, cst.BaseExpression]]] = field(default_factory=dict)
+    # Class-level names bound by assignment (``kernel = staticmethod(_kernel)``, annotated
+    # or not): each assignment (the small statement) and its value, in order.
+    assigned: dict[str, list[tuple[cst.Assign | cst.AnnAssign, cst.BaseExpression]]] = field(
+        default_factory=dict
+    )
     is_dataclass: bool = False
 
 
@@ -480,6 +482,8 @@ def _index_small(
             info.assigned.setdefault(small.target.value, []).append(small.value)
         elif depth == 1 and owner is not None:
             owner.fields.append(small.target.value)
+            if small.value is not None:  # `kernel: Callable = staticmethod(_kernel)`
+                owner.assigned.setdefault(small.target.value, []).append((small, small.value))
 
 
 def _class_info(info: ModuleInfo, node: cst.ClassDef, owner: ClassInfo | None) -> ClassInfo:

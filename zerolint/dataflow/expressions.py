@@ -288,30 +288,37 @@ class Expressions:
         that comes back to itself) adds nothing new."""
         found: list[tuple[str, list[Ref]]] = []
         top = self.func_key(c.module, None)
-        for stmt, value in c.assigned[attr]:
-            wrapper = ""
-            if (
-                type(value) is cst.Call
-                and len(value.args) == 1
-                and type(value.func) is cst.Name
-                and value.func.value in ("staticmethod", "classmethod")
-            ):
-                wrapper, value = value.func.value, value.args[0].value
-            kind = type(value)
-            if kind is cst.Name and value.value in c.methods:
-                method = self.func_key(c.module, c.methods[value.value], c)
-                found.append((wrapper, [FuncRef(method)]))
-            elif kind is cst.Name and value.value in c.assigned and value.value != attr:
-                # (`x = x` reads the module's `x`: the branch below.)
-                if value.value in seen:
-                    continue
-                inner = self._class_level_values(c, value.value, seen | {value.value})
-                for held, refs in inner:
-                    found.append((wrapper or held, refs))
-            elif kind is cst.Name or kind is cst.Attribute or kind is cst.Lambda:
-                frame = Frame(top, Summary(top))
-                frame.stmt = stmt
-                found.append((wrapper, self.eval(frame, value).refs))
+        for stmt, whole in c.assigned[attr]:
+            # Each arm of a conditional (`kernel = staticmethod(a) if X else None`) may be
+            # what the name holds.
+            pending: list[tuple[str, cst.BaseExpression]] = [("", whole)]
+            while pending:
+                wrapper, value = pending.pop()
+                kind = type(value)
+                if kind is cst.IfExp:
+                    pending += [(wrapper, value.orelse), (wrapper, value.body)]
+                elif (
+                    not wrapper
+                    and kind is cst.Call
+                    and len(value.args) == 1
+                    and type(value.func) is cst.Name
+                    and value.func.value in ("staticmethod", "classmethod")
+                ):
+                    pending.append((value.func.value, value.args[0].value))
+                elif kind is cst.Name and value.value in c.methods:
+                    method = self.func_key(c.module, c.methods[value.value], c)
+                    found.append((wrapper, [FuncRef(method)]))
+                elif kind is cst.Name and value.value in c.assigned and value.value != attr:
+                    # (`x = x` reads the module's `x`: the branch below.)
+                    if value.value in seen:
+                        continue
+                    inner = self._class_level_values(c, value.value, seen | {value.value})
+                    for held, refs in inner:
+                        found.append((wrapper or held, refs))
+                elif kind is cst.Name or kind is cst.Attribute or kind is cst.Lambda:
+                    frame = Frame(top, Summary(top))
+                    frame.stmt = stmt
+                    found.append((wrapper, self.eval(frame, value).refs))
         return found
 
     def mro(self, cls: ClassInfo, depth: int = 0) -> list[ClassInfo]:
@@ -590,7 +597,7 @@ class Expressions:
         comp = node.for_in  # type: ignore[attr-defined]
         while comp is not None:
             it = self.eval(inner, comp.iter)
-            self.assign(inner, comp.target, it.only_traces(), None)
+            self.assign(inner, comp.target, it.iterated(), None)
             for cond in comp.ifs:
                 self.eval(inner, cond.test)
             comp = comp.inner_for_in

@@ -186,7 +186,7 @@ class Statements:
                 self.assign(
                     body,
                     stmt.target,
-                    it.only_traces().then(self.step(body, stmt, "flow")),
+                    it.iterated().then(self.step(body, stmt, "flow")),
                     stmt.iter,
                 )
             else:

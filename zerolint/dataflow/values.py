@@ -388,6 +388,14 @@ class Val:
             return Val((), self.refs, elements)
         return Val((t.then(step) for t in self.traces), self.refs, elements)
 
+    def iterated(self) -> Val:
+        """What a loop over the value binds: its traces, and where its elements are known
+        (a tuple or a list written out, ``for fn in (kernel_a, kernel_b)``) what they refer
+        to; not what the container itself refers to."""
+        if self.elements is None:
+            return self.only_traces()
+        return Val(self.traces, [r for e in self.elements for r in e.refs])
+
     def only_traces(self) -> Val:
         return Val(self.traces)
 
