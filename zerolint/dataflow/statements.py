@@ -42,7 +42,7 @@ from zerolint.dataflow.values import (
     without_row_counts,
 )
 from zerolint.model import IDENTITY, Op, OpKind
-from zerolint.project import ClassInfo
+from zerolint.project import ClassInfo, record_import
 
 _UNKNOWN = object()
 
@@ -155,6 +155,27 @@ class Statements:
             if item.asname is not None:
                 self.assign(frame, item.asname.name, val, item.item)
         self.exec_suite(frame, stmt.body)
+
+    def exec_Import(self, frame: Frame, stmt: cst.Import | cst.ImportFrom) -> None:
+        """An import binds its names where it runs, as an assignment does, so that each arm
+        of an ``if`` or a ``try`` keeps its own (``from deep_gemm import fp8_paged_mqa_logits
+        as fn`` in one, ``fn = fallback`` in another; ``except ImportError: fn = None``). A
+        name read without such a binding is looked up in the module's imports
+        (``Expressions.read_name``), so at module level only the names that are assigned
+        too (whose reads go through what the module's code writes) are bound here."""
+        module_level = frame.key.node is None
+        table: dict[str, str] = {}
+        record_import(frame.mod, stmt, table)
+        for local, qual in table.items():
+            if local[:1] == "*" or (module_level and local not in frame.mod.assigned):
+                continue
+            val = Val((), self.lookup_qualified(frame.mod, qual))
+            frame.state[local] = val
+            if module_level or local in frame.globals_declared:
+                prev = frame.summary.global_writes.get(local, EMPTY)
+                frame.summary.global_writes[local] = prev.join(val)
+
+    exec_ImportFrom = exec_Import
 
     def exec_FunctionDef(self, frame: Frame, stmt: cst.FunctionDef) -> None:
         frame.local_funcs[stmt.name.value] = stmt
