@@ -587,6 +587,18 @@ class Expressions:
     def eval_Await(self, frame: Frame, node: cst.Await) -> Val:
         return self.eval(frame, node.expression)
 
+    def eval_Yield(self, frame: Frame, node: cst.Yield) -> Val:
+        """``yield x`` hands ``x`` to the loop over the generator, as ``return x`` hands it
+        to a call (a loop over the call takes the call's result); ``yield from g`` hands on
+        what ``g`` gives. What the generator receives back (``send``) is unknown."""
+        value = node.value
+        if type(value) is cst.From:
+            value = value.item
+        if value is not None:
+            val = self.guarded(frame, self.eval(frame, value))
+            frame.returns.append(val.then(self.step(frame, frame.stmt, "return")))
+        return EMPTY
+
     def eval_Lambda(self, frame: Frame, node: cst.Lambda) -> Val:
         return Val((), [LambdaRef(node, frame, frame.stmt)])
 
