@@ -664,6 +664,13 @@ class Calls:
             if a.keyword is not None:
                 inner.state[a.keyword.value] = v
                 bound_nodes[a.keyword.value] = a.value
+        for p in ref.node.params.params + ref.node.params.kwonly_params:
+            # `lambda lens=lens: kernel(lens)`: a parameter the call leaves out holds its
+            # default, made where the lambda is.
+            if p.default is not None and p.name.value not in inner.state:
+                made = ref.frame.fork()
+                made.stmt = ref.stmt
+                inner.state[p.name.value] = self.eval(made, p.default)
         result = self.eval(inner, ref.node.body)
         call_step = RawStep(
             frame.mod, frame.stmt, node, "call", IDENTITY, f"into {dotted(node.func) or 'lambda'}"
