@@ -9,7 +9,14 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from zerolint.dataflow.signatures import LibEffect, Signature, bind, library_for
+from zerolint.dataflow.signatures import (
+    TRUNCATION_FUNCTIONS,
+    TRUNCATION_METHODS,
+    LibEffect,
+    Signature,
+    bind,
+    library_for,
+)
 from zerolint.dataflow.values import EMPTY
 from zerolint.rules import rule_by_code
 
@@ -63,14 +70,32 @@ def test_the_shipped_rule_names_rows_of_the_vocabulary() -> None:
         "clamp_methods": LibEffect.CLAMP,
         "ceil_division": LibEffect.CEIL_DIVISION,
     }
-    builtin = {"//", ">>", "int", "math.floor", "math.trunc"}
+    builtin = {"//", ">>"}
+    # Truncations are floor divisions only of a true division: rows of their own.
+    truncations = {
+        "floor_division": TRUNCATION_FUNCTIONS,
+        "floor_division_methods": TRUNCATION_METHODS,
+    }
     for key, effect in effects.items():
         table = bare.methods if key.endswith("_methods") else bare.functions
         for name in rule.sources.get(key, rule.sanitizers.get(key, ())):
             if name in builtin:
                 continue
             sig = bare.function(name) if table is bare.functions else table.get(name)
-            assert sig is not None and sig.effect is effect, (key, name)
+            expected = LibEffect.TRUNCATION if name in truncations.get(key, ()) else effect
+            assert sig is not None and sig.effect is expected, (key, name)
+
+
+def test_a_truncation_a_rule_lists_as_a_floor_division_keeps_its_row() -> None:
+    """`(a / b).to(torch.int32)` is a floor division, `x.to(device)` a view: a rule listing
+    `to` among its floor divisions must not turn every `.to()` into one."""
+    library = library_for(
+        {"floor_division_methods": ["to", "int"], "floor_division": ["torch.floor", "mylib.fdiv"]}
+    )
+    assert library.methods["to"].effect is LibEffect.TRUNCATION
+    assert library.methods["int"].effect is LibEffect.TRUNCATION
+    assert library.function("torch.floor").effect is LibEffect.TRUNCATION
+    assert library.function("mylib.fdiv").effect is LibEffect.FLOOR_DIVISION
 
 
 def test_a_rules_declared_names_join_the_table_with_their_keys_effect() -> None:

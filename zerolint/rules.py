@@ -36,8 +36,10 @@ class RuleError(ValueError):
 # The vocabulary a rule's [sources] and [sanitizers] may use: each key is a kind of effect
 # the analysis recognizes (docs/architecture.md). Names are qualified functions, method
 # names (the *_methods keys), or the built-in forms the analysis gives a name of its own:
-# "//" and ">>" (operators and their augmented forms), "int" / "math.floor" / "math.trunc"
-# around a true division, "[]=" (a subscript assignment of 0), "zero_" and "fill_"
+# "//" and ">>" (operators and their augmented forms), the truncations "int" /
+# "math.floor" / "torch.floor" ... around a true division and the methods "int" / "to" ...
+# called on one (signatures.TRUNCATION_FUNCTIONS, TRUNCATION_METHODS), "[]=" (a subscript
+# assignment of 0), "zero_" and "fill_"
 # (in-place fills with 0), "where" / "masked_fill" / "masked_fill_" / "torch.where" / "[]="
 # (masks that set zero rows to a constant >= 1).
 SOURCE_KEYS = frozenset(

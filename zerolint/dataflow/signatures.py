@@ -132,7 +132,7 @@ def _functions() -> dict[str, Signature]:
     )
     table |= _rows(LibEffect.ZERO_FILL, ZERO_FUNCTIONS)
     table |= dict.fromkeys(DIVISION_FUNCTIONS, _DIVISION)
-    table |= _rows(LibEffect.TRUNCATION, ("int", "math.floor", "math.trunc"), ("input",))
+    table |= _rows(LibEffect.TRUNCATION, TRUNCATION_FUNCTIONS, ("input",))
     table |= _rows(LibEffect.CEIL_DIVISION, CEIL_FUNCTIONS)
     table |= dict.fromkeys(CLAMP_FUNCTIONS, _CLAMP)
     table |= dict.fromkeys(BOUND_BY_OPERAND, _BY_OPERAND)
@@ -174,6 +174,7 @@ def _methods() -> dict[str, Signature]:
     table |= _rows(LibEffect.CLAMP, CLAMP_METHODS, ("min", "max"))
     table |= _rows(LibEffect.SCAN, ("cumsum", "cumsum_"), ("dim",))
     table |= _rows(LibEffect.SUBTRACT, ("diff",), ("n", "dim"))
+    table |= _rows(LibEffect.TRUNCATION, TRUNCATION_METHODS, ("dtype",))
     return table
 
 
@@ -212,6 +213,20 @@ BOUND_BY_OPERAND = (
     "triton.language.maximum",
     "triton.language.minimum",
 )
+# Truncations, a floor division when what they truncate is a true division (lengths are
+# >= 0): `int(a / b)`, `torch.floor(a / b)`, `(a / b).int()`, `(a / b).to(torch.int32)`;
+# of anything else the value itself. A rule lists the ones it counts under floor_division
+# (floor_division_methods); their rows stay these.
+TRUNCATION_FUNCTIONS = (
+    "int",
+    "math.floor",
+    "math.trunc",
+    "torch.floor",
+    "torch.trunc",
+    "numpy.floor",
+    "numpy.trunc",
+)
+TRUNCATION_METHODS = ("floor", "floor_", "trunc", "trunc_", "int", "long", "to", "type")
 DIVISION_METHODS = ("floor_divide", "floor_divide_", "div", "div_", "divide", "divide_")
 CLAMP_METHODS = ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "maximum")
 
@@ -242,9 +257,12 @@ def library_for(names: Mapping[str, Iterable[str]]) -> Library:
         if effect is None:
             continue
         table = methods if key in _METHOD_KEYS else functions
+        truncations = TRUNCATION_METHODS if key in _METHOD_KEYS else TRUNCATION_FUNCTIONS
         for name in listed:
             if name in _OPERATORS:
                 continue  # built-in forms are not calls
+            if effect is LibEffect.FLOOR_DIVISION and name in truncations:
+                continue  # a floor division only of a true division: the row above
             known = table.get(name)
             if (
                 known is not None

@@ -859,6 +859,29 @@ class TorchModel:
             return recv.only_traces()
         return EMPTY
 
+    def method_truncation(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        """``(a / b).floor()``, ``(a / b).int()``, ``(a / b).to(torch.int32)``: a floor division
+        of ``a`` by ``b``, as ``int(a / b)``; of anything else (``.to(device)`` included) what
+        a view gives."""
+        inner = target  # the receiver, as written
+        dtype = b.get("dtype")
+        if (
+            type(inner) is cst.BinaryOperation
+            and type(inner.operator) is cst.Divide
+            and (method not in ("to", "type") or (dtype is not None and _integer_dtype(dtype[0])))
+        ):
+            return self.source(
+                frame,
+                self.eval(frame, inner.left),
+                Op(OpKind.FLOORDIV, self.operand(frame, inner.right)),
+                inner.left,
+                note="floor division",
+                effect=("floor_division_methods", method),
+            )
+        return self.method_view(frame, node, method, b, recv, target)
+
     def method_reduce(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
     ) -> Val | None:
@@ -899,3 +922,16 @@ class TorchModel:
             return frozenset()
         # `lens = self.seq_lens` names the same tensor: `lens //= 4` changes both.
         return frozenset({key}) | frame.aliases.get(key, frozenset())
+
+
+_INTEGER_DTYPES = frozenset(
+    f"{m}.{t}"
+    for m in ("torch", "numpy", "np")
+    for t in ("int", "int8", "int16", "int32", "int64", "long", "short", "uint8")
+) | {"int"}
+
+
+def _integer_dtype(arg: cst.Arg) -> bool:
+    """``.to(torch.int32)``, ``.to(dtype=torch.long)``, ``.type(torch.int64)``: an integer
+    dtype, written out (a device, a tensor or a name holding a dtype is not known to be)."""
+    return dotted(arg.value) in _INTEGER_DTYPES
