@@ -29,7 +29,7 @@ from zerolint.dataflow.frames import (
     Summary,
 )
 from zerolint.dataflow.resolution import Resolution
-from zerolint.dataflow.signatures import library_for
+from zerolint.dataflow.signatures import LibEffect, library_for
 from zerolint.dataflow.statements import Statements
 from zerolint.dataflow.syntax import dotted, scope_names, string_value
 from zerolint.dataflow.torch_model import TorchModel
@@ -108,9 +108,12 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.names = {k: frozenset(v) for k, v in merged.items()}
         # The torch / numpy signature table, with the names the rules declare.
         self.library = library_for(self.names)
-        self.tensor_methods = frozenset(self.library.methods) | self.names.get(
-            "empty_rows_methods", frozenset()
-        )
+        # The methods a call reads as a tensor's before looking at the receiver. Not a
+        # container's (`append`): an object of the project may have a method of that name,
+        # and a call nothing else resolves falls back to the table anyway (Calls.call).
+        self.tensor_methods = frozenset(
+            m for m, sig in self.library.methods.items() if sig.effect is not LibEffect.COLLECT
+        ) | self.names.get("empty_rows_methods", frozenset())
         self.whole_program = whole_program
         # Seconds spent interpreting each module's functions, its callees' and any parse
         # left out (--timings); the open interpretations' nested seconds, innermost last.

@@ -54,6 +54,7 @@ class LibEffect(Enum):
     PAD = "pad"  # F.pad(x, pad, value=0): rows after x's set to the value
     TL_LOAD = "tl_load"  # triton.language.load(ptr + offs): the values of the tensor at ptr
     TL_STORE = "tl_store"  # triton.language.store(ptr + offs, v): v written into that tensor
+    COLLECT = "collect"  # xs.append(v), xs.extend(vs): v joins what the container holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +123,7 @@ def _functions() -> dict[str, Signature]:
     table |= _rows(LibEffect.REDUCE, REDUCTION_FUNCTIONS)
     table |= _rows(LibEffect.PARTIAL, ("functools.partial",))
     table |= _rows(LibEffect.IMPORT, ("importlib.import_module", "__import__"), ("name",))
-    table |= _rows(LibEffect.ATTRIBUTE, ("getattr",), ("object", "name"))
+    table |= _rows(LibEffect.ATTRIBUTE, ("getattr",), ("object", "name", "default"))
     table |= _rows(LibEffect.MASK, ("torch.where",), ("condition", "input", "other"))
     table |= _rows(LibEffect.VIEW, VIEW_FUNCTIONS, ("input",))
     table |= _rows(LibEffect.CONCAT, CONCAT_FUNCTIONS)
@@ -175,6 +176,8 @@ def _methods() -> dict[str, Signature]:
     table |= _rows(LibEffect.SCAN, ("cumsum", "cumsum_"), ("dim",))
     table |= _rows(LibEffect.SUBTRACT, ("diff",), ("n", "dim"))
     table |= _rows(LibEffect.TRUNCATION, TRUNCATION_METHODS, ("dtype",))
+    table |= _rows(LibEffect.COLLECT, ("append", "extend", "appendleft"), ("value",))
+    table |= _rows(LibEffect.COLLECT, ("insert",), ("index", "value"))
     return table
 
 
@@ -197,6 +200,8 @@ DIVISION_FUNCTIONS = (
     "torch.floor_divide",
     "torch.true_divide",
     "torch.bitwise_right_shift",
+    "numpy.floor_divide",
+    "numpy.right_shift",
 )
 CEIL_FUNCTIONS = ("cdiv", "triton.cdiv", "math.ceil")
 CLAMP_FUNCTIONS = ("torch.clamp", "torch.clip", "torch.clamp_min", "numpy.clip")

@@ -353,7 +353,10 @@ class TorchModel:
         if "object" not in b or "name" not in b:
             return None
         attr = string_value(b["name"][0].value)
-        return self.attribute(frame, b["object"][1], attr) if attr is not None else EMPTY
+        found = self.attribute(frame, b["object"][1], attr) if attr is not None else EMPTY
+        if "default" in b:  # getattr(ops, "kernel", fallback): either may come back
+            found = found.join(b["default"][1])
+        return found
 
     def call_import(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -591,7 +594,7 @@ class TorchModel:
         pos = [b["input"], b["other"]]
         mode = b.get("rounding_mode")
         mode_text = string_value(mode[0].value) if mode else None
-        is_floor = name.endswith(("floor_divide", "bitwise_right_shift")) or mode_text in (
+        is_floor = name.endswith(("floor_divide", "right_shift")) or mode_text in (
             "floor",
             "trunc",
         )
@@ -881,6 +884,19 @@ class TorchModel:
                 effect=("floor_division_methods", method),
             )
         return self.method_view(frame, node, method, b, recv, target)
+
+    def method_collect(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        """``lens.append(v)`` (``extend``, ``insert``, ``appendleft``): what ``v`` carries
+        joins what the container named by the receiver holds; the call gives None."""
+        added = b.get("value")
+        if added is None or target is None or base_key(target) is None:
+            return EMPTY
+        val = added[1]
+        if val.traces or val.refs:
+            self.write(frame, target, Val(val.traces, val.refs), strong=False, in_place=True)
+        return EMPTY
 
     def method_reduce(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
