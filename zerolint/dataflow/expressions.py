@@ -407,10 +407,13 @@ class Expressions:
             elif isinstance(ref, ClassRef):
                 refs += self.class_attr_refs(ref.cls, attr, instance=False)
             elif isinstance(ref, PendingRef) and not isinstance(ref.origin, FieldOrigin):
-                # getattr(_dg, "name") where _dg = import_module(...): a module from a call.
+                # getattr(_dg, "name") where _dg = import_module(...): a module from a call;
+                # `meta = build(...); meta.seq_lens`: a field of the object a call made.
                 for r in self.resolve_refs(ref):
                     if not isinstance(r, PendingRef):
-                        refs += self.attribute(frame, Val((), [r]), attr).refs
+                        got = self.attribute(frame, Val((), [r]), attr)
+                        refs += got.refs
+                        traces += got.traces
         if attr in ("data", "T", "mT"):
             traces += base.traces
         elif attr not in self.tensor_methods:

@@ -55,6 +55,7 @@ class LibEffect(Enum):
     TL_LOAD = "tl_load"  # triton.language.load(ptr + offs): the values of the tensor at ptr
     TL_STORE = "tl_store"  # triton.language.store(ptr + offs, v): v written into that tensor
     COLLECT = "collect"  # xs.append(v), xs.extend(vs): v joins what the container holds
+    CAST = "cast"  # typing.cast(T, v): v, an instance of T
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,7 @@ def _functions() -> dict[str, Signature]:
     table |= _rows(LibEffect.PARTIAL, ("functools.partial",))
     table |= _rows(LibEffect.IMPORT, ("importlib.import_module", "__import__"), ("name",))
     table |= _rows(LibEffect.ATTRIBUTE, ("getattr",), ("object", "name", "default"))
+    table |= _rows(LibEffect.CAST, ("typing.cast",), ("typ", "val"))
     table |= _rows(LibEffect.MASK, ("torch.where",), ("condition", "input", "other"))
     table |= _rows(LibEffect.VIEW, VIEW_FUNCTIONS, ("input",))
     table |= _rows(LibEffect.CONCAT, CONCAT_FUNCTIONS)

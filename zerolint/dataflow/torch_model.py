@@ -27,8 +27,11 @@ from zerolint.dataflow.syntax import (
 )
 from zerolint.dataflow.values import (
     EMPTY,
+    ClassRef,
     Effect,
     FuncRef,
+    InstRef,
+    LazyRef,
     ParamOrigin,
     PendingRef,
     Ref,
@@ -371,6 +374,24 @@ class TorchModel:
             level = len(target) - len(target.lstrip("."))
             target = resolve_relative(frame.mod.package, level, target.lstrip(".") or None)
         return Val((), self.lookup_qualified(frame.mod, target))
+
+    def call_cast(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``typing.cast(Meta, obj)``: ``obj`` itself, and an instance of ``Meta`` where it
+        is a class of the project, as a parameter annotated ``Meta`` is."""
+        b = sig.bind(args)
+        if "val" not in b:
+            return None
+        val = b["val"][1]
+        typ = b.get("typ")
+        extra: list[Ref] = []
+        for r in typ[1].refs if typ is not None else ():
+            if isinstance(r, ClassRef):
+                extra.append(InstRef(r.cls))
+            elif isinstance(r, LazyRef):
+                extra.append(InstRef(r.qual))
+        return Val(val.traces, [*val.refs, *extra], val.elements) if extra else val
 
     def call_partial(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
