@@ -39,9 +39,8 @@ class RuleError(ValueError):
 # "//" and ">>" (operators and their augmented forms), the truncations "int" /
 # "math.floor" / "torch.floor" ... around a true division and the methods "int" / "to" ...
 # called on one (signatures.TRUNCATION_FUNCTIONS, TRUNCATION_METHODS), "[]=" (a subscript
-# assignment of 0), "zero_" and "fill_"
-# (in-place fills with 0), "where" / "masked_fill" / "masked_fill_" / "torch.where" / "[]="
-# (masks that set zero rows to a constant >= 1).
+# assignment of 0), "zero_" and "fill_" (in-place fills with 0), "where" / "masked_fill" /
+# "masked_fill_" / "torch.where" / "[]=" (masks that set zero rows to a constant >= 1).
 SOURCE_KEYS = frozenset(
     {
         "floor_division",
