@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 
 from zerolint.dataflow import guards
@@ -213,7 +215,11 @@ class Calls:
             a, v = positional[spec.position]
             return (a.value, v)
         starred = [(a, v) for a, v in args if a.star]
-        return (starred[0][0].value, starred[0][1]) if starred else None
+        if not starred:
+            return None
+        # f(*args, **kwargs): the lengths may be in either (shown: the first that carries any).
+        shown = next((a for a, v in starred if v.traces), starred[0][0])
+        return (shown.value, join_all(v for _, v in starred))
 
     def call_ref(
         self, frame: Frame, node: cst.Call, ref: Ref, args: list[tuple[cst.Arg, Val]]
@@ -409,6 +415,8 @@ class Calls:
         if eager:
             summary = self.summary(key)
             self.replay_param_calls(frame, node, key, summary, site)
+            kwstar = key.node.params.star_kwarg if key.node is not None else None
+            kwargs = kwstar.name.value if kwstar is not None else None
             for pname, hits in summary.forwards.items():
                 arg = bound.get(pname)
                 if arg is None or not arg.traces:
@@ -416,19 +424,20 @@ class Calls:
                 for hit in hits:
                     # Only what the caller passed: lengths made inside the callee are
                     # reported at the callee's own sink call.
+                    through, shown = site, self.arg_node_for(node, key, pname, ref)
+                    if kwargs is not None and kwargs in bound:
+                        # `def w(*args, **kwargs): kernel(*args, **kwargs)`: of the keywords
+                        # gathered in **kwargs, only the sink's own reaches its argument.
+                        passed = [(a, v) for a, v in args if _by_keyword(a, hit.spec.keyword)]
+                        given = join_all(v for _, v in passed)
+                        through = dataclasses.replace(site, args={**bound, kwargs: given})
+                        if pname == kwargs:
+                            shown = passed[0][0].value if passed else None
                     val = self.substitute(
-                        hit.val, key, site, 0, keep_unresolved=True, params_only=True
+                        hit.val, key, through, 0, keep_unresolved=True, params_only=True
                     )
                     frame.summary.hits.append(
-                        SinkHit(
-                            hit.spec,
-                            frame.mod,
-                            frame.stmt,
-                            node,
-                            self.arg_node_for(node, key, pname, ref),
-                            val,
-                            frame.key,
-                        )
+                        SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, val, frame.key)
                     )
             self.take_field_writes(frame, node, key, summary, site)
             # What the callee wrote into its arguments flows back into the caller's names.
@@ -684,3 +693,8 @@ class Calls:
                 SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key)
             )
         return result
+
+
+def _by_keyword(arg: cst.Arg, keyword: str | None) -> bool:
+    """Whether ``arg`` is passed by the keyword ``keyword`` (none for None)."""
+    return keyword is not None and arg.keyword is not None and arg.keyword.value == keyword
