@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -360,12 +360,10 @@ def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
 
 def _scan_bindings(scope: cst.CSTNode) -> tuple[dict[str, list[cst.BaseExpression]], set[str]]:
     """One walk of ``scope``: the values of each name's plain assignments, and the names
-    bound otherwise. A plain walk of the nodes' fields (``walk``, inlined: a large
-    function has thousands of nodes), not a CSTVisitor: that rebuilds every node it passes
-    and costs ten times as much."""
+    bound otherwise. A plain walk of the nodes' fields (``_push_children``), not a
+    CSTVisitor: that rebuilds every node it passes and costs ten times as much."""
     assigned: dict[str, list[cst.BaseExpression]] = {}
     other: set[str] = set()
-    fields_of, node_kinds = _BINDING_FIELDS, _IS_NODE
     stack = [scope]
     pop, push = stack.pop, stack.append
     while stack:
@@ -385,22 +383,29 @@ def _scan_bindings(scope: cst.CSTNode) -> tuple[dict[str, list[cst.BaseExpressio
             other.add(node.name.value)
         elif kind in _BINDS and node is not scope:
             other.update(_bound_otherwise(node, kind))
-        names = fields_of.get(kind)
-        if names is None:
-            names = fields_of[kind] = _binding_fields(kind)
-        for name in names:
-            value = getattr(node, name)
-            value_kind = type(value)
-            if value_kind is tuple or value_kind is list:
-                for v in value:
-                    is_one = node_kinds.get(type(v))
-                    if is_one or (is_one is None and is_node(v)):
-                        push(v)
-            else:
-                is_one = node_kinds.get(value_kind)
-                if is_one or (is_one is None and is_node(value)):
-                    push(value)
+        _push_children(node, kind, push)
     return assigned, other
+
+
+def _push_children(node: Any, kind: type, push: Callable[[Any], None]) -> None:
+    """Push the child nodes of ``node`` (of type ``kind``) that may bind or read a name:
+    those in its content fields, not its formatting (``_binding_fields``)."""
+    names = _BINDING_FIELDS.get(kind)
+    if names is None:
+        names = _BINDING_FIELDS[kind] = _binding_fields(kind)
+    node_kinds = _IS_NODE
+    for name in names:
+        value = getattr(node, name)
+        value_kind = type(value)
+        if value_kind is tuple or value_kind is list:
+            for v in value:
+                is_one = node_kinds.get(type(v))
+                if is_one or (is_one is None and is_node(v)):
+                    push(v)
+        else:
+            is_one = node_kinds.get(value_kind)
+            if is_one or (is_one is None and is_node(value)):
+                push(value)
 
 
 _TARGETS = (cst.AugAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr)  # bind .target
@@ -532,7 +537,6 @@ def scope_names(fn: cst.FunctionDef | cst.Lambda) -> tuple[frozenset[str], froze
     binds: set[str] = {p.name.value for p in parameters(fn.params)}
     reads: set[str] = set()
     nonlocal_names: set[str] = set()
-    fields_of, node_kinds = _BINDING_FIELDS, _IS_NODE
     # Defaults and annotations are read where fn is made: close enough to inside it.
     stack: list[Any] = [fn.body, *parameters(fn.params)]
     pop, push = stack.pop, stack.append
@@ -571,20 +575,6 @@ def scope_names(fn: cst.FunctionDef | cst.Lambda) -> tuple[frozenset[str], froze
             continue
         elif kind in _BINDS:
             binds.update(_bound_otherwise(node, kind))
-        names = fields_of.get(kind)
-        if names is None:
-            names = fields_of[kind] = _binding_fields(kind)
-        for name in names:
-            value = getattr(node, name)
-            value_kind = type(value)
-            if value_kind is tuple or value_kind is list:
-                for v in value:
-                    is_one = node_kinds.get(type(v))
-                    if is_one or (is_one is None and is_node(v)):
-                        push(v)
-            else:
-                is_one = node_kinds.get(value_kind)
-                if is_one or (is_one is None and is_node(value)):
-                    push(value)
+        _push_children(node, kind, push)
     binds -= nonlocal_names
     return frozenset(binds), frozenset(reads - binds)

@@ -6,6 +6,8 @@ a mask over the lengths a row replacement (``replace_rows``).
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 import libcst as cst
 
 from zerolint.dataflow.frames import (
@@ -222,16 +224,20 @@ class TorchModel:
         if value is None:
             return None
         inner = value[0].value
-        if type(inner) is cst.BinaryOperation and type(inner.operator) is cst.Divide:
-            return self.source(
-                frame,
-                self.eval(frame, inner.left),
-                Op(OpKind.FLOORDIV, self.operand(frame, inner.right)),
-                inner.left,
-                note="floor division",
-                effect=("floor_division", name),
-            )
+        if _true_division(inner):
+            return self.truncated_division(frame, inner, ("floor_division", name))
         return value[1]
+
+    def truncated_division(self, frame: Frame, div: cst.BinaryOperation, effect: Effect) -> Val:
+        """``a / b`` truncated to integers: for lengths (>= 0), ``a // b``."""
+        return self.source(
+            frame,
+            self.eval(frame, div.left),
+            Op(OpKind.FLOORDIV, self.operand(frame, div.right)),
+            div.left,
+            note="floor division",
+            effect=effect,
+        )
 
     def call_floor_division(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -889,21 +895,11 @@ class TorchModel:
         """``(a / b).floor()``, ``(a / b).int()``, ``(a / b).to(torch.int32)``: a floor division
         of ``a`` by ``b``, as ``int(a / b)``; of anything else (``.to(device)`` included) what
         a view gives."""
-        inner = target  # the receiver, as written
         dtype = b.get("dtype")
-        if (
-            type(inner) is cst.BinaryOperation
-            and type(inner.operator) is cst.Divide
-            and (method not in ("to", "type") or (dtype is not None and _integer_dtype(dtype[0])))
+        if _true_division(target) and (
+            method not in ("to", "type") or (dtype is not None and _integer_dtype(dtype[0]))
         ):
-            return self.source(
-                frame,
-                self.eval(frame, inner.left),
-                Op(OpKind.FLOORDIV, self.operand(frame, inner.right)),
-                inner.left,
-                note="floor division",
-                effect=("floor_division_methods", method),
-            )
+            return self.truncated_division(frame, target, ("floor_division_methods", method))
         return self.method_view(frame, node, method, b, recv, target)
 
     def method_collect(
@@ -959,6 +955,11 @@ class TorchModel:
             return frozenset()
         # `lens = self.seq_lens` names the same tensor: `lens //= 4` changes both.
         return frozenset({key}) | frame.aliases.get(key, frozenset())
+
+
+def _true_division(node: cst.CSTNode | None) -> TypeGuard[cst.BinaryOperation]:
+    """``a / b``, as written (the receiver of ``.int()``, the argument of ``int()``)."""
+    return type(node) is cst.BinaryOperation and type(node.operator) is cst.Divide
 
 
 _INTEGER_DTYPES = frozenset(
