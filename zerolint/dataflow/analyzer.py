@@ -137,6 +137,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._cut_origins: set[int] = set()
         self._keys: dict[int, FuncKey] = {}
         self._closures: dict[int, tuple[str, ...]] = {}  # closure_names' answers
+        self._scopes: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # scope_names'
         self._module_of: dict[str, str | None] = {}  # project_module_of's answers
         self._in_progress: set[FuncKey] = set()
         self._resolving: set[int] = set()
@@ -862,9 +863,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             encl = key.mod.enclosing.get(id(node))
             if encl is not None:
                 outer = self.func_key(key.mod, *encl)
-                binds, _ = scope_names(encl[0])
+                binds, _ = scope_names(encl[0], self._scopes)
                 visible = binds | set(self.closure_names(outer))
-                found = tuple(sorted(scope_names(node)[1] & visible))
+                found = tuple(sorted(scope_names(node, self._scopes)[1] & visible))
             self._closures[id(node)] = found
         return found
 

@@ -527,13 +527,24 @@ def is_boolean_index(node: cst.BaseExpression) -> bool:
     return False
 
 
-def scope_names(fn: cst.FunctionDef | cst.Lambda) -> tuple[frozenset[str], frozenset[str]]:
+def scope_names(
+    fn: cst.FunctionDef | cst.Lambda, memo: dict[int, tuple[frozenset[str], frozenset[str]]]
+) -> tuple[frozenset[str], frozenset[str]]:
     """The names a function binds (its parameters and locals) and the names it reads
     without binding them (global, builtin, or a closure's: an enclosing function's), the
     reads of the functions and lambdas defined in it included, less what they bind.
     Approximations: a comprehension's variables and a nested class's names count as the
     function's own, and a name read as an attribute (``obj.lens``) or a keyword is not a
-    read."""
+    read. ``memo`` keeps the answers by node, the nested functions' included."""
+    found = memo.get(id(fn))
+    if found is None:
+        found = memo[id(fn)] = _scope_names(fn, memo)
+    return found
+
+
+def _scope_names(
+    fn: cst.FunctionDef | cst.Lambda, memo: dict[int, tuple[frozenset[str], frozenset[str]]]
+) -> tuple[frozenset[str], frozenset[str]]:
     binds: set[str] = {p.name.value for p in parameters(fn.params)}
     reads: set[str] = set()
     nonlocal_names: set[str] = set()
@@ -563,7 +574,7 @@ def scope_names(fn: cst.FunctionDef | cst.Lambda) -> tuple[frozenset[str], froze
                 binds.add(node.name.value)
                 for d in node.decorators:
                     push(d)
-            reads.update(scope_names(node)[1])
+            reads.update(scope_names(node, memo)[1])
             continue
         if kind is cst.Assign:
             for t in node.targets:
