@@ -46,6 +46,8 @@ MALFORMED = [
     ("[tool.zerolint]\ncompress-ratios = [true]\n", ["compress-ratios"]),
     ("[tool.zerolint]\ncompress-ratios = 4\n", ["compress-ratios"]),
     ("[tool.zerolint]\nwhole-program = 'yes'\n", ["whole-program"]),
+    ("[tool.zerolint]\nnamespace-packages = 'src/ns'\n", ["namespace-packages", "list"]),
+    ("[tool.zerolint]\nnamespace-packages = ['']\n", ["namespace-packages", "empty"]),
     ("[tool.zerolint]\nrespect-gitignore = 1\n", ["respect-gitignore"]),
     ("[tool.zerolint]\nper-file-ignores = ['x']\n", ["per-file-ignores"]),
     ("[tool.zerolint]\nper-file-ignores = { 'a.py' = 'ZL001' }\n", ["per-file-ignores", "a.py"]),

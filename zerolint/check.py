@@ -696,7 +696,7 @@ def lint(
     # What a file's findings depend on besides the files they were traced through: which
     # other files the run can follow into, and under which module names (an excluded
     # helper, a removed __init__.py, a single file checked after the whole tree).
-    universe = universe_key(found.files, cache) if cache.enabled else ""
+    universe = universe_key(found.files, cache, settings.namespace_roots()) if cache.enabled else ""
     lookups: dict[Path, FileLookup] = {}
     warm = use_cache
     negatives: set[Path] = set()
@@ -752,11 +752,12 @@ def lint(
     return report
 
 
-def universe_key(files: Sequence[Path], cache: ResultCache) -> str:
+def universe_key(files: Sequence[Path], cache: ResultCache, namespaces: Sequence[str] = ()) -> str:
     """A digest of the run's files and their module names."""
     key_of = cache.key_of
+    names = module_names(list(files), namespaces)
     # Sorted as (path, name) pairs: no path holds the NUL that ends it.
-    lines = sorted([f"{key_of(p)}\0{n}\n" for p, n in module_names(list(files)).items()])
+    lines = sorted([f"{key_of(p)}\0{n}\n" for p, n in names.items()])
     return hashlib.blake2b("".join(lines).encode(), digest_size=16).hexdigest()
 
 

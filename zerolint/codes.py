@@ -134,13 +134,14 @@ CODES: tuple[Code, ...] = (
     Code(
         "ZL930",
         "analysis-limit",
-        "paths into a sink call go deeper than the analysis follows: a finding may be missing",
+        "paths into a sink call go further than the analysis follows: a finding may be missing",
         _doc(
             "ZL930",
             "analysis-limit",
             "Paths into the sink call pass through more nested calls than zerolint follows "
-            "(8, `MAX_DEPTH`); the deeper calls were not followed, and no unsafe path was "
-            "found among those that were.",
+            "(8, `MAX_DEPTH`), or lead into more modules not parsed yet than it parses for "
+            "one call (16, `MAX_PARSES`); the rest was not followed, and no unsafe path was "
+            "found among the paths that were.",
             "A zero-able length may reach the call through the calls that were not followed, "
             "so the call is not known to be safe; the run fails (exit 1) rather than pass "
             "it silently, as for a file that could not be checked.",

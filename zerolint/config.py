@@ -13,6 +13,8 @@ files. Keys (all optional)::
     respect-gitignore = true      # skip files git ignores
     compress-ratios = [4]         # alias of [options.ZL001] compress-ratios
     whole-program = true          # follow lengths across modules of the checked tree
+    namespace-packages = ["sglang/srt"]   # folders (and those in them) that are packages
+                                          # without an __init__.py, as in Ruff
     # A sink of the rule it names (default: "ZL001"); a new code with `based-on` makes a
     # user rule with that rule's sources and sanitizers (and its own `predicate`).
     extra-sinks = [{ function = "mylib.plan_kernel", position = 0, keyword = "lens" }]
@@ -260,6 +262,7 @@ SCHEMA: dict[str, Key] = {
     "respect-gitignore": Key("respect_gitignore", _boolean),
     "compress-ratios": Key("compress_ratios", _ratios),
     "whole-program": Key("whole_program", _boolean),
+    "namespace-packages": Key("namespace_packages", _strings("folders")),
     "extra-sinks": Key("extra_sinks", _sinks),
     "extra-sanitizers": Key("extra_sanitizers", _function_names),
     "rule-files": Key("rule_files", _strings("rule files")),
@@ -293,6 +296,7 @@ class Settings:
     respect_gitignore: bool = True
     compress_ratios: tuple[int, ...] = ()
     whole_program: bool = True
+    namespace_packages: tuple[str, ...] = ()
     extra_sinks: tuple[SinkSpec, ...] = ()
     extra_sanitizers: tuple[str, ...] = ()
     rule_files: tuple[str, ...] = ()
@@ -363,6 +367,16 @@ class Settings:
                 out |= codes
         return frozenset(out)
 
+    def namespace_roots(self) -> tuple[str, ...]:
+        """The ``namespace-packages`` folders, absolute (relative ones from the
+        configuration's folder), normalised."""
+        base = os.fspath(self.root) if self.root is not None else None
+        return tuple(
+            sorted(
+                {absolute(os.path.join(base, p) if base else p) for p in self.namespace_packages}
+            )
+        )
+
     def sinks(self, rules: Sequence[Rule] | None = None) -> tuple[SinkSpec, ...]:
         """The sink declarations a run looks for: its rules' (default: the selected ones),
         ``extra-sinks`` among them (each extends the rule it names)."""
@@ -380,6 +394,7 @@ class Settings:
                 "ignore": sorted(self.ignore),
                 "ratios": list(self.compress_ratios),
                 "whole": self.whole_program,
+                "namespaces": list(self.namespace_roots()),
                 "sinks": [repr(s) for s in self.extra_sinks],
                 "sanitizers": list(self.extra_sanitizers),
                 "exclude": list(self.exclude),

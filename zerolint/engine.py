@@ -20,7 +20,16 @@ import libcst as cst
 from zerolint import model
 from zerolint.codes import LIMIT
 from zerolint.config import Settings, load_settings
-from zerolint.dataflow import LIVE_KINDS, MAX_DEPTH, Analyzer, RawStep, SinkHit, Trace, Val
+from zerolint.dataflow import (
+    LIVE_KINDS,
+    MAX_DEPTH,
+    MAX_PARSES,
+    Analyzer,
+    RawStep,
+    SinkHit,
+    Trace,
+    Val,
+)
 from zerolint.dataflow.branches import consistent, in_program_order
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
@@ -166,7 +175,8 @@ class Engine:
         making asked, and the outcome holds the run's analyzer: the next run passes it as
         ``replay_from``, and its summaries are replayed where the answers are the same
         (``Analyzer.replay``) rather than made again."""
-        project = project if project is not None else Project(files, read=read)
+        if project is None:
+            project = Project(files, read=read, namespaces=self.settings.namespace_roots())
         if scan is not None:
             project.search_with(scan.containing, scan.covered())
         for path, text in (overrides or {}).items():
@@ -341,7 +351,13 @@ class Engine:
                 return finding  # nothing is worse: a path cut off cannot matter
             if not last_round:
                 return None
-            limit = depth_limit_diagnostic(hits[0]) if analyzer.depth_cut else None
+            limit = (
+                depth_limit_diagnostic(hits[0])
+                if analyzer.depth_cut
+                else parse_limit_diagnostic(hits[0])
+                if analyzer.parse_cut
+                else None
+            )
             if limit is not None and limit not in self.limits:  # one per call, not per rule
                 self.limits.append(limit)
             return finding if verdict is not None else None
@@ -495,8 +511,7 @@ class Engine:
 
 def depth_limit_diagnostic(hit: SinkHit) -> Diagnostic:
     """ZL930 at a sink call whose paths were cut at MAX_DEPTH nested calls."""
-    span = hit.mod.positions().call(hit.stmt, hit.call) or hit.mod.positions().statement(hit.stmt)
-    line, col = (span[0], span[1] + 1) if span else (0, 0)
+    line, col = _call_position(hit)
     return Diagnostic(
         LIMIT,
         hit.mod.display,
@@ -505,6 +520,24 @@ def depth_limit_diagnostic(hit: SinkHit) -> Diagnostic:
         line,
         col,
     )
+
+
+def parse_limit_diagnostic(hit: SinkHit) -> Diagnostic:
+    """ZL930 at a sink call whose paths lead into more modules than one call may parse."""
+    line, col = _call_position(hit)
+    return Diagnostic(
+        LIMIT,
+        hit.mod.display,
+        f"paths into `{hit.spec.function}` lead into more than {MAX_PARSES} modules not"
+        " parsed yet; the others were not followed, so a finding may be missing",
+        line,
+        col,
+    )
+
+
+def _call_position(hit: SinkHit) -> tuple[int, int]:
+    span = hit.mod.positions().call(hit.stmt, hit.call) or hit.mod.positions().statement(hit.stmt)
+    return (span[0], span[1] + 1) if span else (0, 0)
 
 
 SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}

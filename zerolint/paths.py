@@ -8,7 +8,7 @@ importing the analyzer.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -53,26 +53,34 @@ def _in_package(package: str, file_name: str) -> str:
     return f"{package}.{stem}" if package else stem
 
 
-def package_name(folder: str, known: dict[str, str] | None = None) -> str:
+def package_name(
+    folder: str, known: dict[str, str] | None = None, namespaces: Sequence[str] = ()
+) -> str:
     """The dotted package a folder is ("" when it holds no ``__init__.py``); ``known``
-    memoises folders, so a tree of thousands of files costs one check per folder."""
+    memoises folders, so a tree of thousands of files costs one check per folder. A folder
+    of ``namespaces`` (absolute paths), or one inside it, is a package without an
+    ``__init__.py``: a namespace package (the ``namespace-packages`` setting, as Ruff's)."""
     if known is not None and folder in known:
         return known[folder]
-    if not os.path.exists(os.path.join(folder, "__init__.py")):
+    if not os.path.exists(os.path.join(folder, "__init__.py")) and not _inside(folder, namespaces):
         name = ""
     else:
         parent, base = os.path.split(folder)
-        above = package_name(parent, known) if parent != folder else ""
+        above = package_name(parent, known, namespaces) if parent != folder else ""
         name = f"{above}.{base}" if above else base
     if known is not None:
         known[folder] = name
     return name
 
 
-def module_names(files: list[Path]) -> dict[Path, str]:
+def _inside(folder: str, roots: Sequence[str]) -> bool:
+    return any(folder == root or folder.startswith(root + os.sep) for root in roots)
+
+
+def module_names(files: list[Path], namespaces: Sequence[str] = ()) -> dict[Path, str]:
     """Every file's module name, one ``__init__.py`` check and one absolute path per
     folder (a file's name is a file's, never ``.`` or ``..``: its folder made absolute is
-    the folder of the file made absolute)."""
+    the folder of the file made absolute); ``namespaces`` as for ``package_name``."""
     packages: dict[str, str] = {}
     prefixes: dict[str, str] = {}
     cwd = current_folder()
@@ -81,7 +89,9 @@ def module_names(files: list[Path]) -> dict[Path, str]:
         folder, name = os.path.split(os.fspath(f))
         prefix = prefixes.get(folder)
         if prefix is None:
-            prefix = prefixes[folder] = package_name(absolute(folder or ".", cwd), packages)
+            prefix = prefixes[folder] = package_name(
+                absolute(folder or ".", cwd), packages, namespaces
+            )
         out[f] = _in_package(prefix, name)
     return out
 

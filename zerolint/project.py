@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 import tokenize
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -518,15 +518,17 @@ class Project:
         files: Iterable[Path],
         display: dict[Path, str] | None = None,
         read: Callable[[Path], bytes] | None = None,
+        namespaces: Sequence[str] = (),
     ) -> None:
         """``read`` gives a file's bytes (default: read it); a caller that hashed them
-        passes its own, so that what is analysed is exactly what was hashed."""
+        passes its own, so that what is analysed is exactly what was hashed. ``namespaces``:
+        folders that are packages without an ``__init__.py`` (``paths.package_name``)."""
         self.files = list(files)
         self.display = display or {}
         self._read = read or Path.read_bytes
         self.cst_parse: CstParse | None = None  # see parse_module
         self.by_name: dict[str, Path] = {}
-        self.name_of = module_names(self.files)
+        self.name_of = module_names(self.files, namespaces)
         self._texts: dict[Path, str] = {}
         self._modules: dict[Path, ModuleInfo | None] = {}
         self.diagnostics: dict[Path, Diagnostic] = {}
@@ -659,6 +661,15 @@ class Project:
 
     def has_module(self, name: str) -> bool:
         return name in self.by_name
+
+    def asked(self, name: str) -> bool:
+        """Whether the module ``name`` was parsed already, or tried (a syntax error)."""
+        path = self.by_name.get(name)
+        return path is not None and path in self._modules
+
+    def asked_count(self) -> int:
+        """How many modules were parsed, or tried, so far."""
+        return len(self._modules)
 
     def is_parsed(self, name: str) -> bool:
         path = self.by_name.get(name)

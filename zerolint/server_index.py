@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -77,8 +77,8 @@ class WarmProject(Project):
     ``is_parsed`` and ``diagnostics`` are what a fresh ``Project`` would hold at that
     point. Edited buffers are parsed by a ``Reparser``: only the chunks that changed."""
 
-    def __init__(self, files: Iterable[Path]) -> None:
-        super().__init__(files)
+    def __init__(self, files: Iterable[Path], namespaces: Sequence[str] = ()) -> None:
+        super().__init__(files, namespaces=namespaces)
         self.cst_parse = Reparser()
         # path -> (the text parsed, its module or None, the diagnostic that parse gave).
         self._kept: dict[Path, tuple[str, ModuleInfo | None, Diagnostic | None]] = {}
@@ -217,7 +217,7 @@ class Context:
             ]
             self.files = sorted([*found, *unsaved]) if unsaved else found
         self.file_set = set(self.files)
-        self.project = WarmProject(self.files)
+        self.project = WarmProject(self.files, settings.namespace_roots())
         for path, text in overlays.items():
             if path in self.file_set:
                 self.project.set_text(path, text)

@@ -36,12 +36,13 @@ Soundness choices (documented for users in the README):
 from __future__ import annotations
 
 from zerolint.dataflow.analyzer import Analyzer
-from zerolint.dataflow.frames import MAX_DEPTH, FuncKey, SinkHit, Summary
+from zerolint.dataflow.frames import MAX_DEPTH, MAX_PARSES, FuncKey, SinkHit, Summary
 from zerolint.dataflow.values import LIVE_KINDS, RawStep, Trace, Val
 
 __all__ = [
     "LIVE_KINDS",
     "MAX_DEPTH",
+    "MAX_PARSES",
     "Analyzer",
     "FuncKey",
     "RawStep",

@@ -135,6 +135,11 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         # missing, and the engine says so. _cut_origins: cached resolutions that stopped.
         self.depth_cut = False
         self._cut_origins: set[int] = set()
+        # While paths into one sink call may parse modules: how many modules may have been
+        # asked for when they stop (None: no limit), and whether one was refused
+        # (``may_parse``).
+        self.parse_limit: int | None = None
+        self.parse_cut = False
         self._keys: dict[int, FuncKey] = {}
         self._closures: dict[int, tuple[str, ...]] = {}  # closure_names' answers
         self._scopes: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # scope_names'

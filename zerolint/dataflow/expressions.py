@@ -176,8 +176,19 @@ class Expressions:
 
     def may_parse(self, modname: str) -> bool:
         """While summaries are built, only modules that mention a sink are parsed; once
-        paths are resolved, any module a path leads into is."""
-        if self.allow_parse or self.reaches_sink(modname) or self.project.is_parsed(modname):
+        paths are resolved, any module a path leads into is, up to ``MAX_PARSES`` not
+        parsed yet for one sink call (``parse_cut`` says the limit cut a path off)."""
+        if self.allow_parse:
+            if self.parse_limit is None or self.project.asked(modname):
+                return True
+            # Either way the answer depends on what this sink call parsed before it: it is
+            # not one to replay in another run (``Analyzer.note``).
+            self.note(RECURSION)
+            if self.project.asked_count() < self.parse_limit:
+                return True
+            self.parse_cut = True
+            return False
+        if self.reaches_sink(modname) or self.project.is_parsed(modname):
             return True
         self.note(modname)  # an answer that changes once the module is parsed or capable
         return False

@@ -24,6 +24,10 @@ from zerolint.rules import SinkSpec
 
 # How deep name lookups, resolution and nested summaries go before giving up.
 MAX_DEPTH = 8
+# How many modules not parsed yet the paths into one sink call may parse (the second round
+# of ``Resolution.resolve_in_rounds``): a tree whose imports are all followed (SGLang with
+# its namespace packages) can lead a path into hundreds of modules.
+MAX_PARSES = 16
 
 
 # --------------------------------------------------------------------------- functions

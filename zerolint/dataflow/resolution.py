@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from zerolint.dataflow.frames import (
     MAX_DEPTH,
+    MAX_PARSES,
     RECURSION,
     CallSite,
     Frame,
@@ -55,7 +56,9 @@ class Resolution:
                 self.allow_parse = allow_parse
                 if allow_parse:
                     self.forget_resolutions()
-                self.depth_cut = False  # read by ``decide`` after this round's resolution
+                    self.parse_limit = self.project.asked_count() + MAX_PARSES
+                # Read by ``decide`` after this round's resolution.
+                self.depth_cut = self.parse_cut = False
                 traces = [t for v in vals for t in self.resolve(v)]
                 found = decide(traces, allow_parse)
                 if found is not None:
@@ -63,6 +66,7 @@ class Resolution:
             return None
         finally:
             self.allow_parse = False
+            self.parse_limit = None
 
     # ------------------------------------------------------------------ resolution
 
