@@ -662,7 +662,7 @@ class Project:
     def has_module(self, name: str) -> bool:
         return name in self.by_name
 
-    def asked(self, name: str) -> bool:
+    def was_asked(self, name: str) -> bool:
         """Whether the module ``name`` was parsed already, or tried (a syntax error)."""
         path = self.by_name.get(name)
         return path is not None and path in self._modules

@@ -179,7 +179,7 @@ class Expressions:
         paths are resolved, any module a path leads into is, up to ``MAX_PARSES`` not
         parsed yet for one sink call (``parse_cut`` says the limit cut a path off)."""
         if self.allow_parse:
-            if self.parse_limit is None or self.project.asked(modname):
+            if self.parse_limit is None or self.project.was_asked(modname):
                 return True
             # Either way the answer depends on what this sink call parsed before it: it is
             # not one to replay in another run (``Analyzer.note``).
