@@ -351,13 +351,8 @@ class Engine:
                 return finding  # nothing is worse: a path cut off cannot matter
             if not last_round:
                 return None
-            limit = (
-                depth_limit_diagnostic(hits[0])
-                if analyzer.depth_cut
-                else parse_limit_diagnostic(hits[0])
-                if analyzer.parse_cut
-                else None
-            )
+            cut = DEPTH_CUT if analyzer.depth_cut else PARSE_CUT if analyzer.parse_cut else None
+            limit = limit_diagnostic(hits[0], cut) if cut is not None else None
             if limit is not None and limit not in self.limits:  # one per call, not per rule
                 self.limits.append(limit)
             return finding if verdict is not None else None
@@ -509,35 +504,22 @@ class Engine:
         report.findings, report.suppressed = suppression.split(report.findings, texts)
 
 
-def depth_limit_diagnostic(hit: SinkHit) -> Diagnostic:
-    """ZL930 at a sink call whose paths were cut at MAX_DEPTH nested calls."""
-    line, col = _call_position(hit)
-    return Diagnostic(
-        LIMIT,
-        hit.mod.display,
-        f"paths into `{hit.spec.function}` go through more than {MAX_DEPTH} nested calls;"
-        " the deeper calls were not followed, so a finding may be missing",
-        line,
-        col,
-    )
+# What ZL930 says was cut, by limit: the nested calls (MAX_DEPTH), the modules (MAX_PARSES).
+DEPTH_CUT = f"go through more than {MAX_DEPTH} nested calls; the deeper calls were not followed"
+PARSE_CUT = f"lead into more than {MAX_PARSES} modules not parsed yet; the others were not followed"
 
 
-def parse_limit_diagnostic(hit: SinkHit) -> Diagnostic:
-    """ZL930 at a sink call whose paths lead into more modules than one call may parse."""
-    line, col = _call_position(hit)
-    return Diagnostic(
-        LIMIT,
-        hit.mod.display,
-        f"paths into `{hit.spec.function}` lead into more than {MAX_PARSES} modules not"
-        " parsed yet; the others were not followed, so a finding may be missing",
-        line,
-        col,
-    )
-
-
-def _call_position(hit: SinkHit) -> tuple[int, int]:
+def limit_diagnostic(hit: SinkHit, cut: str) -> Diagnostic:
+    """ZL930 at a sink call whose paths a limit cut off (``cut``: which, and what)."""
     span = hit.mod.positions().call(hit.stmt, hit.call) or hit.mod.positions().statement(hit.stmt)
-    return (span[0], span[1] + 1) if span else (0, 0)
+    line, col = (span[0], span[1] + 1) if span else (0, 0)
+    return Diagnostic(
+        LIMIT,
+        hit.mod.display,
+        f"paths into `{hit.spec.function}` {cut}, so a finding may be missing",
+        line,
+        col,
+    )
 
 
 SEVERITY = {"safe": 0, "unknown": 1, "unsafe": 2}
