@@ -679,3 +679,27 @@ def test_each_build_is_listed_once_with_its_fallback(tmp_path, capsys):
     out = capsys.readouterr().out
     section = out.split("hazards by DeepGEMM build", 1)[1].split("\nverdict:", 1)[0]
     assert section.count("DeepGEMM 2.0.0") == 1 and section.count("DeepGEMM 1.0.0") == 1
+
+
+def test_sglang_namespace_packages_are_followed(tmp_path):
+    """SGLang's `sglang/srt` has no `__init__.py`: the audit names its modules as Python
+    imports them, so a division in a module the indexer imports (`sglang.srt.lens`) is
+    followed to the kernel call. Before, the import led nowhere, no call was unclamped,
+    and an exposed stack (SGLang 0.5.23 with sgl-deep-gemm 0.2.3.post2) read as
+    protected by its clamped calls elsewhere."""
+    write(tmp_path / "sglang/__init__.py", "")
+    write(tmp_path / "sglang/srt/lens.py", "def compressed(seq_lens):\n    return seq_lens // 4\n")
+    write(
+        tmp_path / "sglang/srt/layers/indexer.py",
+        "import deep_gemm\n\n"
+        "from sglang.srt.lens import compressed\n\n\n"
+        "def plan(seq_lens, block_size, num_sms):\n"
+        "    return deep_gemm.get_paged_mqa_logits_metadata(compressed(seq_lens), block_size, num_sms)\n",
+    )
+    dist_info(tmp_path, "sglang", "0.0.2")
+    deep_gemm_package(tmp_path / "deep_gemm", "0.2.3.post2", UNGUARDED_HEADER)
+    dist_info(tmp_path, "sgl-deep-gemm", "0.2.3.post2", top_level="deep_gemm")
+    result = audit([tmp_path], gpu="sm90", environ=CLEAN_ENV)
+    (engine,) = result.engines
+    assert [(f.line, Path(f.path).name) for f in engine.findings] == [(7, "indexer.py")]
+    assert result.verdict == "exposed"

@@ -348,7 +348,14 @@ def _zl001(package: Path, ratios: tuple[int, ...]) -> tuple[list[Finding], list[
     from zerolint.engine import check_paths
 
     # Explicit settings: a pyproject.toml above site-packages is not the operator's intent.
-    report = check_paths([package], Settings(select=frozenset({"ZL001"}), compress_ratios=ratios))
+    # An installed package's folders without an __init__.py are namespace packages, as
+    # Python imports them (SGLang's `sglang/srt`): its imports are followed through them.
+    settings = Settings(
+        select=frozenset({"ZL001"}),
+        compress_ratios=ratios,
+        namespace_packages=(str(package),),
+    )
+    report = check_paths([package], settings)
     return list(report.findings), list(report.proved)
 
 
