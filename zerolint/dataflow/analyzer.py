@@ -865,26 +865,32 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         found = self._closures.get(id(node))
         if found is None:
             found = ()
-            encl = key.mod.enclosing.get(id(node))
-            if encl is not None:
-                outer = self.func_key(key.mod, *encl)
-                binds, _ = scope_names(encl[0], self._scopes)
+            outer = self.enclosing(key)
+            if outer is not None and outer.node is not None:
+                binds, _ = scope_names(outer.node, self._scopes)
                 visible = binds | set(self.closure_names(outer))
                 found = tuple(sorted(scope_names(node, self._scopes)[1] & visible))
             self._closures[id(node)] = found
         return found
 
+    def enclosing(self, key: FuncKey) -> FuncKey | None:
+        """The function ``key``'s function is defined in (a method's with its class); None
+        for a module-level function, a method or the module's top level."""
+        encl = key.mod.enclosing.get(id(key.node))
+        return self.func_key(key.mod, *encl) if encl is not None else None
+
     def encloses(self, frame: Frame, key: FuncKey) -> bool:
         """Whether ``frame`` runs the function ``key`` is defined in, where the names of
         ``key``'s closure hold what ``key`` reads."""
-        encl = key.mod.enclosing.get(id(key.node))
-        return encl is not None and frame.key.node is encl[0]
+        outer = self.enclosing(key)
+        return outer is not None and frame.key.node is outer.node
 
     def _closure_refs(self, key: FuncKey, name: str) -> list[Ref]:
         """What a closure's name is known to refer to: the enclosing function's parameter's
         (``self``), followed outwards."""
-        encl = key.mod.enclosing[id(key.node)]
-        outer = self.func_key(key.mod, *encl)
+        outer = self.enclosing(key)
+        if outer is None:
+            return []
         for p in outer.params():
             if p.name.value == name:
                 return self._param_refs(outer, p)

@@ -609,8 +609,7 @@ class Expressions:
         if type(value) is cst.From:
             value = value.item
         if value is not None:
-            val = self.guarded(frame, self.eval(frame, value))
-            frame.returns.append(val.then(self.step(frame, frame.stmt, "return")))
+            self.hand_back(frame, self.eval(frame, value), frame.stmt)
         return EMPTY
 
     def eval_Lambda(self, frame: Frame, node: cst.Lambda) -> Val:

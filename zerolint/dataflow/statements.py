@@ -237,12 +237,15 @@ class Statements:
 
     def exec_Return(self, frame: Frame, stmt: cst.Return) -> None:
         val = self.eval(frame, stmt.value) if stmt.value is not None else EMPTY
-        # What a function returns was made where its path conditions hold (`if n == 0:
-        # raise` before `return x[:n]`): the caller's path carries them.
-        val = self.guarded(frame, val)
-        frame.returns.append(val.then(self.step(frame, stmt, "return")))
+        self.hand_back(frame, val, stmt)
         frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
         frame.dead = True
+
+    def hand_back(self, frame: Frame, val: Val, stmt: cst.CSTNode) -> None:
+        """``val`` is among what the function gives its caller (``return``, ``yield``).
+        It was made where the path conditions hold (`if n == 0: raise` before `return
+        x[:n]`): the caller's path carries them."""
+        frame.returns.append(self.guarded(frame, val).then(self.step(frame, stmt, "return")))
 
     def exec_Raise(self, frame: Frame, stmt: cst.Raise) -> None:
         frame.dead = True
