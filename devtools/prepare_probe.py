@@ -37,9 +37,9 @@ if __package__ in (None, ""):
 from devtools.prepare_sm90 import (
     INCLUDE_ROOT,
     SCHEDULER_HEADER,
+    extract_files,
     extract_scheduler_headers,
     folder_bytes,
-    sha256_bytes,
     wheel_record,
 )
 from devtools.wheels import download
@@ -56,22 +56,6 @@ VLLM_FILES = (
 GUARDED_WHEEL = "vllm==0.33.0"
 GUARDED_DIR = "dg_2_8_1"
 MANIFEST = "manifest.json"
-
-
-def extract_files(wheel: Path, names: tuple[str, ...], dest: Path) -> dict[str, str]:
-    """Extract ``names`` from ``wheel`` at their paths under ``dest``; their sha256 by name."""
-    digests = {}
-    with zipfile.ZipFile(wheel) as zf:
-        present = set(zf.namelist())
-        for name in names:
-            if name not in present:
-                raise SystemExit(f"error: {wheel.name}: no {name}")
-            data = zf.read(name)
-            target = dest / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            digests[name] = sha256_bytes(data)
-    return digests
 
 
 def deep_gemm_version(wheel: Path) -> str | None:

@@ -13,6 +13,13 @@ What it extracts (nothing of it is ever committed):
 - from the vLLM 0.26.0 wheel: the whole vendored ``vllm/third_party/deep_gemm`` Python
   package (DeepGEMM 2.5.0, whose ``_C`` loads on torch 2.11) as a top-level ``deep_gemm``
   package under ``.sm90/dg_2_5_0``, for the logits semantics check;
+- from the SGLang 0.5.23 wheel, at their paths in the wheel under ``.sm90/sglang_0_5_23``:
+  its DeepSeek-V4 indexer's own schedule kernel
+  ``sglang/kernels/jit/csrc/deepseek_v4/paged_mqa_metadata.cuh`` (what SGLang JIT-compiles
+  by default) and its Triton metadata kernel
+  ``sglang/kernels/ops/attention/dsv4/metadata_kernel.py`` (``seq_len // 4``);
+- from the ``sgl-deep-gemm`` 0.2.3.post2 wheel (the ``deep_gemm`` SGLang imports): the same
+  SM90 scheduler header and its own include closure, into ``.sm90/sgl_dg_0_2_3/include``;
 - ``.sm90/manifest.json``: which wheel (and its sha256) each piece came from, the sha256
   of the scheduler header, file counts and sizes.
 
@@ -43,6 +50,15 @@ DG_ROOT = "vllm/third_party/deep_gemm/"
 INCLUDE_ROOT = DG_ROOT + "include/"
 SCHEDULER_HEADER = "deep_gemm/scheduler/sm90_paged_mqa_logits.cuh"
 SCHEDULER_DIR = "dg_2_6_1"
+SGLANG_WHEEL = "sglang==0.5.23"
+SGLANG_DIR = "sglang_0_5_23"
+SGLANG_FILES = (
+    "sglang/kernels/jit/csrc/deepseek_v4/paged_mqa_metadata.cuh",
+    "sglang/kernels/ops/attention/dsv4/metadata_kernel.py",
+)
+SGL_DEEP_GEMM_WHEEL = "sgl-deep-gemm==0.2.3.post2"
+SGL_DEEP_GEMM_INCLUDE = "deep_gemm/include/"
+SGL_SCHEDULER_DIR = "sgl_dg_0_2_3"
 SEMANTICS_DIR = "dg_2_5_0"
 MANIFEST = "manifest.json"
 
@@ -105,16 +121,18 @@ def _write(dest: Path, data: bytes) -> None:
     dest.write_bytes(data)
 
 
-def extract_scheduler_headers(wheel: Path, dest: Path) -> dict[str, object]:
+def extract_scheduler_headers(
+    wheel: Path, dest: Path, include_root: str = INCLUDE_ROOT
+) -> dict[str, object]:
     """Extract the SM90 scheduler header and its include closure; describe what was taken."""
     with zipfile.ZipFile(wheel) as zf:
         members = {
-            name[len(INCLUDE_ROOT) :]: zf.read(name)
+            name[len(include_root) :]: zf.read(name)
             for name in zf.namelist()
-            if name.startswith(INCLUDE_ROOT) and not name.endswith("/")
+            if name.startswith(include_root) and not name.endswith("/")
         }
     if SCHEDULER_HEADER not in members:
-        raise SystemExit(f"error: {wheel.name}: no {INCLUDE_ROOT}{SCHEDULER_HEADER}")
+        raise SystemExit(f"error: {wheel.name}: no {include_root}{SCHEDULER_HEADER}")
     closure = include_closure(members, SCHEDULER_HEADER)
     for name in closure:
         _write(dest / "include" / name, members[name])
@@ -151,6 +169,33 @@ def extract_package(wheel: Path, dest: Path) -> dict[str, object]:
     }
 
 
+def extract_files(wheel: Path, names: tuple[str, ...], dest: Path) -> dict[str, str]:
+    """Extract ``names`` from ``wheel`` at their paths under ``dest``; their sha256 by name."""
+    digests = {}
+    with zipfile.ZipFile(wheel) as zf:
+        present = set(zf.namelist())
+        for name in names:
+            if name not in present:
+                raise SystemExit(f"error: {wheel.name}: no {name}")
+            data = zf.read(name)
+            _write(dest / name, data)
+            digests[name] = sha256_bytes(data)
+    return digests
+
+
+def closure_differences(one: Path, other: Path) -> list[str]:
+    """The files of include folder ``one`` that ``other`` lacks or holds other bytes of."""
+    return sorted(
+        p.relative_to(one).as_posix()
+        for p in one.rglob("*")
+        if p.is_file()
+        and (
+            not (other / p.relative_to(one)).is_file()
+            or (other / p.relative_to(one)).read_bytes() != p.read_bytes()
+        )
+    )
+
+
 def wheel_record(requirement: str, wheel: Path) -> dict[str, str]:
     return {"requirement": requirement, "wheel": wheel.name, "wheel_sha256": sha256_file(wheel)}
 
@@ -159,6 +204,8 @@ def prepare(out: Path) -> dict[str, object]:
     """(Re)create ``out`` with both pieces and its manifest; return the manifest."""
     scheduler_wheel = download(SCHEDULER_WHEEL)
     semantics_wheel = download(SEMANTICS_WHEEL)
+    sglang_wheel = download(SGLANG_WHEEL)
+    sgl_deep_gemm_wheel = download(SGL_DEEP_GEMM_WHEEL)
     if out.exists():
         shutil.rmtree(out)
     manifest = {
@@ -173,7 +220,23 @@ def prepare(out: Path) -> dict[str, object]:
             "path": SEMANTICS_DIR,
             **extract_package(semantics_wheel, out / SEMANTICS_DIR),
         },
+        "sglang": {
+            **wheel_record(SGLANG_WHEEL, sglang_wheel),
+            "path": SGLANG_DIR,
+            "files_sha256": extract_files(sglang_wheel, SGLANG_FILES, out / SGLANG_DIR),
+        },
+        "sgl_scheduler": {
+            **wheel_record(SGL_DEEP_GEMM_WHEEL, sgl_deep_gemm_wheel),
+            "path": SGL_SCHEDULER_DIR,
+            **extract_scheduler_headers(
+                sgl_deep_gemm_wheel, out / SGL_SCHEDULER_DIR, SGL_DEEP_GEMM_INCLUDE
+            ),
+        },
     }
+    # The scheduler header is the same file in both wheels; some headers it includes are not.
+    manifest["sgl_scheduler"]["closure_differs_from_scheduler"] = closure_differences(
+        out / SGL_SCHEDULER_DIR / "include", out / SCHEDULER_DIR / "include"
+    )
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 
@@ -193,9 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     manifest = prepare(args.out)
     size = folder_bytes(args.out.rglob("*"))
-    for role in ("scheduler", "semantics"):
-        piece = manifest[role]
-        print(f"{role}: {piece['files']} files from {piece['wheel']} -> {args.out / piece['path']}")
+    for role, piece in manifest.items():
+        files = piece.get("files", len(piece.get("files_sha256", ())))
+        print(f"{role}: {files} files from {piece['wheel']} -> {args.out / piece['path']}")
     print(f"{args.out}: {size / 2**20:.1f} MiB")
     return 0
 

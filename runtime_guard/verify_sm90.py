@@ -16,7 +16,10 @@ its own where a fault could poison the CUDA context:
 5. DeepGEMM 2.5.0's logits with raw, clamped and fused schedules (memcheck on the clamped);
 6. the cost of the guard, eager and in graph replay;
 7. empty batches (B = 0, next_n 1 and 2) and a B = 1 control on DeepGEMM 2.5.0 and 2.6.1,
-   unguarded and guarded, plain and under memcheck (``runtime_guard._sm90.empty``).
+   unguarded and guarded, plain and under memcheck (``runtime_guard._sm90.empty``);
+8. SGLang 0.5.23's DeepSeek-V4 indexer schedule: its own JIT kernel on zero lengths, and a
+   captured decode batch through its Triton metadata kernel into that kernel and into
+   DeepGEMM's (``runtime_guard._sm90.sglang``).
 
 "Guarded" is the guard ``install()`` gives DeepGEMM 2.6.1: after one self-check against the
 kernel, it computes the clamped schedule with ``runtime_guard.fused``'s single kernel; each
@@ -56,6 +59,7 @@ SECTIONS = (
     "semantics",
     "cost",
     "empty_batch",
+    "sglang",
 )
 MEMCHECK_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}  # let memcheck see every allocation
 REPORT_SCHEMA = 1
@@ -297,6 +301,118 @@ def empty_batch(h: Harness) -> Row:
     }
 
 
+def sglang_section(h: Harness) -> Row:
+    """Section 8: SGLang's two schedule kernels, alone and in a captured decode batch."""
+    from runtime_guard._sm90 import build
+    from runtime_guard._sm90 import sglang as S
+
+    started = time.time()
+    include = h.work / "sglang_jit" / "include"
+    described = S.write_kernels_header(h.args.pieces, h.manifest, include)
+    jit_ext = build.build(
+        include,
+        h.work / "build-sglang-jit",
+        h.num_sms,
+        verbose=h.args.verbose,
+        sources=S.JIT_SOURCES,
+        name=f"rg_sglang_metadata_{h.num_sms}sms",
+    )
+    sgl = h.manifest["sgl_scheduler"]
+    deep_gemm_ext = build.build(
+        h.args.pieces / sgl["path"] / "include",
+        h.work / "build-sgl-deep-gemm",
+        h.num_sms,
+        verbose=h.args.verbose,
+        name=f"rg_sgl_deep_gemm_metadata_{h.num_sms}sms",
+    )
+    sizes = S.decode_capture_sizes()
+    options = {
+        "jit_ext": str(jit_ext),
+        "deep_gemm_ext": str(deep_gemm_ext),
+        "triton_file": str(h.args.pieces / h.manifest["sglang"]["path"] / S.TRITON_FILE),
+        "max_size": max(sizes),
+    }
+    builds = {
+        "jit": {
+            **described,
+            "sources": [p.relative_to(REPO_ROOT).as_posix() for p in S.JIT_SOURCES],
+        },
+        "deep_gemm": {
+            "wheel": sgl["wheel"],
+            "header": sgl["header"],
+            "header_sha256": sgl["header_sha256"],
+            "sources": [p.relative_to(REPO_ROOT).as_posix() for p in build.SOURCES],
+        },
+        "flags": build.compile_flags(h.num_sms),
+        "seconds": round(time.time() - started, 1),
+    }
+    plain = S.jit_cases()
+
+    def capture_case(size: int, path: str) -> Row:
+        return {"id": f"{size} {path}", "size": size, "path": path}
+
+    faulting = [s for s in sizes if C.fault_predicate([[n] for n in S.capture_lens(s)])]
+    tasks = [Task("sglang_jit", plain, options, seconds_per_case=60)]
+    tasks += [Task("sglang_capture", [capture_case(s, "deep_gemm")], options) for s in faulting]
+    tasks.append(
+        Task(
+            "sglang_capture",
+            [capture_case(s, "deep_gemm") for s in sizes if s not in faulting],
+            options,
+        )
+    )
+    tasks.append(Task("sglang_capture", [capture_case(s, "jit") for s in sizes], options))
+    by_id = {r["id"]: r for r in h.run(tasks)}
+    sanitized: list[Row] = []
+    if h.sanitizer is not None:
+        checked = {
+            "jit": [c for c in plain if c["id"] in S.MEMCHECK_JIT_CASES],
+            "deep_gemm": [{"id": "all 0 B=32", "batch": 32, "path": "deep_gemm"}],
+        }
+
+        def check(path: str) -> Row:
+            task = Task("sglang_jit", checked[path], options, seconds_per_case=300)
+            task.env = MEMCHECK_ENV
+            return {
+                "case": ", ".join(c["id"] for c in checked[path]),
+                "path": path,
+                **h.memcheck(task, f"sglang-{path}"),
+            }
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            sanitized = list(pool.map(check, ("jit", "deep_gemm")))
+    keep = ("status", "error", "stage", "digest", "model_match", "deep_gemm_model_match", "process")
+    return {
+        "builds": builds,
+        "config": {
+            "max_bs": S.MAX_BS,
+            "page_size": S.PAGE_SIZE,
+            "compressed_page_size": S.COMPRESSED_PAGE_SIZE,
+            "seq_len_fill_value": S.SEQ_LEN_FILL_VALUE,
+        },
+        "jit_rows": [
+            {
+                "case": c["id"],
+                "batch": c["batch"],
+                **{k: by_id[c["id"]][k] for k in keep if k in by_id[c["id"]]},
+            }
+            for c in plain
+        ],
+        "rows": [
+            {
+                "size": s,
+                "path": path,
+                "predicted_fault": path == "deep_gemm" and s in faulting,
+                **{k: row[k] for k in (*keep, "lens_max") if k in row},
+            }
+            for path in S.PATHS
+            for s in sizes
+            for row in (by_id[capture_case(s, path)["id"]],)
+        ],
+        "sanitizer": sanitized,
+    }
+
+
 def _empty_extra(row: Row) -> Row:
     keep = (
         "shape",
@@ -318,6 +434,7 @@ SECTION_RUNNERS: dict[str, Callable[[Harness], Row]] = {
     "semantics": semantics,
     "cost": cost,
     "empty_batch": empty_batch,
+    "sglang": sglang_section,
 }
 
 

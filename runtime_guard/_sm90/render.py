@@ -317,6 +317,69 @@ def empty_batch(report: Row) -> str:
     return "\n\n".join(parts)
 
 
+def sglang(report: Row) -> str:
+    section, counts = report["sglang"], report["sglang"]["counts"]
+    config, builds = section["config"], section["builds"]
+
+    def outcome(row: Row) -> str:
+        if row["status"] == "fault":
+            return f"fault: {row['error'].split(': ', 1)[-1][:120]}"
+        if row["status"] != "ok":
+            return f"{row['status']}: {str(row.get('error'))[:120]}"
+        match = yes(row.get("model_match")) if "model_match" in row else "–"
+        return f"ok, table = model: {match}"
+
+    parts = [
+        (
+            f"SGLang's own schedule kernel: `{builds['jit']['header']}` "
+            f"(`{builds['jit']['header_sha256'][:16]}…`), its device code "
+            f"(`{builds['jit']['kernels_sha256'][:16]}…`) built with "
+            f"{', '.join('`' + s + '`' for s in builds['jit']['sources'])}. "
+            f"DeepGEMM's: `{builds['deep_gemm']['header']}` "
+            f"(`{builds['deep_gemm']['header_sha256'][:16]}…`) from "
+            f"`{builds['deep_gemm']['wheel']}`, with that wheel's own include closure. "
+            f"Both called with block size {config['compressed_page_size']} "
+            f"(page size {config['page_size']} // 4)."
+        ),
+        table(
+            ("SGLang's schedule kernel on", "outcome"),
+            [(r["case"], outcome(r)) for r in section["jit_rows"]],
+        ),
+    ]
+    summary = [
+        (
+            (
+                "decode capture sizes (`--cuda-graph-max-bs "
+                f"{config['max_bs']}`, sequence lengths {config['seq_len_fill_value']})"
+            ),
+            counts["sizes"],
+        ),
+        ("of them multiples of 32", counts["multiples_of_32"]),
+        ("DeepGEMM's kernel: faults", counts["deep_gemm_faults"]),
+        (
+            "DeepGEMM's kernel: faults exactly where predicted",
+            yes(counts["deep_gemm_faults_exactly_predicted"]),
+        ),
+        ("DeepGEMM's kernel: replayed, table = model", counts["deep_gemm_replayed_match_model"]),
+        ("SGLang's kernel: replayed, table = model", counts["jit_replayed_match_model"]),
+        ("every length the Triton kernel gave was 0", yes(counts["lengths_all_zero"])),
+    ]
+    parts.append(table(("captured decode batch", ""), summary))
+    faults = [r for r in section["rows"] if r["status"] == "fault"]
+    if faults:
+        sizes = ", ".join(str(r["size"]) for r in faults)
+        first = faults[0]["error"].split(": ", 1)[-1][:160]
+        parts.append(f"DeepGEMM's kernel faulted at sizes {sizes}: {first}")
+    memcheck = []
+    for row in section["sanitizer"]:
+        first = " / ".join(row["first_error"][:1] + row["out_of_bounds"][:1]) or "–"
+        memcheck.append((row["path"], row["case"], row["errors"], first, row["worker_status"]))
+    if memcheck:
+        header = ("memcheck on", "cases", "ERROR SUMMARY", "first error", "process")
+        parts.append(table(header, memcheck))
+    return "\n\n".join(parts)
+
+
 def sources(report: Row) -> str:
     return table(
         ("runtime_guard source", "sha256"),
@@ -337,6 +400,7 @@ def render(report: Row) -> str:
         ("5. Semantics: DeepGEMM 2.5.0 logits with raw, clamped and fused schedules", semantics),
         ("6. Cost of the guard", cost),
         ("7. Empty batches (B = 0) and a B = 1 control, both builds", empty_batch),
+        ("8. SGLang 0.5.23's DeepSeek-V4 indexer schedule", sglang),
         ("runtime_guard at the time of the run", sources),
     ]
     parts = [(title, section) for title, section in parts if _present(report, section)]
@@ -345,8 +409,11 @@ def render(report: Row) -> str:
 
 
 def _present(report: Row, section: Any) -> bool:
-    """Sections the report has (a report made before section 7 existed renders as it did)."""
-    return section is not empty_batch or "empty_batch" in report
+    """Sections the report has (a report made before sections 7 and 8 existed renders as it
+    did)."""
+    if section is empty_batch:
+        return "empty_batch" in report
+    return section is not sglang or "sglang" in report
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -291,12 +291,74 @@ def empty_passed(counts: Row) -> bool:
     )
 
 
+def sglang_counts(jit_rows: Sequence[Row], rows: Sequence[Row], sanitizer: Sequence[Row]) -> Row:
+    """Section 8: SGLang's own schedule kernel alone, then both kernels in a captured decode
+    batch (``path`` ``deep_gemm`` or ``jit``), and memcheck on each."""
+    deep_gemm = [r for r in rows if r["path"] == "deep_gemm"]
+    jit = [r for r in rows if r["path"] == "jit"]
+    faulted = {r["size"] for r in deep_gemm if r["status"] == "fault"}
+    return {
+        "jit_cases": len(jit_rows),
+        "jit_cases_ok": sum(r["status"] == "ok" for r in jit_rows),
+        "jit_cases_match_model": sum(bool(r.get("model_match")) for r in jit_rows),
+        "all_zero_cases_ok": sum(
+            r["status"] == "ok" for r in jit_rows if r["case"].startswith("all 0 ")
+        ),
+        "sizes": len(deep_gemm),
+        "multiples_of_32": sum(r["size"] % 32 == 0 for r in deep_gemm),
+        "deep_gemm_faults": len(faulted),
+        "deep_gemm_faults_exactly_predicted": faulted
+        == {r["size"] for r in deep_gemm if r["predicted_fault"]},
+        "deep_gemm_predicted_are_multiples_of_32": {
+            r["size"] for r in deep_gemm if r["predicted_fault"]
+        }
+        == {r["size"] for r in deep_gemm if r["size"] % 32 == 0},
+        "deep_gemm_replayed_match_model": sum(
+            r["status"] == "ok" and bool(r.get("model_match")) for r in deep_gemm
+        ),
+        "jit_replayed": sum(r["status"] == "ok" for r in jit),
+        "jit_replayed_match_model": sum(
+            r["status"] == "ok" and bool(r.get("model_match")) for r in jit
+        ),
+        "lengths_all_zero": all(r.get("lens_max", 0) == 0 for r in rows if r["status"] == "ok"),
+        "memcheck_jit_clean": sum(
+            r["path"] == "jit" and r["errors"] == 0 and r["worker_status"] == "ok"
+            for r in sanitizer
+        ),
+        "memcheck_deep_gemm_invalid_shared_read": any(
+            r["path"] == "deep_gemm" and (r["errors"] or 0) >= 1 and r["invalid_shared_reads"] >= 1
+            for r in sanitizer
+        ),
+    }
+
+
+def sglang_passed(counts: Row) -> bool:
+    """SGLang's own kernel ran every case, zero lengths included, and wrote its model's
+    table; captured, DeepGEMM's faulted at exactly the multiples of 32 and wrote its model's
+    table elsewhere, SGLang's ran every size; memcheck: SGLang's clean, DeepGEMM's the
+    invalid shared read."""
+    return (
+        counts["jit_cases"] > 0
+        and counts["jit_cases_ok"] == counts["jit_cases_match_model"] == counts["jit_cases"]
+        and counts["sizes"] > 0
+        and counts["deep_gemm_faults_exactly_predicted"]
+        and counts["deep_gemm_predicted_are_multiples_of_32"]
+        and counts["deep_gemm_replayed_match_model"] == counts["sizes"] - counts["deep_gemm_faults"]
+        and counts["jit_replayed"] == counts["jit_replayed_match_model"] == counts["sizes"]
+        and counts["lengths_all_zero"]
+        and counts["memcheck_jit_clean"] == 1
+        and counts["memcheck_deep_gemm_invalid_shared_read"]
+    )
+
+
 def counts_of(name: str, section: Row) -> Row:
     """The counts of report section ``name``, from its raw rows."""
     if name == "semantics":
         return semantics_counts(section["rows"], section["sanitizer"])
     if name == "empty_batch":
         return empty_counts(section["rows"], section["sanitizer"])
+    if name == "sglang":
+        return sglang_counts(section["jit_rows"], section["rows"], section["sanitizer"])
     return _COUNTS[name](section["rows"])
 
 
@@ -320,4 +382,5 @@ _PASSED = {
     "semantics": semantics_passed,
     "cost": cost_passed,
     "empty_batch": empty_passed,
+    "sglang": sglang_passed,
 }

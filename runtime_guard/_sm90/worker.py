@@ -3,7 +3,8 @@
 Started by :mod:`runtime_guard._sm90.runner` as ``python -m runtime_guard._sm90.worker``
 with a task on stdin::
 
-    {"kind": "seed" | "capture" | "diff" | "semantics" | "cost" | "empty",
+    {"kind": "seed" | "capture" | "diff" | "semantics" | "cost" | "empty" | "sglang_jit"
+             | "sglang_capture",
      "ext": "<path of the built extension>", "options": {...}, "cases": [{"id": ...}, ...]}
 
 Each finished case prints ``@@rg {"id": ..., "status": "ok" | "fault" | "error", ...}``.
@@ -184,6 +185,18 @@ def cost_case(ctx: Context, case: Row, options: Row) -> Row:
     return cost.measure(ctx, case, options)
 
 
+def sglang_jit_case(ctx: Context, case: Row, options: Row) -> Row:
+    from runtime_guard._sm90 import sglang
+
+    return sglang.run_jit_case(ctx, case, options)
+
+
+def sglang_capture_case(ctx: Context, case: Row, options: Row) -> Row:
+    from runtime_guard._sm90 import sglang
+
+    return sglang.run_capture_case(ctx, case, options)
+
+
 KINDS: dict[str, Callable[[Any, Row, Row], Row]] = {
     "seed": seed_case,
     "capture": capture_case,
@@ -191,6 +204,8 @@ KINDS: dict[str, Callable[[Any, Row, Row], Row]] = {
     "semantics": semantics_case,
     "cost": cost_case,
     "empty": empty_case,
+    "sglang_jit": sglang_jit_case,
+    "sglang_capture": sglang_capture_case,
 }
 
 
