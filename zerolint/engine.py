@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from zerolint.dataflow import (
     Val,
 )
 from zerolint.dataflow.branches import consistent, in_program_order
+from zerolint.dataflow.callee import callee_note
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
 from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
@@ -342,7 +343,13 @@ class Engine:
             ]
             func = hits[0].func
             finding = (
-                self.make_finding(hits[0], live, scope, lambda t: analyzer.refine(func, t))
+                self.make_finding(
+                    hits[0],
+                    live,
+                    scope,
+                    lambda t: analyzer.refine(func, t),
+                    analyzer.sinks_by_qual,
+                )
                 if live
                 else None
             )
@@ -373,9 +380,12 @@ class Engine:
         traces: list[Trace],
         scope: RuleScope,
         refine: Refine | None = None,
+        sinks_by_qual: Mapping[str, tuple[SinkSpec, ...]] | None = None,
     ) -> Finding:
         """A finding whose paths are judged one by one: the verdict is the worst, and each
-        place where lengths became zero-able is shown by its worst path."""
+        place where lengths became zero-able is shown by its worst path. Where the call's
+        name is the kernel only in one arm of an ``if`` (``sinks_by_qual`` says which
+        qualified names are the kernel), the message says so (``callee.callee_note``)."""
 
         rule = scope.rule
         span = (
@@ -391,6 +401,11 @@ class Engine:
         message = rule.message.format(
             expr=expr, sink=hit.spec.function, argument=hit.spec.argument_text()
         )
+        if sinks_by_qual is not None and type(hit.call.func) is cst.Name:
+            kernel = {qual: None for qual, specs in sinks_by_qual.items() if hit.spec in specs}
+            note = callee_note(hit.mod, hit.func.node, hit.stmt, hit.call, kernel)
+            if note is not None:
+                message += f" ({note})"
         clock = time.perf_counter()
         shown = self.worst_paths(traces, scope, refine)
         self.stats["judge"] = self.stats.get("judge", 0.0) + time.perf_counter() - clock
