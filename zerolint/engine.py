@@ -393,12 +393,9 @@ class Engine:
             or hit.mod.positions().statement(hit.stmt)
             or (0, 0, 0, 0)
         )
-        expr = (
-            hit.mod.code(hit.arg_node, (hit.stmt, hit.call))
-            if hit.arg_node is not None
-            else "the lengths"
-        )
-        message = rule.message.format(
+        expr = described(hit, "`{expr}`" in rule.message)
+        template = rule.message if expr != LENGTHS else rule.message.replace("`{expr}`", "{expr}")
+        message = template.format(
             expr=expr, sink=hit.spec.function, argument=hit.spec.argument_text()
         )
         if sinks_by_qual is not None and type(hit.call.func) is cst.Name:
@@ -432,8 +429,9 @@ class Engine:
         if finding.verdict.status == "safe":
             finding.verdict = dataclasses.replace(finding.verdict, flow_index=None)
             # --show-proved says why the call is safe; it must not ask for a clamp.
+            shown = f"`{expr}`" if expr != LENGTHS else expr
             finding.message = (
-                f"`{expr}` reaching `{hit.spec.function}` ({hit.spec.argument_text()}) "
+                f"{shown} reaching `{hit.spec.function}` ({hit.spec.argument_text()}) "
                 "is proved safe"
             )
         return finding
@@ -522,6 +520,25 @@ class Engine:
 # What ZL930 says was cut, by limit: the nested calls (MAX_DEPTH), the modules (MAX_PARSES).
 DEPTH_CUT = f"go through more than {MAX_DEPTH} nested calls; the deeper calls were not followed"
 PARSE_CUT = f"lead into more than {MAX_PARSES} modules not parsed yet; the others were not followed"
+
+
+LENGTHS = "the lengths"
+"""What a message calls the lengths where no expression of the code carries them."""
+
+
+def described(hit: SinkHit, quoted: bool) -> str:
+    """The expression a finding's message names: the call's argument, else (a closure's
+    free name, a ``**kwargs`` dict) the callee's, with the function it is in. ``quoted``:
+    the message puts the expression in backticks, so the function's name gets its own."""
+    if hit.arg_node is not None:
+        return hit.mod.code(hit.arg_node, (hit.stmt, hit.call))
+    if hit.via is None:
+        return LENGTHS
+    callee, name = hit.via
+    inner = described(callee, quoted)
+    if inner == LENGTHS:
+        return LENGTHS
+    return f"{inner}` in `{name}" if quoted else f"{inner} in {name}"
 
 
 def limit_diagnostic(hit: SinkHit, cut: str) -> Diagnostic:

@@ -196,8 +196,12 @@ class Calls:
                     val = self.substitute(
                         lens[1].then(sink_step), key, site, 0, keep_unresolved=True
                     )
+                    via = None
+                    if shown is None:
+                        own = SinkHit(ref.spec, key.mod, stmt, inner, lens[0], lens[1], key)
+                        via = (own, key.name)
                     frame.summary.hits.append(
-                        SinkHit(ref.spec, frame.mod, frame.stmt, node, shown, val, frame.key)
+                        SinkHit(ref.spec, frame.mod, frame.stmt, node, shown, val, frame.key, via)
                     )
 
     def sink_argument(
@@ -436,8 +440,9 @@ class Calls:
                     val = self.substitute(
                         hit.val, key, through, 0, keep_unresolved=True, params_only=True
                     )
+                    via = (hit, key.name) if shown is None else None
                     frame.summary.hits.append(
-                        SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, val, frame.key)
+                        SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, val, frame.key, via)
                     )
             self.take_field_writes(frame, node, key, summary, site)
             # What the callee wrote into its arguments flows back into the caller's names.
@@ -689,8 +694,9 @@ class Calls:
                 Trace(t.origin, t.steps[:-1] + (call_step,) + t.steps[-1:]) for t in hit.val.traces
             ]
             shown = bound_nodes.get(hit.arg_node.value) if type(hit.arg_node) is cst.Name else None
+            via = (hit, "<lambda>") if shown is None else None
             frame.summary.hits.append(
-                SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key)
+                SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key, via)
             )
         return result
 

@@ -171,6 +171,10 @@ class SinkHit:
     arg_node: cst.BaseExpression | None
     val: Val
     func: FuncKey
+    # Where no argument of this call carries the lengths (a closure's free name, a
+    # ``**kwargs`` dict, a partial's bound argument): the callee's own sink call and the
+    # callee's name, which the message shows instead.
+    via: tuple[SinkHit, str] | None = None
 
 
 @dataclass(eq=False)
