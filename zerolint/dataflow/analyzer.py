@@ -109,10 +109,12 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         # The torch / numpy signature table, with the names the rules declare.
         self.library = library_for(self.names)
         # The methods a call reads as a tensor's before looking at the receiver. Not a
-        # container's (`append`): an object of the project may have a method of that name,
-        # and a call nothing else resolves falls back to the table anyway (Calls.call).
+        # container's (`append`, `get`): an object of the project may have a method of that
+        # name, and a call nothing else resolves falls back to the table anyway (Calls.call).
         self.tensor_methods = frozenset(
-            m for m, sig in self.library.methods.items() if sig.effect is not LibEffect.COLLECT
+            m
+            for m, sig in self.library.methods.items()
+            if sig.effect not in (LibEffect.COLLECT, LibEffect.MAPPING)
         ) | self.names.get("empty_rows_methods", frozenset())
         self.whole_program = whole_program
         # Seconds spent interpreting each module's functions, its callees' and any parse

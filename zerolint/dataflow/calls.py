@@ -354,7 +354,7 @@ class Calls:
                     )
                     trace = trace.then(step)
             out.append(trace)
-        return Val(out, val.refs, elements)
+        return Val(out, val.refs, elements, val.keys)
 
     def bind_args(
         self, key: FuncKey, ref: FuncRef, args: list[tuple[cst.Arg, Val]]

@@ -30,6 +30,7 @@ from zerolint.dataflow.syntax import (
     operand,
     slice_bounds,
     slice_cell,
+    string_value,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -481,7 +482,7 @@ class Expressions:
                 t.then(step) if not t.concrete or t.steps[0].op.kind == OpKind.ROWS else t
                 for t in val.traces
             }
-            return Val(traces | {rows}, val.refs, val.elements)
+            return Val(traces | {rows}, val.refs, val.elements, val.keys)
         return self.eval_subscript(frame, node)
 
     def rows_source(self, frame: Frame, node: cst.Subscript) -> Trace | None:
@@ -546,13 +547,16 @@ class Expressions:
                 )
             )
         if base.elements is not None:
-            idx = (
-                int_value(node.slice[0].slice.value)
-                if type(node.slice[0].slice) is cst.Index
-                else None
-            )
-            if idx is not None and -len(base.elements) <= idx < len(base.elements):
-                return base.elements[idx]
+            index = node.slice[0].slice.value if type(node.slice[0].slice) is cst.Index else None
+            if base.keys is not None:  # a dict written out: d["seq_lens"]
+                name = string_value(index)
+                found = base.at_key(name) if name is not None else None
+                if found is not None:
+                    return found
+            else:
+                idx = int_value(index)
+                if idx is not None and -len(base.elements) <= idx < len(base.elements):
+                    return base.elements[idx]
         return Val(
             traces,
             [r for r in base.refs if isinstance(r, (SinkRef, FuncRef, LambdaRef, PendingRef))],
@@ -569,12 +573,23 @@ class Expressions:
         return join_all(self.eval(frame, el.value) for el in node.elements).only_traces()
 
     def eval_Dict(self, frame: Frame, node: cst.Dict) -> Val:
+        """The join of the values; for a dict whose keys are all string literals, also each
+        key's value (the last one written), so that ``d["seq_lens"]`` reads only its own."""
         vals = [
             self.eval(frame, el.value)
             for el in node.elements
             if isinstance(el, (cst.DictElement, cst.StarredDictElement))
         ]
-        return join_all(vals)
+        joined = join_all(vals)
+        by_key: dict[str, Val] = {}
+        for el, val in zip(node.elements, vals):
+            key = string_value(el.key) if type(el) is cst.DictElement else None
+            if key is None:
+                return joined
+            by_key[key] = val
+        if not by_key:
+            return joined
+        return Val(joined.traces, joined.refs, tuple(by_key.values()), tuple(by_key))
 
     def eval_StarredElement(self, frame: Frame, node: cst.StarredElement) -> Val:
         return self.eval(frame, node.value)

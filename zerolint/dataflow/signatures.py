@@ -56,6 +56,7 @@ class LibEffect(Enum):
     TL_STORE = "tl_store"  # triton.language.store(ptr + offs, v): v written into that tensor
     COLLECT = "collect"  # xs.append(v), xs.extend(vs): v joins what the container holds
     CAST = "cast"  # typing.cast(T, v): v, an instance of T
+    MAPPING = "mapping"  # d.get(k), d.values(), d.items(): what the dict holds (at k)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +181,8 @@ def _methods() -> dict[str, Signature]:
     table |= _rows(LibEffect.TRUNCATION, TRUNCATION_METHODS, ("dtype",))
     table |= _rows(LibEffect.COLLECT, ("append", "extend", "appendleft"), ("value",))
     table |= _rows(LibEffect.COLLECT, ("insert",), ("index", "value"))
+    table |= _rows(LibEffect.MAPPING, ("get", "pop", "setdefault"), ("key", "default"))
+    table |= _rows(LibEffect.MAPPING, ("values", "items"), ())
     return table
 
 

@@ -117,7 +117,7 @@ class Statements:
                     Op(OpKind.GUARD, guards.text(guards.ROWS, op, k)),
                     f"guard: rows of {name} {op} {k}",
                 )
-                frame.state[name] = Val(val.then(step).traces, val.refs, val.elements)
+                frame.state[name] = Val(val.then(step).traces, val.refs, val.elements, val.keys)
 
     def exec_For(self, frame: Frame, stmt: cst.For) -> None:
         self.exec_loop(frame, stmt)
@@ -330,12 +330,12 @@ class Statements:
         # val.then(step), keeping val's elements as they are.
         if val.traces:
             step = self.step(frame, None, "flow")
-            flowed = Val([t.then(step) for t in val.traces], val.refs, val.elements)
+            flowed = Val([t.then(step) for t in val.traces], val.refs, val.elements, val.keys)
         else:
-            flowed = Val((), val.refs, val.elements)
+            flowed = Val((), val.refs, val.elements, val.keys)
         if type(target) is cst.Subscript:
             # A buffer keeps its own rows: what is written into it brings no row count.
-            flowed = Val(without_row_counts(flowed.traces), flowed.refs, val.elements)
+            flowed = Val(without_row_counts(flowed.traces), flowed.refs, val.elements, val.keys)
         if frame.guards and (kind is cst.Name or kind is cst.Attribute):
             written = dotted(target)
             if type(target) is cst.Attribute and (written or "").startswith("self."):
@@ -483,7 +483,7 @@ class Statements:
                 traces.append(Trace(None, (step,)))
             else:
                 traces.append(t)
-        return Val(traces, current.refs, current.elements)
+        return Val(traces, current.refs, current.elements, current.keys)
 
     def record_write(self, frame: Frame, key: str, val: Val) -> None:
         if key.startswith("self.") and key.count(".") == 1 and frame.key.cls is not None:

@@ -397,7 +397,7 @@ class TorchModel:
                 extra.append(InstRef(r.cls))
             elif isinstance(r, LazyRef):
                 extra.append(InstRef(r.qual))
-        return Val(val.traces, [*val.refs, *extra], val.elements) if extra else val
+        return Val(val.traces, [*val.refs, *extra], val.elements, val.keys) if extra else val
 
     def call_partial(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -914,6 +914,30 @@ class TorchModel:
         if val.traces or val.refs:
             self.write(frame, target, Val(val.traces, val.refs), strong=False, in_place=True)
         return EMPTY
+
+    def method_mapping(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        """``d.get(k)`` (``pop``, ``setdefault``): the value at ``k`` of a dict written out
+        with string keys, else all it holds, or the default; ``d.values()`` and
+        ``d.items()``: containers whose elements a loop goes over (``for fn in
+        table.values()`` calls each kernel the table holds). Nothing for a receiver that
+        holds nothing (``config.get("x")``): the call is then read as any other."""
+        if recv.empty and recv.elements is None:
+            return None
+        held = Val(recv.traces, recv.refs)
+        values = recv.elements if recv.keys is not None else (held,)
+        if method == "values":
+            return Val(recv.traces, recv.refs, values)
+        if method == "items":
+            pairs = tuple(Val(v.traces, v.refs, (EMPTY, v)) for v in values)
+            return Val(recv.traces, recv.refs, pairs)
+        key = string_value(b["key"][0].value) if "key" in b else None
+        found = recv.at_key(key) if key is not None else None
+        out = found if found is not None else held
+        if "default" in b and found is None:
+            out = out.join(b["default"][1])
+        return out
 
     def method_reduce(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target

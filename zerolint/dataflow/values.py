@@ -348,13 +348,18 @@ def in_order(refs: Iterable[Ref]) -> list[Ref]:
 
 
 class Val:
-    __slots__ = ("elements", "refs", "traces")
+    """What an expression may hold: the traces of lengths it carries, the callables and
+    objects it refers to, and, where they are known, its elements (a tuple or a list
+    written out) with, for a dict written out with string keys, the key of each."""
+
+    __slots__ = ("elements", "keys", "refs", "traces")
 
     def __init__(
         self,
         traces: Iterable[Trace] = (),
         refs: Iterable[Ref] = (),
         elements: tuple[Val, ...] | None = None,
+        keys: tuple[str, ...] | None = None,
     ) -> None:
         ts = frozenset(traces)
         if len(ts) > MAX_TRACES:
@@ -363,6 +368,7 @@ class Val:
         self.traces = ts
         self.refs = frozenset(refs)
         self.elements = elements
+        self.keys = keys if elements is not None else None
 
     @property
     def empty(self) -> bool:
@@ -380,21 +386,43 @@ class Val:
             and len(self.elements) == len(other.elements)
         ):
             elements = tuple(a.join(b) for a, b in zip(self.elements, other.elements))
-        return Val(self.traces | other.traces, self.refs | other.refs, elements)
+        keys = self.keys if elements is not None and self.keys == other.keys else None
+        return Val(self.traces | other.traces, self.refs | other.refs, elements, keys)
 
     def then(self, step: RawStep) -> Val:
         elements = None if self.elements is None else tuple(e.then(step) for e in self.elements)
         if not self.traces:
-            return Val((), self.refs, elements)
-        return Val((t.then(step) for t in self.traces), self.refs, elements)
+            return Val((), self.refs, elements, self.keys)
+        return Val((t.then(step) for t in self.traces), self.refs, elements, self.keys)
 
     def iterated(self) -> Val:
         """What a loop over the value binds: its traces, and where its elements are known
         (a tuple or a list written out, ``for fn in (kernel_a, kernel_b)``) what they refer
-        to; not what the container itself refers to."""
+        to; not what the container itself refers to. A dict written out gives its keys:
+        nothing to follow. Where every element is a pair (``d.items()``, ``[(a, b), ...]``)
+        the loop's target unpacks their joined parts."""
+        if self.keys is not None:
+            return EMPTY  # the keys: strings
         if self.elements is None:
             return self.only_traces()
-        return Val(self.traces, [r for e in self.elements for r in e.refs])
+        refs = [r for e in self.elements for r in e.refs]
+        parts = {len(e.elements) if e.elements is not None else None for e in self.elements}
+        if len(parts) == 1 and None not in parts and self.elements:
+            joined = join_all(e.only_parts() for e in self.elements)
+            return Val(self.traces, refs, joined.elements)
+        return Val(self.traces, refs)
+
+    def only_parts(self) -> Val:
+        """The value less its own traces and refs: what its elements hold (for a join that
+        keeps only them)."""
+        return Val((), (), self.elements)
+
+    def at_key(self, key: str) -> Val | None:
+        """The value at ``key`` of a dict written out with string keys; None where the
+        keys are not known or ``key`` is not one of them."""
+        if self.keys is None or self.elements is None or key not in self.keys:
+            return None
+        return self.elements[self.keys.index(key)]
 
     def only_traces(self) -> Val:
         return Val(self.traces)
