@@ -399,7 +399,7 @@ class Engine:
             expr=expr, sink=hit.spec.function, argument=hit.spec.argument_text()
         )
         if sinks_by_qual is not None and type(hit.call.func) is cst.Name:
-            kernel = {qual: None for qual, specs in sinks_by_qual.items() if hit.spec in specs}
+            kernel = {qual for qual, specs in sinks_by_qual.items() if hit.spec in specs}
             note = callee_note(hit.mod, hit.func.node, hit.stmt, hit.call, kernel)
             if note is not None:
                 message += f" ({note})"

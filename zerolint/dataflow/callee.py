@@ -10,7 +10,7 @@ the calling function (else at module level) before the call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -36,12 +36,12 @@ def callee_note(
     func: cst.FunctionDef | None,
     stmt: cst.CSTNode,
     call: cst.Call,
-    is_kernel: dict[str, object],
+    kernel_quals: Collection[str],
 ) -> str | None:
     """``(`fn` is `deep_gemm.fn` only where `flag` is false, line 12; otherwise `other`)``
     for a call ``fn(...)`` whose name is imported as the kernel (a qualified name in
-    ``is_kernel``) in one arm and bound to something else in another; None for any other
-    call."""
+    ``kernel_quals``) in one arm and bound to something else in another; None for any
+    other call."""
     if type(call.func) is not cst.Name:
         return None
     name = call.func.value
@@ -54,8 +54,8 @@ def callee_note(
             return None
         # Not bound in the function: the module's binding (imports run first).
         bindings, at_call = _bindings_before(mod, mod.module.body, name, None) or ([], ())
-    kernel = [b for b in bindings if b.qual is not None and b.qual in is_kernel]
-    others = [b for b in bindings if b.qual is None or b.qual not in is_kernel]
+    kernel = [b for b in bindings if b.qual is not None and b.qual in kernel_quals]
+    others = [b for b in bindings if b.qual is None or b.qual not in kernel_quals]
     if len(kernel) != 1 or not others:
         return None
     (binding,) = kernel
@@ -91,7 +91,7 @@ def _params(func: cst.FunctionDef) -> Iterator[cst.Param]:
 
 def _bindings_before(
     mod: ModuleInfo,
-    body: tuple[cst.CSTNode, ...] | list[cst.CSTNode],
+    body: Sequence[cst.CSTNode],
     name: str,
     target: cst.CSTNode | None,
 ) -> tuple[list[Binding], tuple[Condition, ...]] | None:
@@ -101,8 +101,8 @@ def _bindings_before(
     out: list[Binding] = []
     found: list[tuple[Condition, ...]] = []
 
-    def walk(stmts: object, conditions: tuple[Condition, ...]) -> bool:
-        for stmt in stmts:  # type: ignore[attr-defined]
+    def walk(stmts: Sequence[cst.CSTNode], conditions: tuple[Condition, ...]) -> bool:
+        for stmt in stmts:
             if stmt is target:
                 found.append(conditions)
                 return True
@@ -141,7 +141,7 @@ def _bindings_before(
     return out, (found[0] if found else ())
 
 
-def _blocks(stmt: cst.CSTNode) -> Iterator[object]:
+def _blocks(stmt: cst.CSTNode) -> Iterator[Sequence[cst.CSTNode]]:
     """The statement lists of a compound statement other than ``if`` (in source order)."""
     for part in ("body", "handlers", "orelse", "finalbody", "cases"):
         value = getattr(stmt, part, None)
