@@ -57,6 +57,7 @@ class LibEffect(Enum):
     COLLECT = "collect"  # xs.append(v), xs.extend(vs): v joins what the container holds
     CAST = "cast"  # typing.cast(T, v): v, an instance of T
     MAPPING = "mapping"  # d.get(k), d.values(), d.items(): what the dict holds (at k)
+    WRAP = "wrap"  # torch.compile(fn), torch.compiler.disable(fn): fn, called the same way
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,7 @@ def _functions() -> dict[str, Signature]:
     table |= _rows(LibEffect.IMPORT, ("importlib.import_module", "__import__"), ("name",))
     table |= _rows(LibEffect.ATTRIBUTE, ("getattr",), ("object", "name", "default"))
     table |= _rows(LibEffect.CAST, ("typing.cast",), ("typ", "val"))
+    table |= _rows(LibEffect.WRAP, WRAPPING_FUNCTIONS, ("fn",))
     table |= _rows(LibEffect.MASK, ("torch.where",), ("condition", "input", "other"))
     table |= _rows(LibEffect.VIEW, VIEW_FUNCTIONS, ("input",))
     table |= _rows(LibEffect.CONCAT, CONCAT_FUNCTIONS)
@@ -185,6 +187,18 @@ def _methods() -> dict[str, Signature]:
     table |= _rows(LibEffect.MAPPING, ("values", "items"), ())
     return table
 
+
+WRAPPING_FUNCTIONS = (
+    "torch.compile",
+    "torch.compiler.disable",
+    "torch._dynamo.disable",
+    "torch.jit.ignore",
+    "torch.jit.unused",
+    "functools.cache",
+    "functools.lru_cache",
+)
+"""Calls that give back the function they are given, wrapped: calling what they return
+calls it with the same arguments (``self.kernel = torch.compiler.disable(kernel)``)."""
 
 REDUCTION_FUNCTIONS = (
     "torch.sum",

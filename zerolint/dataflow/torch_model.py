@@ -399,6 +399,15 @@ class TorchModel:
                 extra.append(InstRef(r.qual))
         return Val(val.traces, [*val.refs, *extra], val.elements, val.keys) if extra else val
 
+    def call_wrap(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``torch.compiler.disable(fn)``, ``torch.compile(fn)``, ``functools.lru_cache(fn)``:
+        what ``fn`` refers to (a call of the result calls it). Given no function
+        (``functools.lru_cache(maxsize=8)``, a decorator factory): nothing."""
+        fn = sig.bind(args).get("fn")
+        return Val((), fn[1].refs) if fn is not None else EMPTY
+
     def call_partial(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
