@@ -23,6 +23,7 @@ from zerolint.dataflow.values import (
     ClassRef,
     EffectOrigin,
     FieldOrigin,
+    FuncRef,
     GlobalOrigin,
     InstRef,
     LazyRef,
@@ -35,6 +36,7 @@ from zerolint.dataflow.values import (
     Val,
     in_order,
     is_object_read,
+    join_all,
 )
 from zerolint.model import Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
@@ -131,7 +133,8 @@ class Resolution:
             vals: list[Val] = []
             if isinstance(origin, CallOrigin):
                 if self.bind_site(origin.site):
-                    vals.append(self.summary(origin.site.callee).returns)  # type: ignore[arg-type]
+                    returns = self.summary(origin.site.callee).returns  # type: ignore[arg-type]
+                    vals.append(closures_bound(returns, origin.site))
             elif isinstance(origin, FieldOrigin):
                 vals += self.field_values(origin.cls, origin.attr)
             elif isinstance(origin, GlobalOrigin):
@@ -461,3 +464,30 @@ class Resolution:
 def _private(key: FuncKey) -> bool:
     name = key.node.name.value if key.node is not None else ""
     return name.startswith("_") and not name.endswith("__")
+
+
+def closures_bound(val: Val, site: CallSite) -> Val:
+    """``val`` (what a call gives back) with the closures it holds bound to this call's
+    arguments: a decorator's ``inner`` keeps its parameter ``fn`` (``Statements.
+    with_closures``), which is the function this call passed (``logged(kernel)``)."""
+    if not any(isinstance(r, FuncRef) and r.bound_kw for r in val.refs):
+        return val
+    refs: list[Ref] = []
+    for r in val.refs:
+        if isinstance(r, FuncRef) and r.bound_kw:
+            held = tuple((name, _argument(v, site)) for name, v in r.bound_kw)
+            r = FuncRef(r.key, r.self_val, r.bound, held)
+        refs.append(r)
+    return Val(val.traces, refs, val.elements, val.keys)
+
+
+def _argument(val: Val, site: CallSite) -> Val:
+    """What a parameter of the call's callee that ``val`` only carries is at this call."""
+    if val.refs or not val.traces:
+        return val
+    names = set()
+    for t in val.traces:
+        if not isinstance(t.origin, ParamOrigin) or t.origin.func is not site.callee or t.steps:
+            return val
+        names.add(t.origin.name)
+    return join_all(site.args.get(name, EMPTY) for name in sorted(names))

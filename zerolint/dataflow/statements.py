@@ -37,6 +37,7 @@ from zerolint.dataflow.values import (
     Effect,
     FuncRef,
     RawStep,
+    Ref,
     Trace,
     Val,
     without_row_counts,
@@ -245,7 +246,23 @@ class Statements:
         """``val`` is among what the function gives its caller (``return``, ``yield``).
         It was made where the path conditions hold (`if n == 0: raise` before `return
         x[:n]`): the caller's path carries them."""
+        val = self.with_closures(frame, val)
         frame.returns.append(self.guarded(frame, val).then(self.step(frame, stmt, "return")))
+
+    def with_closures(self, frame: Frame, val: Val) -> Val:
+        """A function defined here and handed back (a decorator's ``return inner``) keeps
+        what the names of its closure hold here: a call of it elsewhere binds them as
+        arguments (``k = logged(kernel)``, then ``k(lens)`` calls ``kernel(lens)``)."""
+        if not any(isinstance(r, FuncRef) and self.closure_names(r.key) for r in val.refs):
+            return val
+        refs: list[Ref] = []
+        for r in val.refs:
+            names = self.closure_names(r.key) if isinstance(r, FuncRef) else ()
+            if names and self.encloses(frame, r.key):
+                held = tuple((n, self.read_name(frame, n)) for n in names)
+                r = FuncRef(r.key, r.self_val, r.bound, r.bound_kw + held)
+            refs.append(r)
+        return Val(val.traces, refs, val.elements, val.keys)
 
     def exec_Raise(self, frame: Frame, stmt: cst.Raise) -> None:
         frame.dead = True
