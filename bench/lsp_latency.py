@@ -1,9 +1,13 @@
 """How fast does `zerolint server` answer an edit, against `ruff server` in the same run.
 
 Tree: the ``vllm/`` package of the vLLM 0.33.0 wheel from PyPI (3,231 files), unpacked into
-a scratch copy. A real server process is started in it with a real LSP client over stdio
-(``devtools/lsp_client.py``); the client opens ``vllm/v1/attention/backends/mla/indexer.py``
-and waits for its first diagnostics: the server has then indexed the tree. Then it sends
+a scratch copy (``--tree sglang==0.5.23``: SGLang's ``sglang/``, 4,719 files; with
+``--namespace-packages``, a ``pyproject.toml`` there sets ``namespace-packages`` to the
+package, as the README's "Configuration" says SGLang needs). A real server process is
+started in it with a real LSP client over stdio (``devtools/lsp_client.py``); the client
+opens the file that calls the kernel (``vllm/v1/attention/backends/mla/indexer.py``,
+``sglang/srt/layers/attention/deepseek_v4_backend.py``) and waits for its first
+diagnostics: the server has then indexed the tree. Then it sends
 ``--edits`` didChange notifications, each inserting or removing a comment line in the
 middle of the file (so every line below moves and every path is rebuilt), and times each
 from the notification to the diagnostics of that version. ``ruff server`` gets the same
@@ -17,6 +21,7 @@ server analyses such an edit at once, so the debounce is not in these times. A c
 of the analyses' garbage forced after a few edits without a pause is (the worst times).
 
     python bench/lsp_latency.py [--edits 20] [--vllm 0.33.0] [--debounce-ms 50]
+    python bench/lsp_latency.py --tree sglang==0.5.23 [--namespace-packages]
 """
 
 from __future__ import annotations
@@ -34,9 +39,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from devtools.lsp_client import Client
-from devtools.wheels import vllm_tree
+from devtools.wheels import HOOK_FILE, serving_tree
 
-INDEXER = "vllm/v1/attention/backends/mla/indexer.py"
 TARGET_S = 0.200
 
 
@@ -61,10 +65,10 @@ def edited(text: str, i: int) -> str:
 
 
 async def session(
-    tree: Path, command: list[str] | None, args: tuple[str, ...], edits: int
+    tree: Path, edited_file: str, command: list[str] | None, args: tuple[str, ...], edits: int
 ) -> dict[str, float | list[float]]:
     client = Client(tree, *args, command=command)
-    path = tree / INDEXER
+    path = tree / edited_file
     text = path.read_text()
     start = time.perf_counter()
     await client.start(answer_timeout=None if command is None else 10)
@@ -109,23 +113,39 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--vllm", default="0.33.0", help="the vLLM release whose tree is used")
+    parser.add_argument(
+        "--tree", default=None, help="a serving wheel instead: vllm==X or sglang==X"
+    )
+    parser.add_argument(
+        "--namespace-packages",
+        action="store_true",
+        help="set `namespace-packages` to the package in the tree's pyproject.toml",
+    )
     parser.add_argument("--debounce-ms", type=int, default=50)
     args = parser.parse_args()
 
-    source = vllm_tree(args.vllm)
+    requirement = args.tree or f"vllm=={args.vllm}"
+    source, package = serving_tree(requirement)
+    edited_file = HOOK_FILE[package]
     scratch = Path(tempfile.mkdtemp(prefix="zerolint-lsp-bench-"))
     tree = scratch / "tree"
-    shutil.copytree(source / "vllm", tree / "vllm")
+    shutil.copytree(source / package, tree / package)
+    if args.namespace_packages:
+        setting = f'[tool.zerolint]\nnamespace-packages = ["{package}"]\n'
+        (tree / "pyproject.toml").write_text(setting)
     files = sum(1 for _ in tree.rglob("*.py"))
-    print(f"vLLM {args.vllm} tree: {files} files; editing {INDEXER} {args.edits} times")
+    shown = requirement + (" (namespace-packages)" if args.namespace_packages else "")
+    print(f"{shown} tree: {files} files; editing {edited_file} {args.edits} times")
     try:
-        zl = asyncio.run(session(tree, None, ("--debounce-ms", str(args.debounce_ms)), args.edits))
+        zl = asyncio.run(
+            session(tree, edited_file, None, ("--debounce-ms", str(args.debounce_ms)), args.edits)
+        )
         report_zerolint(zl, args.debounce_ms)
         ruff = ruff_command()
         # pygls cannot validate ruff's notebook selector in its initialize result; the
         # session goes on without that result, and the error it logs is not ours to show.
         logging.getLogger("pygls").setLevel(logging.CRITICAL)
-        peer = asyncio.run(session(tree, ruff, (), args.edits)) if ruff else None
+        peer = asyncio.run(session(tree, edited_file, ruff, (), args.edits)) if ruff else None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
