@@ -56,7 +56,7 @@ class LibEffect(Enum):
     TL_STORE = "tl_store"  # triton.language.store(ptr + offs, v): v written into that tensor
     COLLECT = "collect"  # xs.append(v), xs.extend(vs): v joins what the container holds
     CAST = "cast"  # typing.cast(T, v): v, an instance of T
-    MAPPING = "mapping"  # d.get(k), d.values(), d.items(): what the dict holds (at k)
+    MAPPING = "mapping"  # dict(k=v), d.get(k), d.items(), d.update(e): a dict's values (at k)
     WRAP = "wrap"  # torch.compile(fn), torch.compiler.disable(fn): fn, called the same way
 
 
@@ -129,6 +129,7 @@ def _functions() -> dict[str, Signature]:
     table |= _rows(LibEffect.ATTRIBUTE, ("getattr",), ("object", "name", "default"))
     table |= _rows(LibEffect.CAST, ("typing.cast",), ("typ", "val"))
     table |= _rows(LibEffect.WRAP, WRAPPING_FUNCTIONS, ("fn",))
+    table |= _rows(LibEffect.MAPPING, ("dict",), ("mapping",))
     table |= _rows(LibEffect.MASK, ("torch.where",), ("condition", "input", "other"))
     table |= _rows(LibEffect.VIEW, VIEW_FUNCTIONS, ("input",))
     table |= _rows(LibEffect.CONCAT, CONCAT_FUNCTIONS)
@@ -185,6 +186,7 @@ def _methods() -> dict[str, Signature]:
     table |= _rows(LibEffect.COLLECT, ("insert",), ("index", "value"))
     table |= _rows(LibEffect.MAPPING, ("get", "pop", "setdefault"), ("key", "default"))
     table |= _rows(LibEffect.MAPPING, ("values", "items"), ())
+    table |= _rows(LibEffect.MAPPING, ("update",), ("other",))
     return table
 
 

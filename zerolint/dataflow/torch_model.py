@@ -399,6 +399,23 @@ class TorchModel:
                 extra.append(InstRef(r.qual))
         return Val(val.traces, [*val.refs, *extra], val.elements, val.keys) if extra else val
 
+    def call_mapping(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``dict(raw=a, clamped=b)``: a dict written out with those keys, as ``{"raw": a,
+        "clamped": b}``; ``dict(other)`` or ``dict(other, k=v)``: what they all hold."""
+        if any(a.star for a, _ in args):
+            return join_all(v for _, v in args).only_traces_and_refs()
+        keywords = [(a.keyword.value, v) for a, v in args if a.keyword is not None]
+        positional = [v for a, v in args if a.keyword is None]
+        if positional:
+            return join_all([*positional, *(v for _, v in keywords)]).only_traces_and_refs()
+        by_key = dict(keywords)
+        joined = join_all(by_key.values())
+        if not by_key:
+            return EMPTY
+        return Val(joined.traces, joined.refs, tuple(by_key.values()), tuple(by_key))
+
     def call_wrap(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
@@ -932,6 +949,14 @@ class TorchModel:
         ``d.items()``: containers whose elements a loop goes over (``for fn in
         table.values()`` calls each kernel the table holds). Nothing for a receiver that
         holds nothing (``config.get("x")``): the call is then read as any other."""
+        if method in ("update", "setdefault") and target is not None and base_key(target):
+            # What it puts in: the dict is one value from here on (its keys are not known).
+            added = b.get("other") if method == "update" else b.get("default")
+            key = string_value(b["key"][0].value) if "key" in b else None
+            if added is not None and (method == "update" or recv.at_key(key or "") is None):
+                self.write(frame, target, added[1].only_traces_and_refs(), strong=False)
+            if method == "update":
+                return EMPTY
         if recv.empty and recv.elements is None:
             return None
         held = Val(recv.traces, recv.refs)

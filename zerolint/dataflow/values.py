@@ -412,6 +412,10 @@ class Val:
             return Val(self.traces, refs, joined.elements)
         return Val(self.traces, refs)
 
+    def only_traces_and_refs(self) -> Val:
+        """The value less what is known of its elements (and keys)."""
+        return Val(self.traces, self.refs)
+
     def only_parts(self) -> Val:
         """The value less its own traces and refs: what its elements hold (for a join that
         keeps only them)."""
