@@ -955,8 +955,8 @@ class TorchModel:
             key = string_value(b["key"][0].value) if "key" in b else None
             if added is not None and (method == "update" or recv.at_key(key or "") is None):
                 self.write(frame, target, added[1].only_traces_and_refs(), strong=False)
-            if method == "update":
-                return EMPTY
+        if method == "update":
+            return EMPTY  # it gives None
         if recv.empty and recv.elements is None:
             return None
         held = Val(recv.traces, recv.refs)
