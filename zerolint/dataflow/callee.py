@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from zerolint.dataflow.values import parameters
 from zerolint.project import ModuleInfo, fold_code, record_import
 
 Condition = tuple[cst.BaseExpression, bool]
@@ -50,7 +51,7 @@ def callee_note(
         return None
     bindings, at_call = found
     if func is not None and not bindings:
-        if any(p.name.value == name for p in _params(func)):
+        if any(p.name.value == name for p in parameters(func.params)):
             return None
         # Not bound in the function: the module's binding (imports run first).
         bindings, at_call = _bindings_before(mod, mod.module.body, name, None) or ([], ())
@@ -77,16 +78,6 @@ def callee_note(
     line = f", line {span[0]}" if span is not None else ""
     otherwise = ", ".join(dict.fromkeys(f"`{b.shown}`" for b in others))
     return f"`{name}` is `{binding.qual}` only where {where}{line}; otherwise {otherwise}"
-
-
-def _params(func: cst.FunctionDef) -> Iterator[cst.Param]:
-    params = func.params
-    yield from params.posonly_params
-    yield from params.params
-    yield from params.kwonly_params
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            yield star
 
 
 def _bindings_before(

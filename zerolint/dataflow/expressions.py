@@ -55,6 +55,7 @@ from zerolint.dataflow.values import (
     in_order,
     is_object_read,
     join_all,
+    keyed,
     without_row_counts,
 )
 from zerolint.model import IDENTITY, Op, OpKind
@@ -482,7 +483,7 @@ class Expressions:
                 t.then(step) if not t.concrete or t.steps[0].op.kind == OpKind.ROWS else t
                 for t in val.traces
             }
-            return Val(traces | {rows}, val.refs, val.elements, val.keys)
+            return val.with_traces(traces | {rows})
         return self.eval_subscript(frame, node)
 
     def rows_source(self, frame: Frame, node: cst.Subscript) -> Trace | None:
@@ -580,16 +581,13 @@ class Expressions:
             for el in node.elements
             if isinstance(el, (cst.DictElement, cst.StarredDictElement))
         ]
-        joined = join_all(vals)
         by_key: dict[str, Val] = {}
         for el, val in zip(node.elements, vals):
             key = string_value(el.key) if type(el) is cst.DictElement else None
             if key is None:
-                return joined
+                return join_all(vals)
             by_key[key] = val
-        if not by_key:
-            return joined
-        return Val(joined.traces, joined.refs, tuple(by_key.values()), tuple(by_key))
+        return keyed(by_key) if by_key else EMPTY
 
     def eval_StarredElement(self, frame: Frame, node: cst.StarredElement) -> Val:
         return self.eval(frame, node.value)

@@ -478,7 +478,7 @@ def closures_bound(val: Val, site: CallSite) -> Val:
             held = tuple((name, _argument(v, site)) for name, v in r.bound_kw)
             r = FuncRef(r.key, r.self_val, r.bound, held)
         refs.append(r)
-    return Val(val.traces, refs, val.elements, val.keys)
+    return val.with_refs(refs)
 
 
 def _argument(val: Val, site: CallSite) -> Val:

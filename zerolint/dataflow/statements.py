@@ -118,7 +118,7 @@ class Statements:
                     Op(OpKind.GUARD, guards.text(guards.ROWS, op, k)),
                     f"guard: rows of {name} {op} {k}",
                 )
-                frame.state[name] = Val(val.then(step).traces, val.refs, val.elements, val.keys)
+                frame.state[name] = val.with_traces(val.then(step).traces)
 
     def exec_For(self, frame: Frame, stmt: cst.For) -> None:
         self.exec_loop(frame, stmt)
@@ -262,7 +262,7 @@ class Statements:
                 held = tuple((n, self.read_name(frame, n)) for n in names)
                 r = FuncRef(r.key, r.self_val, r.bound, r.bound_kw + held)
             refs.append(r)
-        return Val(val.traces, refs, val.elements, val.keys)
+        return val.with_refs(refs)
 
     def exec_Raise(self, frame: Frame, stmt: cst.Raise) -> None:
         frame.dead = True
@@ -347,12 +347,12 @@ class Statements:
         # val.then(step), keeping val's elements as they are.
         if val.traces:
             step = self.step(frame, None, "flow")
-            flowed = Val([t.then(step) for t in val.traces], val.refs, val.elements, val.keys)
+            flowed = val.with_traces([t.then(step) for t in val.traces])
         else:
-            flowed = Val((), val.refs, val.elements, val.keys)
+            flowed = val.with_traces(())
         if type(target) is cst.Subscript:
             # A buffer keeps its own rows: what is written into it brings no row count.
-            flowed = Val(without_row_counts(flowed.traces), flowed.refs, val.elements, val.keys)
+            flowed = flowed.with_traces(without_row_counts(flowed.traces))
         if frame.guards and (kind is cst.Name or kind is cst.Attribute):
             written = dotted(target)
             if type(target) is cst.Attribute and (written or "").startswith("self."):
@@ -500,7 +500,7 @@ class Statements:
                 traces.append(Trace(None, (step,)))
             else:
                 traces.append(t)
-        return Val(traces, current.refs, current.elements, current.keys)
+        return current.with_traces(traces)
 
     def record_write(self, frame: Frame, key: str, val: Val) -> None:
         if key.startswith("self.") and key.count(".") == 1 and frame.key.cls is not None:

@@ -42,6 +42,7 @@ from zerolint.dataflow.values import (
     Val,
     in_order,
     join_all,
+    keyed,
 )
 from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
 from zerolint.project import resolve_relative
@@ -397,7 +398,7 @@ class TorchModel:
                 extra.append(InstRef(r.cls))
             elif isinstance(r, LazyRef):
                 extra.append(InstRef(r.qual))
-        return Val(val.traces, [*val.refs, *extra], val.elements, val.keys) if extra else val
+        return val.with_refs([*val.refs, *extra]) if extra else val
 
     def call_mapping(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -410,11 +411,7 @@ class TorchModel:
         positional = [v for a, v in args if a.keyword is None]
         if positional:
             return join_all([*positional, *(v for _, v in keywords)]).only_traces_and_refs()
-        by_key = dict(keywords)
-        joined = join_all(by_key.values())
-        if not by_key:
-            return EMPTY
-        return Val(joined.traces, joined.refs, tuple(by_key.values()), tuple(by_key))
+        return keyed(dict(keywords)) if keywords else EMPTY
 
     def call_wrap(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -949,24 +946,23 @@ class TorchModel:
         ``d.items()``: containers whose elements a loop goes over (``for fn in
         table.values()`` calls each kernel the table holds). Nothing for a receiver that
         holds nothing (``config.get("x")``): the call is then read as any other."""
+        key = string_value(b["key"][0].value) if "key" in b else None
         if method in ("update", "setdefault") and target is not None and base_key(target):
             # What it puts in: the dict is one value from here on (its keys are not known).
             added = b.get("other") if method == "update" else b.get("default")
-            key = string_value(b["key"][0].value) if "key" in b else None
             if added is not None and (method == "update" or recv.at_key(key or "") is None):
                 self.write(frame, target, added[1].only_traces_and_refs(), strong=False)
         if method == "update":
             return EMPTY  # it gives None
         if recv.empty and recv.elements is None:
             return None
-        held = Val(recv.traces, recv.refs)
+        held = recv.only_traces_and_refs()
         values = recv.elements if recv.keys is not None else (held,)
         if method == "values":
             return Val(recv.traces, recv.refs, values)
         if method == "items":
             pairs = tuple(Val(v.traces, v.refs, (EMPTY, v)) for v in values)
             return Val(recv.traces, recv.refs, pairs)
-        key = string_value(b["key"][0].value) if "key" in b else None
         found = recv.at_key(key) if key is not None else None
         out = found if found is not None else held
         if "default" in b and found is None:

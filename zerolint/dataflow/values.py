@@ -412,6 +412,14 @@ class Val:
             return Val(self.traces, refs, joined.elements)
         return Val(self.traces, refs)
 
+    def with_traces(self, traces: Iterable[Trace]) -> Val:
+        """The same container (refs, elements, keys) carrying ``traces`` instead."""
+        return Val(traces, self.refs, self.elements, self.keys)
+
+    def with_refs(self, refs: Iterable[Ref]) -> Val:
+        """The same value (traces, elements, keys) referring to ``refs`` instead."""
+        return Val(self.traces, refs, self.elements, self.keys)
+
     def only_traces_and_refs(self) -> Val:
         """The value less what is known of its elements (and keys)."""
         return Val(self.traces, self.refs)
@@ -458,6 +466,13 @@ def join_all(vals: Iterable[Val]) -> Val:
     for v in vals:
         out = out.join(v)
     return out
+
+
+def keyed(by_key: dict[str, Val]) -> Val:
+    """A dict written out with string keys (``{"raw": a}``, ``dict(raw=a)``): what all its
+    values hold, and each key's value."""
+    joined = join_all(by_key.values())
+    return Val(joined.traces, joined.refs, tuple(by_key.values()), tuple(by_key))
 
 
 def is_object_read(trace: Trace) -> bool:
