@@ -19,6 +19,7 @@ import pytest
 
 from runtime_guard import reference
 from runtime_guard._sm90 import cases, render, tally
+from runtime_guard._sm90 import sglang as sglang_section
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 REPORT = DOCS / "sm90-report.json"
@@ -31,6 +32,7 @@ SECTIONS = (
     "semantics",
     "cost",
     "empty_batch",
+    "sglang",
 )
 SHA256 = re.compile(r"[0-9a-f]{64}")
 REPO = DOCS.parent
@@ -85,7 +87,9 @@ def test_hashes_are_sha256_digests(report: Row) -> None:
     assert all(path.startswith("runtime_guard/") for path in sources)
     pieces = report["pieces"]
     digests = [*sources.values(), report["extension"]["header_sha256"]]
-    digests += [pieces[role][key] for role in pieces for key in ("wheel_sha256", "header_sha256")]
+    digests += [pieces[role]["wheel_sha256"] for role in pieces]
+    digests += [pieces[role]["header_sha256"] for role in pieces if role != "sglang"]
+    digests += pieces["sglang"]["files_sha256"].values()
     assert all(SHA256.fullmatch(digest) for digest in digests)
 
 
@@ -333,3 +337,56 @@ def test_the_logits_kernel_after_the_guard_refuses_without_losing_the_context(
     logits = [r for r in report["empty_batch"]["rows"] if r["logits"]]
     assert logits and all("CUDA_ERROR_INVALID_VALUE" in r["logits_error"] for r in logits)
     assert all(r["context_survives"] is True for r in logits)
+
+
+# -- 8. SGLang's DeepSeek-V4 indexer schedule ------------------------------------------------------
+
+
+def test_sglangs_kernel_wrote_what_the_cpu_model_computes(report: Row) -> None:
+    """Each recorded table of SGLang's own kernel is the model's on the case's lengths,
+    rebuilt here from the case's name: the model, not only the GPU's comparison, is held."""
+    num_sms = report["environment"]["num_sms"]
+    rows = report["sglang"]["jit_rows"]
+    assert [r["case"] for r in rows] == [c["id"] for c in sglang_section.jit_cases()]
+    for row in rows:
+        lens = sglang_section.case_lens({"id": row["case"], "batch": row["batch"]})
+        model = sglang_section.jit_schedule(lens, num_sms)
+        assert (row["status"], row["digest"]) == ("ok", cases.schedule_digest(model)), row["case"]
+
+
+def test_the_sglang_capture_ran_every_decode_size_and_deep_gemm_faulted_on_the_multiples_of_32(
+    report: Row,
+) -> None:
+    num_sms = report["environment"]["num_sms"]
+    rows = report["sglang"]["rows"]
+    sizes = sglang_section.decode_capture_sizes(report["sglang"]["config"]["max_bs"])
+    for path in sglang_section.PATHS:
+        assert [r["size"] for r in rows if r["path"] == path] == sizes, path
+    faulted = {r["size"] for r in rows if r["status"] == "fault"}
+    assert {r["path"] for r in rows if r["status"] == "fault"} == {"deep_gemm"}
+    assert faulted == {s for s in sizes if s % 32 == 0}
+    assert faulted == {s for s in sizes if cases.fault_predicate([[0]] * s)}
+    for row in rows:
+        if row["status"] == "ok":  # replayed: the table is the model's on all-zero lengths
+            model = sglang_section.jit_schedule(sglang_section.capture_lens(row["size"]), num_sms)
+            assert (row["stage"], row["lens_max"]) == ("replay", 0), row
+            assert row["digest"] == cases.schedule_digest(model), row
+
+
+def test_memcheck_finds_the_read_past_prefix_sum_in_deep_gemms_kernel_only(report: Row) -> None:
+    by_path = {row["path"]: row for row in report["sglang"]["sanitizer"]}
+    assert tally.memory_errors(by_path["jit"]) == 0 and by_path["jit"]["worker_status"] == "ok"
+    assert set(by_path["jit"]["cases"]) == set(sglang_section.MEMCHECK_JIT_CASES)
+    deep_gemm = by_path["deep_gemm"]
+    assert deep_gemm["printed_error_kinds"] == {"Invalid __shared__ read of size 4 bytes": 20}
+    assert OUT_OF_BOUNDS_READ in deep_gemm["out_of_bounds"]
+
+
+def test_section_8_ran_the_wheels_files(report: Row) -> None:
+    pieces, builds = report["pieces"], report["sglang"]["builds"]
+    assert builds["jit"]["header_sha256"] == pieces["sglang"]["files_sha256"][
+        sglang_section.JIT_HEADER
+    ]
+    assert builds["deep_gemm"]["header_sha256"] == pieces["sgl_scheduler"]["header_sha256"]
+    # sgl-deep-gemm 0.2.3.post2 ships the scheduler header that section 4 measured
+    assert pieces["sgl_scheduler"]["header_sha256"] == pieces["scheduler"]["header_sha256"]
