@@ -384,9 +384,10 @@ def test_memcheck_finds_the_read_past_prefix_sum_in_deep_gemms_kernel_only(repor
 
 def test_section_8_ran_the_wheels_files(report: Row) -> None:
     pieces, builds = report["pieces"], report["sglang"]["builds"]
-    assert builds["jit"]["header_sha256"] == pieces["sglang"]["files_sha256"][
-        sglang_section.JIT_HEADER
-    ]
+    assert (
+        builds["jit"]["header_sha256"]
+        == pieces["sglang"]["files_sha256"][sglang_section.JIT_HEADER]
+    )
     assert builds["deep_gemm"]["header_sha256"] == pieces["sgl_scheduler"]["header_sha256"]
     # sgl-deep-gemm 0.2.3.post2 ships the scheduler header that section 4 measured
     assert pieces["sgl_scheduler"]["header_sha256"] == pieces["scheduler"]["header_sha256"]

@@ -58,6 +58,8 @@ class LibEffect(Enum):
     CAST = "cast"  # typing.cast(T, v): v, an instance of T
     MAPPING = "mapping"  # dict(k=v), d.get(k), d.items(), d.update(e): a dict's values (at k)
     WRAP = "wrap"  # torch.compile(fn), torch.compiler.disable(fn): fn, called the same way
+    SET_ATTRIBUTE = "set_attribute"  # setattr(obj, "name", v): obj.name = v
+    REPLACE = "replace"  # dataclasses.replace(obj, f=v): a new obj with field f = v
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,13 +83,17 @@ def bind(
 ) -> Bound:
     """The arguments by parameter name, as Python binds them (in the manner of
     ``inspect.Signature.bind``): positional ones in order, then keywords by name;
-    ``keywords`` bind only by keyword; ``*``/``**`` and unknown keywords bind nothing."""
+    ``keywords`` bind only by keyword; ``*``/``**`` bind nothing, and neither do unknown
+    keywords unless ``keywords`` holds ``"**"`` (a ``**kwargs``): then each binds by its name."""
     bound: Bound = {}
     positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
     for name, arg in zip(params, positional):
         bound[name] = arg
+    any_keyword = "**" in keywords
     for a, v in args:
-        if a.keyword is not None and (a.keyword.value in params or a.keyword.value in keywords):
+        if a.keyword is not None and (
+            any_keyword or a.keyword.value in params or a.keyword.value in keywords
+        ):
             bound[a.keyword.value] = (a, v)
     return bound
 
@@ -128,6 +134,10 @@ def _functions() -> dict[str, Signature]:
     table |= _rows(LibEffect.IMPORT, ("importlib.import_module", "__import__"), ("name",))
     table |= _rows(LibEffect.ATTRIBUTE, ("getattr",), ("object", "name", "default"))
     table |= _rows(LibEffect.CAST, ("typing.cast",), ("typ", "val"))
+    table |= _rows(LibEffect.SET_ATTRIBUTE, ("setattr",), ("object", "name", "value"))
+    table |= dict.fromkeys(
+        ("dataclasses.replace", "copy.replace"), Signature(LibEffect.REPLACE, ("obj",), ("**",))
+    )
     table |= _rows(LibEffect.WRAP, WRAPPING_FUNCTIONS, ("fn",))
     table |= _rows(LibEffect.MAPPING, ("dict",), ("mapping",))
     table |= _rows(LibEffect.MASK, ("torch.where",), ("condition", "input", "other"))
@@ -186,7 +196,7 @@ def _methods() -> dict[str, Signature]:
     table |= _rows(LibEffect.COLLECT, ("insert",), ("index", "value"))
     table |= _rows(LibEffect.MAPPING, ("get", "pop", "setdefault"), ("key", "default"))
     table |= _rows(LibEffect.MAPPING, ("values", "items"), ())
-    table |= _rows(LibEffect.MAPPING, ("update",), ("other",))
+    table |= {"update": Signature(LibEffect.MAPPING, ("other",), ("**",))}
     return table
 
 

@@ -45,7 +45,7 @@ from zerolint.dataflow.values import (
     keyed,
 )
 from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
-from zerolint.project import resolve_relative
+from zerolint.project import ClassInfo, resolve_relative
 
 Args = list[tuple[cst.Arg, Val]]
 Target = cst.BaseExpression | None
@@ -399,6 +399,56 @@ class TorchModel:
             elif isinstance(r, LazyRef):
                 extra.append(InstRef(r.qual))
         return val.with_refs([*val.refs, *extra]) if extra else val
+
+    def call_set_attribute(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``setattr(obj, "name", v)`` is ``obj.name = v``. With a name not written out, any
+        field may be the one written: each field of ``obj`` known here may hold ``v`` too.
+        It gives None."""
+        b = sig.bind(args)
+        if "object" not in b or "value" not in b or base_key(b["object"][0].value) is None:
+            return EMPTY
+        obj, (value_arg, value) = b["object"][0].value, b["value"]
+        attr = string_value(b["name"][0].value) if "name" in b else None
+        if attr is not None and attr.isidentifier():
+            target = cst.Attribute(value=obj, attr=cst.Name(attr))
+            self.assign(frame, target, value, value_arg.value)
+        elif attr is None and (key := dotted(obj)) is not None:
+            prefix = f"{key}."
+            for field in [k for k in frame.state if k.startswith(prefix)]:
+                frame.state[field] = frame.state[field].join(value.only_traces_and_refs())
+        return EMPTY
+
+    def call_replace(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``dataclasses.replace(obj, f=v)``: a new instance of ``obj``'s class holding what
+        ``obj`` holds, but ``v`` in ``f``. A construction: ``v`` is recorded as the class's
+        field (as ``Cls(f=v)`` is), and ``new = replace(obj, ...)`` reads ``new.f`` as ``v``
+        and each field ``obj`` was known to hold here as ``obj``'s."""
+        b = sig.bind(args)
+        if "obj" not in b:
+            return None
+        obj_arg, obj = b.pop("obj")
+        changed = [(field, val) for field, (_, val) in b.items()]
+        for ref in obj.refs:
+            if isinstance(ref, InstRef):
+                cls_name = ref.cls.name if isinstance(ref.cls, ClassInfo) else ref.cls
+                for field, val in changed:
+                    self.record_constructor_field(
+                        frame, node, cls_name.rsplit(".", 1)[-1], field, val
+                    )
+        key = base_key(obj_arg.value)
+        kept: list[tuple[str, Val]] = []
+        if key is not None and key == dotted(obj_arg.value):
+            prefix = f"{key}."
+            fields = (
+                (k.removeprefix(prefix), v) for k, v in frame.state.items() if k.startswith(prefix)
+            )
+            kept = [(field, v) for field, v in fields if "." not in field and field not in b]
+        frame.constructed[id(node)] = kept + changed
+        return obj
 
     def call_mapping(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -948,10 +998,14 @@ class TorchModel:
         holds nothing (``config.get("x")``): the call is then read as any other."""
         key = string_value(b["key"][0].value) if "key" in b else None
         if method in ("update", "setdefault") and target is not None and base_key(target):
-            # What it puts in: the dict is one value from here on (its keys are not known).
-            added = b.get("other") if method == "update" else b.get("default")
+            # What it puts in (``update``: a mapping and keywords): the dict is one value
+            # from here on (its keys are not known).
+            if method == "update":
+                added = join_all(v for _, v in b.values()) if b else None
+            else:
+                added = b["default"][1] if "default" in b else None
             if added is not None and (method == "update" or recv.at_key(key or "") is None):
-                self.write(frame, target, added[1].only_traces_and_refs(), strong=False)
+                self.write(frame, target, added.only_traces_and_refs(), strong=False)
         if method == "update":
             return EMPTY  # it gives None
         if recv.empty and recv.elements is None:
