@@ -217,6 +217,75 @@ def test_an_edit_elsewhere_replays_recursive_summaries_and_fields(tmp_path: Path
             assert values[0][2] is before.made_fields[key][0][2]  # the same values
 
 
+CHAIN = {
+    "pkg/__init__.py": "",
+    "pkg/kernels.py": KERNELS,
+    # Each module reaches the kernel: a call into it asks for a summary (a call into a
+    # module that cannot reach one is a lazy call site).
+    "pkg/helper.py": (
+        "from .kernels import schedule\n\n\ndef quarter(lens):\n    return lens // 4\n\n\n"
+        "def direct(lens, num_sms):\n    return schedule(lens.clamp(min=1), num_sms)\n"
+    ),
+    "pkg/mid.py": (
+        "from .helper import direct, quarter\n\n\ndef mid(lens):\n    return quarter(lens)\n\n\n"
+        "def also(lens, num_sms):\n    return direct(lens, num_sms)\n"
+    ),
+    "pkg/top.py": (
+        "from .kernels import schedule\nfrom .mid import mid\n\n\n"
+        "def top(seq_lens, num_sms):\n    return schedule(mid(seq_lens), num_sms)\n\n\n"
+        "def other(seq_lens, num_sms):\n    return schedule(seq_lens.clamp(min=1), num_sms)\n"
+    ),
+}
+
+
+def key_named(analyzer: Analyzer, name: str) -> object:
+    return next(k for k in analyzer.made if k.name == name)
+
+
+def test_a_making_that_asked_for_a_summary_an_edit_makes_anew_is_not_replayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``mid`` asked for the summary of ``quarter``, in the file edited; ``top`` asked for
+    ``mid``'s. Neither can be replayed (asked again, each summary is a new one), so neither
+    replay is begun: no question of theirs is asked before they are interpreted, as a cold
+    run's making asks them once (``Analyzer.doomed``). ``other`` is replayed, and the
+    findings are a cold check's."""
+    root = tmp_path / "ws"
+    texts = dict(CHAIN)
+    index = indexed(root, texts, ["pkg/top.py"])
+    context = the_context(index, root / "pkg/top.py")
+    before = context.analyzer
+    assert before is not None
+    made = {k.name: [e for _, _, e in v] for k, v in before.made.items()}
+    # The makings that asked for the summary of ``quarter`` (``mid``) or of ``mid``
+    # (``top``'s second: its first, before ``mid`` was known to reach the kernel, asked
+    # nothing of it).
+    asked = {
+        name: [id(e) for e in made[name] if any(q[:2] == ("summary", callee) for q in e)]
+        for name, callee in (
+            ("mid", key_named(before, "quarter")),
+            ("top", key_named(before, "mid")),
+        )
+    }
+    assert asked["mid"] and asked["top"]
+    replayed: list[int] = []
+    replay_events = Analyzer._replay_events
+
+    def seen(self: Analyzer, asked: list[tuple]) -> bool:
+        replayed.append(id(asked))
+        return replay_events(self, asked)
+
+    monkeypatch.setattr(Analyzer, "_replay_events", seen)
+    texts["pkg/helper.py"] = "# an edit\n" + CHAIN["pkg/helper.py"]
+    index.analyse(root / "pkg/helper.py", texts["pkg/helper.py"])
+    for name in ("mid", "top"):
+        assert not set(asked[name]) & set(replayed), name
+    assert {id(e) for e in made["other"]} <= set(replayed)
+    assert context.runs_made_again == 0
+    assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
+    assert warm(index, root, texts), "top's finding"
+
+
 def test_a_making_that_met_a_recursion_is_replayed_only_where_it_meets_it_again(
     tmp_path: Path,
 ) -> None:
@@ -557,6 +626,49 @@ def test_on_vllm_replayed_runs_after_edits_equal_a_cold_check() -> None:
         context.apply_settings(outcome.report)
         assert got == keys(outcome.report.findings, outcome.report.diagnostics), (step, rel)
     assert replayed > 1000
+
+
+SGLANG_FILES = [
+    "sglang/srt/layers/attention/deepseek_v4_backend.py",
+    "sglang/srt/layers/attention/dsa_backend.py",
+    "sglang/srt/layers/attention/dsv4/metadata.py",
+]
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_on_sglang_an_edit_replays_once_and_equals_a_cold_check() -> None:
+    """SGLang 0.5.23's tree, a comment line added in the middle of its DeepSeek-V4 backend,
+    its DSA backend and the indexer's metadata, in turn: each run replays most summaries
+    and is not made again, and its findings are a cold check's. A making that asked for
+    the subclasses of ``PagedIndexerMetadata`` (when 23 modules were parsed), then for a
+    summary the edit makes anew (whose making parses two more), would stop there if it
+    were replayed; asked again, the subclasses' question lists 25 modules, and the run
+    was made again, every summary anew (``Analyzer.doomed``: such a making is not
+    replayed, it is interpreted from where a cold run's making started)."""
+    from devtools.wheels import sglang_tree
+
+    root = sglang_tree("0.5.23").resolve()
+    texts = {rel: (root / rel).read_text() for rel in SGLANG_FILES}
+    index = WorkspaceIndex([root], lambda level, message: None)
+    index.analyse(root / SGLANG_FILES[0], texts[SGLANG_FILES[0]])
+    context = the_context(index, root / SGLANG_FILES[0])
+    for rel in SGLANG_FILES:
+        lines = texts[rel].splitlines(keepends=True)
+        texts[rel] = "".join([*lines[: len(lines) // 2], "# an edit\n", *lines[len(lines) // 2 :]])
+        index.analyse(root / rel, texts[rel])
+        assert context.runs_made_again == 0, rel
+        assert context.engine.stats["replayed"] > 600, rel
+        got = sorted(
+            (findings_key(f, root) for r in context.results.values() for f in r.findings),
+            key=repr,
+        )
+        outcome = Engine(context.settings).run(
+            context.files, overrides={root / r: t for r, t in texts.items()}
+        )
+        context.apply_settings(outcome.report)
+        assert got == sorted((findings_key(f, root) for f in outcome.report.findings), key=repr)
+        assert got, "SGLang's two DeepSeek-V4 findings"
 
 
 @pytest.mark.network

@@ -191,6 +191,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         # them more than once: each round, and each round of resolution); the last run's.
         self.made_fields: dict[tuple[int, str], list[FieldMaking]] = {}
         self.stored_fields: dict[tuple[int, str], list[FieldMaking]] = {}
+        # The ids of the kept summaries and field values no replay can install (``doomed``).
+        self._doomed: set[int] = set()
         # The eval_ and exec_ methods, looked up once per node type, not by name at every node.
         self.evaluators = {}
         self.executors = {}
@@ -511,6 +513,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if nth is None:
             return None
         _, _, vals, node, events = kept.pop(nth)
+        if id(vals) in self._doomed:
+            return None
         scratch = DepNode()
         self._making.append(scratch)
         try:
@@ -551,6 +555,41 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             kept = [m for m in made if unchanged(m[0].module)]
             if kept:
                 self.stored_fields[where] = kept
+        self._doomed = self.doomed()
+
+    def doomed(self) -> set[int]:
+        """The ids of the kept summaries and field values that no replay can install: a
+        making that cannot be replayed (``events`` None), or that asked for a summary of a
+        module parsed again, or for a summary or a field's values no replay can install
+        (asked again, it gets a new one: ``_replays``). Such a making is not replayed at
+        all (``replay``, ``replay_field``): the function is interpreted from the state a
+        cold run's making started from. Replayed up to that question, it would ask the
+        questions before it twice, and an answer that asking them the first time changed
+        (the parsed modules listed) would taint the run."""
+        unchanged = self.project.unchanged
+        makings = [(id(m[0]), m[2]) for made in self.stored.values() for m in made]
+        makings += [(id(m[2]), m[4]) for made in self.stored_fields.values() for m in made]
+        doomed = {made for made, events in makings if events is None}
+        users: dict[int, list[int]] = {}
+        todo: list[int] = []
+        for made, events in makings:
+            if made in doomed:
+                continue
+            for event in events or ():
+                kind = event[0]
+                if kind == "summary" and not unchanged(event[1].mod):
+                    doomed.add(made)
+                    todo.append(made)
+                    break
+                if kind in ("summary", "field"):
+                    users.setdefault(id(event[-1]), []).append(made)
+        todo += [made for made in doomed if made not in todo]
+        while todo:
+            for user in users.get(todo.pop(), ()):
+                if user not in doomed:
+                    doomed.add(user)
+                    todo.append(user)
+        return doomed
 
     def keep_for_replay(self) -> None:
         """The run is over: keep what the next run replays (each making, with what it
@@ -559,6 +598,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.project.recorder = None
         self.stored = {}
         self.stored_fields = {}
+        self._doomed = set()
         self.forget_resolutions()
         self._mention_cache.clear()
         self.cache_deps.clear()
@@ -580,7 +620,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if makings is None or nth >= len(makings):
             return None
         summary, node, events = makings[nth]
-        if events is None:
+        if events is None or id(summary) in self._doomed:
             return None
         self._in_progress.add(key)
         # What the replayed questions record is not this summary's: a scratch node.
