@@ -571,7 +571,6 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         makings += [(id(m[2]), m[4]) for made in self.stored_fields.values() for m in made]
         doomed = {made for made, events in makings if events is None}
         users: dict[int, list[int]] = {}
-        todo: list[int] = []
         for made, events in makings:
             if made in doomed:
                 continue
@@ -579,11 +578,10 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 kind = event[0]
                 if kind == "summary" and not unchanged(event[1].mod):
                     doomed.add(made)
-                    todo.append(made)
                     break
                 if kind in ("summary", "field"):
                     users.setdefault(id(event[-1]), []).append(made)
-        todo += [made for made in doomed if made not in todo]
+        todo = list(doomed)
         while todo:
             for user in users.get(todo.pop(), ()):
                 if user not in doomed:
