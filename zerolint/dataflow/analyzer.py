@@ -191,8 +191,10 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         # them more than once: each round, and each round of resolution); the last run's.
         self.made_fields: dict[tuple[int, str], list[FieldMaking]] = {}
         self.stored_fields: dict[tuple[int, str], list[FieldMaking]] = {}
-        # The ids of the kept summaries and field values no replay can install (``doomed``).
+        # The ids of the kept summaries and field values no replay can install (``doomed``):
+        # for a function's making, and for a field's.
         self._doomed: set[int] = set()
+        self._doomed_fields: set[int] = set()
         # The eval_ and exec_ methods, looked up once per node type, not by name at every node.
         self.evaluators = {}
         self.executors = {}
@@ -513,9 +515,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if nth is None:
             return None
         _, _, vals, node, events = kept.pop(nth)
-        if id(vals) in self._doomed:
-            return None
         scratch = DepNode()
+        if id(vals) in self._doomed_fields:
+            return None
         self._making.append(scratch)
         try:
             replayed = self._replay_events(events)
@@ -555,25 +557,26 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             kept = [m for m in made if unchanged(m[0].module)]
             if kept:
                 self.stored_fields[where] = kept
-        self._doomed = self.doomed()
+        self._doomed = self.doomed(unreplayable=False)
+        self._doomed_fields = self.doomed(unreplayable=True)
 
-    def doomed(self) -> set[int]:
-        """The ids of the kept summaries and field values that no replay can install: a
-        making that cannot be replayed (``events`` None), or that asked for a summary of a
-        module parsed again, or for a summary or a field's values no replay can install
-        (asked again, it gets a new one: ``_replays``). Such a making is not replayed at
-        all (``replay``, ``replay_field``): the function is interpreted from the state a
-        cold run's making started from. Replayed up to that question, it would ask the
-        questions before it twice, and an answer that asking them the first time changed
-        (the parsed modules listed) would taint the run."""
+    def doomed(self, *, unreplayable: bool) -> set[int]:
+        """The ids of the kept summaries and field values whose makings are sure not to
+        replay: each asked for a summary of a module parsed again, or for a summary or a
+        field's values of such a making (asked again, it gets a new one: ``_replays``).
+        Such a making is not replayed at all (``replay``, ``replay_field``): it is made
+        from the state a cold run's making starts from. Replayed up to that question, it
+        would ask the questions before it twice; asked again, the subclasses of a field's
+        class may list more parsed modules, which taints the run (``_replay_events``).
+        With ``unreplayable`` (for the makings of fields), so are the makings that asked
+        for what a making that cannot be replayed (``events`` None) made; a function's
+        making that did is still replayed up to there, as before."""
         unchanged = self.project.unchanged
         makings = [(id(m[0]), m[2]) for made in self.stored.values() for m in made]
         makings += [(id(m[2]), m[4]) for made in self.stored_fields.values() for m in made]
-        doomed = {made for made, events in makings if events is None}
+        doomed = {made for made, events in makings if unreplayable and events is None}
         users: dict[int, list[int]] = {}
         for made, events in makings:
-            if made in doomed:
-                continue
             for event in events or ():
                 kind = event[0]
                 if kind == "summary" and not unchanged(event[1].mod):
@@ -596,7 +599,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.project.recorder = None
         self.stored = {}
         self.stored_fields = {}
-        self._doomed = set()
+        self._doomed = self._doomed_fields = set()
         self.forget_resolutions()
         self._mention_cache.clear()
         self.cache_deps.clear()
