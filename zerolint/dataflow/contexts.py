@@ -32,7 +32,6 @@ from zerolint.dataflow import guards
 from zerolint.dataflow.frames import CallSite, Frame, FuncKey, rebound_steps
 from zerolint.dataflow.values import InstRef, RawStep, Trace
 from zerolint.model import Op, OpKind
-from zerolint.project import ClassInfo
 
 MAX_CALLER_DEPTH = 3
 MAX_VARIANTS = 16
@@ -69,7 +68,7 @@ class Contexts:
             return
         val = frame.state.get(head) if head in frame.state else None
         refs = val.refs if val is not None else ()
-        classes = frozenset(_short(r.cls) for r in refs if isinstance(r, InstRef))
+        classes = frozenset(r.short_name() for r in refs if isinstance(r, InstRef))
         self.guard_classes[(id(stmt), name)] = classes
         if self.recording:
             self.record(("guard", (id(stmt), name), classes))
@@ -245,10 +244,6 @@ class _CalleeNames(Mapping[str, "int | str"]):
 
     def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
         return self[key] if _SYMBOL.fullmatch(key) else default
-
-
-def _short(cls: ClassInfo | str) -> str:
-    return cls.rsplit(".", 1)[-1] if isinstance(cls, str) else cls.name
 
 
 def _field_guard(arg: str) -> tuple[str, str, str, int] | None:

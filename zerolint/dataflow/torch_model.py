@@ -45,7 +45,7 @@ from zerolint.dataflow.values import (
     keyed,
 )
 from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
-from zerolint.project import ClassInfo, resolve_relative
+from zerolint.project import resolve_relative
 
 Args = list[tuple[cst.Arg, Val]]
 Target = cst.BaseExpression | None
@@ -434,11 +434,8 @@ class TorchModel:
         changed = [(field, val) for field, (_, val) in b.items()]
         for ref in obj.refs:
             if isinstance(ref, InstRef):
-                cls_name = ref.cls.name if isinstance(ref.cls, ClassInfo) else ref.cls
                 for field, val in changed:
-                    self.record_constructor_field(
-                        frame, node, cls_name.rsplit(".", 1)[-1], field, val
-                    )
+                    self.record_constructor_field(frame, node, ref.short_name(), field, val)
         key = base_key(obj_arg.value)
         kept: list[tuple[str, Val]] = []
         if key is not None and key == dotted(obj_arg.value):

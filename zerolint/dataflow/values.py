@@ -277,6 +277,10 @@ class ClassRef:
 class InstRef:
     cls: ClassInfo | str  # a qualified name until its module is parsed
 
+    def short_name(self) -> str:
+        """The class's own name (the last part of its qualified name)."""
+        return self.cls.rsplit(".", 1)[-1] if isinstance(self.cls, str) else self.cls.name
+
 
 @dataclass(frozen=True, eq=False)
 class ModRef:
