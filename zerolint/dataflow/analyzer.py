@@ -515,9 +515,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if nth is None:
             return None
         _, _, vals, node, events = kept.pop(nth)
-        scratch = DepNode()
         if id(vals) in self._doomed_fields:
             return None
+        scratch = DepNode()
         self._making.append(scratch)
         try:
             replayed = self._replay_events(events)
@@ -557,10 +557,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             kept = [m for m in made if unchanged(m[0].module)]
             if kept:
                 self.stored_fields[where] = kept
-        self._doomed = self.doomed(unreplayable=False)
-        self._doomed_fields = self.doomed(unreplayable=True)
+        self._doomed, self._doomed_fields = self.doomed()
 
-    def doomed(self, *, unreplayable: bool) -> set[int]:
+    def doomed(self) -> tuple[set[int], set[int]]:
         """The ids of the kept summaries and field values whose makings are sure not to
         replay: each asked for a summary of a module parsed again, or for a summary or a
         field's values of such a making (asked again, it gets a new one: ``_replays``).
@@ -568,29 +567,35 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         from the state a cold run's making starts from. Replayed up to that question, it
         would ask the questions before it twice; asked again, the subclasses of a field's
         class may list more parsed modules, which taints the run (``_replay_events``).
-        With ``unreplayable`` (for the makings of fields), so are the makings that asked
-        for what a making that cannot be replayed (``events`` None) made; a function's
-        making that did is still replayed up to there, as before."""
+        The second set, for the makings of fields, also holds the makings that asked for
+        what a making that cannot be replayed (``events`` None) made; a function's making
+        that did is still replayed up to there, as before."""
         unchanged = self.project.unchanged
         makings = [(id(m[0]), m[2]) for made in self.stored.values() for m in made]
         makings += [(id(m[2]), m[4]) for made in self.stored_fields.values() for m in made]
-        doomed = {made for made, events in makings if unreplayable and events is None}
+        edited: set[int] = set()
         users: dict[int, list[int]] = {}
         for made, events in makings:
             for event in events or ():
                 kind = event[0]
                 if kind == "summary" and not unchanged(event[1].mod):
-                    doomed.add(made)
+                    edited.add(made)
                     break
                 if kind in ("summary", "field"):
                     users.setdefault(id(event[-1]), []).append(made)
-        todo = list(doomed)
-        while todo:
-            for user in users.get(todo.pop(), ()):
-                if user not in doomed:
-                    doomed.add(user)
-                    todo.append(user)
-        return doomed
+
+        def with_users(doomed: set[int]) -> set[int]:
+            todo = list(doomed)
+            while todo:
+                for user in users.get(todo.pop(), ()):
+                    if user not in doomed:
+                        doomed.add(user)
+                        todo.append(user)
+            return doomed
+
+        by_edit = with_users(edited)
+        unreplayable = {made for made, events in makings if events is None}
+        return by_edit, with_users(by_edit | unreplayable)
 
     def keep_for_replay(self) -> None:
         """The run is over: keep what the next run replays (each making, with what it
