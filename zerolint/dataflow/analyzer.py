@@ -130,7 +130,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.allow_parse = False
         self._field_cache: dict[tuple[int, str], list[Val]] = {}
         self._field_open: set[tuple[int, str]] = set()  # fields whose values are being made
-        self._globals_open: set[tuple[int, str]] = set()  # globals whose values are being made
+        # Globals whose values are being made: how many summaries were being made then.
+        self._globals_open: dict[tuple[int, str], int] = {}
         self._mro_cache: dict[int, list[ClassInfo]] = {}
         self._origin_cache: dict[int, list[Trace]] = {}
         # Set when resolving stopped at MAX_DEPTH (not at a recursion): paths may be

@@ -283,14 +283,20 @@ class Resolution:
         for the same name while they are being worked out, they are none (a recursion cut),
         not a recursion without end."""
         key = (id(mod), name)
-        if key in self._globals_open:
+        opened = self._globals_open.get(key)
+        if opened is not None:
             self.note(RECURSION)
+            if len(self._in_progress) > opened:
+                # Cut inside a summary begun after the values were asked for: that summary
+                # is made without them, which a run asking in another order would not do.
+                # It is made again once the outermost summary is (``Analyzer.summary``).
+                self._recursion_seen = True
             return []
-        self._globals_open.add(key)
+        self._globals_open[key] = len(self._in_progress)
         try:
             return self._global_values(mod, name)
         finally:
-            self._globals_open.discard(key)
+            del self._globals_open[key]
 
     def _global_values(self, mod: ModuleInfo, name: str) -> list[Val]:
         vals = [self.summary(self.func_key(mod, None)).global_writes.get(name, EMPTY)]
