@@ -425,10 +425,12 @@ def test_a_summary_made_during_a_replay_sees_what_the_replayed_making_was_resolv
     tmp_path: Path,
 ) -> None:
     """``meta`` resolves ``alias``, and ``m3``'s module summary is first made inside that
-    resolution: its own ``alias(...)`` meets the value being resolved and stops there (no
-    finding). Replayed, ``meta`` must be resolving ``alias`` again while it asks for that
-    summary, or the summary, made anew, goes through ``alias`` to the sink and reports a
-    finding no cold check reports. (Found by fuzzing the warm index against cold checks.)"""
+    resolution: its own ``alias(...)`` meets the value being resolved and stops there.
+    (Found by fuzzing the warm index against cold checks.) That summary was then kept
+    without the finding at ``OUT``; now it is made again once ``meta``'s is, and reports
+    it (``Analyzer.cut_since``). Replayed, ``meta`` resolves ``alias`` again while it asks
+    for that summary, as the cold run's making did, and the warm index reports what a
+    cold check reports."""
     texts = {
         "pkg/__init__.py": "",
         "pkg/m1.py": RESOLVING_M1,

@@ -270,15 +270,20 @@ class Engine:
                 ):
                     new.append(path)
                     candidates.add(path)
-            first = False
-            if not new:
+            # Without new modules, a round is still due where a summary was told a name
+            # wraps no sink that now does (a call of `ops.meta(...)` is followed only where
+            # `meta` is known to): otherwise whether it is followed would depend on the
+            # order the functions were interpreted in.
+            if not new and (first or not analyzer.told_otherwise()):
                 break
+            first = False
             for path in new:
                 mod = project.module_at(path)
                 if mod is not None:
                     modules[path] = mod
                     analyzer.sink_capable.add(mod.name)
-            # Summaries made before these modules were known to forward to sinks are stale.
+            # Summaries made before these modules were known to forward to sinks, or before
+            # the wrappers found since were, are stale.
             analyzer.reset_summaries()
             for mod in modules.values():
                 for key in analyzer.module_functions(mod):

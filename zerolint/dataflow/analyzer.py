@@ -127,9 +127,13 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._mention_cache: dict[tuple[str, bool], list[ModuleInfo]] = {}
         self._recursion_seen = False
         self._rerun: list[FuncKey] = []
+        # Fields whose values were made from a partial summary: made again with the
+        # summaries made again after the recursion (``summary``).
+        self._partial_fields: list[tuple[int, str]] = []
         self.allow_parse = False
         self._field_cache: dict[tuple[int, str], list[Val]] = {}
-        self._field_open: set[tuple[int, str]] = set()  # fields whose values are being made
+        # Fields whose values are being made: how many summaries were being made then.
+        self._field_open: dict[tuple[int, str], int] = {}
         # Globals whose values are being made: how many summaries were being made then.
         self._globals_open: dict[tuple[int, str], int] = {}
         self._mro_cache: dict[int, list[ClassInfo]] = {}
@@ -148,7 +152,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._scopes: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # scope_names'
         self._module_of: dict[str, str | None] = {}  # project_module_of's answers
         self._in_progress: set[FuncKey] = set()
-        self._resolving: set[int] = set()
+        # Origins being resolved (by id): how many summaries were being made then.
+        self._resolving: dict[int, int] = {}
         # Modules whose functions may forward to a sink: analysed eagerly when called.
         self.sink_capable: set[str] = set()
         self.wrapper_names: set[str] = set()
@@ -254,10 +259,14 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 again, self._rerun = self._rerun, []
                 if not again:
                     break
+                for field_key in self._partial_fields:
+                    self._field_cache.pop(field_key, None)
+                self._partial_fields = []
                 for k in again:
                     self.summaries.pop(k, None)
                     self._summarise(k)
             self._rerun = []
+            self._partial_fields = []
             self._recursion_seen = False
         self.uses(self.summary_deps.get(key))
         made = self.summaries[key]
@@ -355,6 +364,15 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 # not ask where it was met. (A summary being made is: ``summary``.)
                 self._making[-1].events = None
 
+    def cut_since(self, opened: int) -> None:
+        """A value asked for while it is being worked out was answered with what it holds
+        so far, where ``opened`` summaries were being made when its working out began. If
+        a summary begun since is being made, that summary is made without the rest, which
+        a run asking in another order would not do: it is made again once the outermost
+        summary is (``summary``), as one made from a partial summary is."""
+        if len(self._in_progress) > opened:
+            self._recursion_seen = True
+
     def note_parsed(self) -> None:
         """The summary or answer being made listed the parsed modules."""
         if self._making:
@@ -446,6 +464,22 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             return len(self.project.parsed()) != token[1]
         assert isinstance(token, str)
         return token in self.sink_capable or self.project.is_parsed(token)
+
+    def told_otherwise(self) -> bool:
+        """Whether a summary kept was made from an answer that has changed since, a
+        recursion aside (``_changed``): a name found to wrap a sink since, a module
+        parsed or found to reach one."""
+        seen: set[DepNode] = set()
+        todo = list(self.summary_deps.values())
+        while todo:
+            node = todo.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            if any(t != RECURSION and self._changed(t) for t in node.tokens):
+                return True
+            todo += node.edges
+        return False
 
     def _stale_nodes(self) -> set[DepNode]:
         """The nodes that reach a token that changed."""
@@ -665,14 +699,18 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             for i, event in enumerate(events):
                 if not self._replays(event):
                     asked = self._asked  # what the differing question got, if asking did
-                    self._resolving.difference_update(self._resolving_now[-1])
+                    self._stop_resolving(self._resolving_now[-1])
                     checks = events[:i] if asked is None else [*events[:i], asked]
                     if not all(self._still(e) for e in checks):
                         self.tainted = True
                     return False
             return True
         finally:
-            self._resolving.difference_update(self._resolving_now.pop())
+            self._stop_resolving(self._resolving_now.pop())
+
+    def _stop_resolving(self, origins: list[int]) -> None:
+        for origin in origins:
+            self._resolving.pop(origin, None)
 
     def _still(self, event: tuple) -> bool:
         """Whether ``event``'s question, asked again, gets the answer it got (it was asked
@@ -740,8 +778,11 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             live = self.field_values(*arg)
             self._asked = (kind, arg, live)
             return live is answer
-        if kind == "field_open":
-            return self._still(event)
+        if kind == "field_open":  # what a field read while it is made does
+            if not self._still(event):
+                return False
+            self.cut_since(self._field_open[(id(arg[0]), arg[1])])
+            return True
         if kind == "recursion":  # a summary being made was asked for: its partial one
             if self._still(event):
                 self.summary(arg)  # what a recursion does: the rerun to come
@@ -760,11 +801,11 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if kind == "resolving":  # not being resolved: it is now (Resolution.resolve_refs)
             if id(arg) in self._resolving:
                 return False
-            self._resolving.add(id(arg))
+            self._resolving[id(arg)] = len(self._in_progress)
             self._resolving_now[-1].append(id(arg))
             return True
         if kind == "resolved":
-            self._resolving.discard(id(arg))
+            self._resolving.pop(id(arg), None)
             return True
         if kind == "rerun":
             return (arg in self._rerun) is answer
@@ -828,6 +869,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.closed_cache.clear()
         self._provisional.clear()
         self._field_cache.clear()
+        self._partial_fields = []
         self._mro_cache.clear()
         self._origin_cache.clear()
         self._cut_origins.clear()

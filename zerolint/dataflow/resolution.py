@@ -116,8 +116,10 @@ class Resolution:
             self.depth_cut = True
             self.note(RECURSION)
             return []
-        if id(ref.origin) in self._resolving:
+        opened = self._resolving.get(id(ref.origin))
+        if opened is not None:
             self.note(RECURSION)
+            self.cut_since(opened)
             return []
         first = done is None
         if first:
@@ -127,7 +129,7 @@ class Resolution:
         done[id(ref.origin)] = depth
         if self.recording:  # where it is being resolved, a replay would not ask
             self.record(("resolving", ref.origin, False))
-        self._resolving.add(id(ref.origin))
+        self._resolving[id(ref.origin)] = len(self._in_progress)
         try:
             origin = ref.origin
             vals: list[Val] = []
@@ -148,7 +150,7 @@ class Resolution:
                         out += self.materialize(r, depth + 1)
             return list({id(r): r for r in out}.values()) if first else out
         finally:
-            self._resolving.discard(id(ref.origin))
+            self._resolving.pop(id(ref.origin), None)
             if self.recording:  # what is made from here on is not made inside it
                 self.record(("resolved", ref.origin, None))
 
@@ -190,13 +192,16 @@ class Resolution:
         vals = self._field_cache.get(key)
         if vals is not None:
             self.cached("field", key)
-            if key in self._field_open:  # being made: a field defined through itself
+            opened = self._field_open.get(key)
+            if opened is not None:  # being made: a field defined through itself
+                self.cut_since(opened)
                 if self.recording:
                     self.record(("field_open", (cls, attr), None))
                 return vals
         else:
             self._field_cache[key] = []  # recursion: a field defined through itself is empty
-            self._field_open.add(key)
+            self._field_open[key] = len(self._in_progress)
+            outer_seen, self._recursion_seen = self._recursion_seen, False
             try:
                 if self.stored_fields:
                     vals = self.replay_field(cls, attr)
@@ -205,7 +210,10 @@ class Resolution:
                     if self.recording:
                         self.field_made(cls, attr, vals)
             finally:
-                self._field_open.discard(key)
+                del self._field_open[key]
+                if self._recursion_seen:  # made from a partial summary: not kept past it
+                    self._partial_fields.append(key)
+                self._recursion_seen = self._recursion_seen or outer_seen
             self._field_cache[key] = vals
         if self.recording:
             self.record(("field", (cls, attr), vals))
@@ -286,11 +294,7 @@ class Resolution:
         opened = self._globals_open.get(key)
         if opened is not None:
             self.note(RECURSION)
-            if len(self._in_progress) > opened:
-                # Cut inside a summary begun after the values were asked for: that summary
-                # is made without them, which a run asking in another order would not do.
-                # It is made again once the outermost summary is (``Analyzer.summary``).
-                self._recursion_seen = True
+            self.cut_since(opened)
             return []
         self._globals_open[key] = len(self._in_progress)
         try:
@@ -395,14 +399,14 @@ class Resolution:
             if id(origin) in self._resolving:
                 self.note(RECURSION)
                 return []
-            self._resolving.add(id(origin))
+            self._resolving[id(origin)] = len(self._in_progress)
             outer_cut, self.depth_cut = self.depth_cut, False
             try:
                 heads = self.made_from(
                     "origin", id(origin), lambda: self.resolve_origin(origin, depth)
                 )
             finally:
-                self._resolving.discard(id(origin))
+                self._resolving.pop(id(origin), None)
             if self.depth_cut:
                 self._cut_origins.add(id(origin))
             self.depth_cut = self.depth_cut or outer_cut
