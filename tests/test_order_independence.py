@@ -23,7 +23,7 @@ import pytest
 from devtools import order_fuzz
 
 
-def test_renaming_modules_is_seen_by_the_findings_map(tmp_path: Path) -> None:
+def test_the_comparison_maps_renamed_findings_back(tmp_path: Path) -> None:
     """The comparison itself: a renamed package's findings are mapped back to the names
     they had, so a package whose findings are in several modules compares equal, and the
     renaming reaches the imports (the renamed package still has its findings)."""
