@@ -469,31 +469,28 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         """Whether a summary kept was made from an answer that has changed since, a
         recursion aside (``_changed``): a name found to wrap a sink since, a module
         parsed or found to reach one."""
+        return any(
+            t != RECURSION and self._changed(t) for node in self._reachable() for t in node.tokens
+        )
+
+    def _reachable(self) -> Iterator[DepNode]:
+        """Each node the summaries' nodes reach (themselves included), once."""
         seen: set[DepNode] = set()
         todo = list(self.summary_deps.values())
         while todo:
             node = todo.pop()
-            if node in seen:
-                continue
-            seen.add(node)
-            if any(t != RECURSION and self._changed(t) for t in node.tokens):
-                return True
-            todo += node.edges
-        return False
+            if node not in seen:
+                seen.add(node)
+                yield node
+                todo += node.edges
 
     def _stale_nodes(self) -> set[DepNode]:
         """The nodes that reach a token that changed."""
         users: dict[DepNode, list[DepNode]] = {}
-        seen: set[DepNode] = set()
-        todo = list(self.summary_deps.values())
-        while todo:
-            node = todo.pop()
-            if node in seen:
-                continue
-            seen.add(node)
+        seen = list(self._reachable())
+        for node in seen:
             for used in node.edges:
                 users.setdefault(used, []).append(node)
-                todo.append(used)
         stale: set[DepNode] = set()
         todo = [n for n in seen if any(self._changed(t) for t in n.tokens)]
         while todo:
