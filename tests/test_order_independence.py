@@ -58,3 +58,13 @@ def test_a_field_made_from_its_writers_partial_summary_is_made_again(tmp_path: P
     were complete."""
     found = order_fuzz.run_seed(758, 30, tmp_path)
     assert found is None, (found["as_named_only"], found["renamed_only"])
+
+
+def test_what_is_made_from_a_summary_to_be_made_again_is_made_again(tmp_path: Path) -> None:
+    """Seed 2416: ``sched6`` is first made while ``sched3``, which it calls, is being made
+    (a recursion through a chain of wrappers across modules), and is to be made again. A
+    module's summary made meanwhile from ``sched6``'s partial summary (``OUT12 =
+    sched6(LENS_T12, 132)``) must be made again after it too: it was kept without its call
+    reaching the kernel when the modules were renamed."""
+    found = order_fuzz.run_seed(2416, 10, tmp_path)
+    assert found is None, (found["as_named_only"], found["renamed_only"])

@@ -446,6 +446,74 @@ def test_a_summary_made_during_a_replay_sees_what_the_replayed_making_was_resolv
     assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
 
 
+FIELD_META = """\
+import deep_gemm
+import torch
+
+
+def clamped_schedule(lens, block_kv, num_sms):
+    return deep_gemm.get_paged_mqa_logits_metadata(torch.clamp(lens, min=1), block_kv, num_sms)
+
+
+class Meta:
+    def __init__(self):
+        self.schedule = clamped_schedule
+"""
+FIELD_USE = """\
+import deep_gemm
+import torch
+
+from .meta import Meta
+
+
+def plan(meta: Meta, seq_lens, num_sms):
+    return meta.schedule(seq_lens // 4, 64, num_sms)
+
+
+def plan_directly(seq_lens, num_sms):
+    lens = torch.clamp(seq_lens // 4, min=1)
+    return deep_gemm.get_paged_mqa_logits_metadata(lens, 64, num_sms)
+"""
+FIELD_SUBCLASS = """\
+import deep_gemm
+
+from .meta import Meta
+
+
+class Direct(Meta):
+    def __init__(self):
+        super().__init__()
+        self.schedule = deep_gemm.get_paged_mqa_logits_metadata
+"""
+
+
+def test_a_making_that_read_a_field_another_module_now_writes_is_not_replayed(
+    tmp_path: Path,
+) -> None:
+    """``plan`` calls ``meta.schedule``, which ``Meta`` sets to a function that clamps:
+    no finding (``plan_directly`` names the kernel, so ``use.py`` is analysed from the
+    start and ``plan``'s making asks for the field's values). An edit of another module adds a subclass that sets it to the kernel
+    itself. No summary ``plan``'s making asked for is made anew, but the field's values
+    are: its replay must compare them with what it got, and not keep the summary made
+    without the subclass's kernel (the cold check reports the call)."""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/meta.py": FIELD_META,
+        "pkg/use.py": FIELD_USE,
+        "pkg/other.py": "from .meta import Meta\n",
+    }
+    root = tmp_path / "ws"
+    index = indexed(root, texts, sorted(texts))
+    assert warm(index, root, texts) == cold(tmp_path / "cold", texts)
+    assert not any(found for found, _ in warm(index, root, texts).values())
+    texts["pkg/other.py"] = FIELD_SUBCLASS
+    index.analyse(root / "pkg/other.py", texts["pkg/other.py"])
+    assert the_context(index, root / "pkg/other.py").engine.stats["replayed"] > 0
+    after = warm(index, root, texts)
+    assert after == cold(tmp_path / "cold", texts)
+    assert after["pkg/use.py"][0]  # through the subclass's kernel
+
+
 def test_a_question_whose_asking_parses_a_module_is_not_asked_twice_otherwise(
     tmp_path: Path,
 ) -> None:

@@ -240,6 +240,10 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                     top.edges.add(node)
                 if top.events is not None and not self._quiet:
                     top.events.append(("summary", key, found))
+            if self._rerun and self._in_progress and self.to_make_again(key):
+                # Made from a partial summary and to be made again: what is made from it
+                # now is made again after it, as if it had met the recursion itself.
+                self._recursion_seen = True
             return found
         if key in self._in_progress or len(self._in_progress) > MAX_DEPTH * 4:
             self._recursion_seen = True
