@@ -29,8 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from devtools import warm_fuzz_gen as gen
-from zerolint.config import load_settings
-from zerolint.engine import Engine
+from tests.test_server_incremental import cold
 
 MODULE = re.compile(r"pkg/m(\d+)\.py")
 MODULE_WORD = re.compile(r"\bm(\d+)\b")
@@ -69,19 +68,11 @@ def renamed(texts: dict[str, str], perm: dict[int, int]) -> dict[str, str]:
 
 
 def check(root: Path, texts: dict[str, str]) -> list[Found]:
-    """A cold check of ``texts`` written to ``root``: its findings, sorted."""
-    if root.exists():
-        shutil.rmtree(root)
-    for rel, text in texts.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    report = Engine(load_settings([root])).check([root])
-    found = []
-    for f in report.findings:
-        rel = Path(f.path).resolve().relative_to(root.resolve()).as_posix()
-        found.append((rel, f.line, f.col, f.code))
-    return sorted(found)
+    """A cold check of ``texts`` written to ``root``, as the warm fuzz's (``cold``): its
+    findings, sorted."""
+    return sorted(
+        (key[1], key[2], key[3], key[0]) for found, _ in cold(root, texts).values() for key in found
+    )
 
 
 def run_seed(seed: int, edits: int, work: Path) -> dict | None:
