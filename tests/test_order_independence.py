@@ -68,3 +68,22 @@ def test_what_is_made_from_a_summary_to_be_made_again_is_made_again(tmp_path: Pa
     reaching the kernel when the modules were renamed."""
     found = order_fuzz.run_seed(2416, 10, tmp_path)
     assert found is None, (found["as_named_only"], found["renamed_only"])
+
+
+def test_a_class_re_exported_by_a_module_not_parsed_yet_is_found(tmp_path: Path) -> None:
+    """Seed 5690, after up to 30 edits: ``sched(meta: GMeta8)`` imports the class from a
+    module that only re-exports it (``from .m2 import GMeta8``). Resolving the annotation
+    parsed the re-exporting module but not the one it names, so the class, and the
+    construction that gives its field ``lens // 4``, were found only where another call had
+    parsed that module first: under other names."""
+    found = order_fuzz.run_seed(5690, 30, tmp_path)
+    assert found is None, (found["as_named_only"], found["renamed_only"])
+
+
+def test_a_summary_that_reads_one_not_remade_yet_is_made_again(tmp_path: Path) -> None:
+    """Seed 3410, after up to 30 edits: after a recursion, ``Holder7.again`` is made again
+    before ``sched5``, which its ``self.fn`` holds and which its first making did not call,
+    and so read ``sched5``'s summary made while ``sched3`` was (not reaching the kernel):
+    its call was missed unless the modules' names put ``sched5`` first."""
+    found = order_fuzz.run_seed(3410, 30, tmp_path)
+    assert found is None, (found["as_named_only"], found["renamed_only"])

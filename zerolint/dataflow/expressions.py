@@ -171,10 +171,19 @@ class Expressions:
         allow = self.allow_parse
         self.allow_parse = allow or force
         try:
-            found = self.resolve_in_project(ref.qual, depth)
+            found: list[Ref] = []
+            for r in self.resolve_in_project(ref.qual, depth):
+                # A name its module imports from one not parsed yet (a re-export, `from
+                # .impl import Meta`): that module is parsed now too, as this one was.
+                if not isinstance(r, LazyRef):
+                    found.append(r)
+                elif depth < MAX_DEPTH:
+                    found += self.materialize(r, depth + 1, force=force)
+                else:
+                    self.note(RECURSION)
         finally:
             self.allow_parse = allow
-        return [r for r in found if not isinstance(r, LazyRef)]
+        return found
 
     def may_parse(self, modname: str) -> bool:
         """While summaries are built, only modules that mention a sink are parsed; once

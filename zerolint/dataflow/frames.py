@@ -334,10 +334,13 @@ class DepNode:
     cannot be replayed: it used an answer the replay cannot check (an origin's resolution,
     a call's contexts), or met a limit or a value being resolved (``Analyzer.note``)."""
 
-    __slots__ = ("edges", "events", "open", "tokens")
+    __slots__ = ("edges", "events", "open", "read", "tokens")
 
     def __init__(self, events: list[tuple] | None = None) -> None:
         self.tokens: set[object] = set()
         self.edges: set[DepNode] = set()
         self.open = False  # being made: a use now is a recursion
+        # A summary's making: the functions whose summaries it read, made or being made,
+        # in any making of it this run (None: a cached answer's making).
+        self.read: set | None = None
         self.events = events
