@@ -49,6 +49,20 @@ def test_random_packages_have_the_same_findings_whatever_their_modules_are_calle
     assert not differ, [(d["seed"], d["as_named_only"], d["renamed_only"]) for d in differ]
 
 
+@pytest.mark.parametrize("first", range(3000, 3300, 50))
+def test_random_packages_after_many_edits_have_the_same_findings_whatever_their_names(
+    tmp_path: Path, first: int
+) -> None:
+    """As above, with up to 30 edits: larger packages, with more modules that import each
+    other, where seeds 3410 and 5690 (below) were found."""
+    differ = [
+        found
+        for seed in range(first, first + 50)
+        if (found := order_fuzz.run_seed(seed, 30, tmp_path / f"seed{seed}")) is not None
+    ]
+    assert not differ, [(d["seed"], d["as_named_only"], d["renamed_only"]) for d in differ]
+
+
 def test_a_field_made_from_its_writers_partial_summary_is_made_again(tmp_path: Path) -> None:
     """Seed 758, after up to 30 edits: a constructor sets ``self.fn = sched3`` and reads
     ``self.fn`` itself. Interpreted first, its read makes the field's values while the
