@@ -492,10 +492,11 @@ def test_a_making_that_read_a_field_another_module_now_writes_is_not_replayed(
 ) -> None:
     """``plan`` calls ``meta.schedule``, which ``Meta`` sets to a function that clamps:
     no finding (``plan_directly`` names the kernel, so ``use.py`` is analysed from the
-    start and ``plan``'s making asks for the field's values). An edit of another module adds a subclass that sets it to the kernel
-    itself. No summary ``plan``'s making asked for is made anew, but the field's values
-    are: its replay must compare them with what it got, and not keep the summary made
-    without the subclass's kernel (the cold check reports the call)."""
+    start and ``plan``'s making asks for the field's values). An edit of another module
+    adds a subclass that sets it to the kernel itself. No summary ``plan``'s making asked
+    for is made anew, but the field's values are: its replay must compare them with what
+    it got, and not keep the summary made without the subclass's kernel (the cold check
+    reports the call)."""
     texts = {
         "pkg/__init__.py": "",
         "pkg/meta.py": FIELD_META,

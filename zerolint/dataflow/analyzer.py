@@ -286,8 +286,6 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                     self._summarise(k)
                     if self._stale_read:
                         self._rerun.append(k)
-            self._remaking = set()
-            self._stale_read = False
             self._rerun = []
             self._partial_fields = []
             self._recursion_seen = False
