@@ -261,18 +261,18 @@ class Calls:
         self.note_construction(
             id(node), cls.name, {name: self.operand(frame, arg.value) for name, _, arg in written}
         )
-        init = cls.methods.get("__init__")
+        owner, init = self.initializer(cls)
         if init is None:
             for field_name, arg_val in fields:
                 self.record_constructor_field(frame, node, cls.name, field_name, arg_val)
             return
-        ref = FuncRef(self.func_key(cls.module, init, cls), Val((), [InstRef(cls)]))
+        ref = FuncRef(self.func_key(owner.module, init, owner), Val((), [InstRef(cls)]))
         self.call_function(frame, node, ref, args)
         bound = self.bind_args(ref.key, ref, args)
         site = CallSite(
             ref.key,
             bound,
-            RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {cls.name}.__init__"),
+            RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {owner.name}.__init__"),
         )
         for attr, val in self.summary(ref.key).field_writes.items():
             self.record_constructor_field(
@@ -542,11 +542,9 @@ class Calls:
         site.bound = True
         for ref in self.materialize(LazyRef(site.lazy or "")):
             if isinstance(ref, ClassRef):
-                init = ref.cls.methods.get("__init__")
+                owner, init = self.initializer(ref.cls)
                 ref = (
-                    FuncRef(
-                        self.func_key(ref.cls.module, init, ref.cls), Val((), [InstRef(ref.cls)])
-                    )
+                    FuncRef(self.func_key(owner.module, init, owner), Val((), [InstRef(ref.cls)]))
                     if init is not None
                     else ref
                 )

@@ -375,6 +375,36 @@ class Expressions:
                             out.append(c)
         return out
 
+    def initializer(self, cls: ClassInfo) -> tuple[ClassInfo, cst.FunctionDef | None]:
+        """Where ``cls(...)`` is initialised: the first class of its MRO that defines
+        ``__init__`` (with it), or that ``@dataclass`` gives one (with None: the dataclass
+        fields are its parameters). ``cls`` and None where no class known here does (a
+        NamedTuple, or a base not parsed): its annotated names are taken as the fields."""
+        for c in self.mro(cls):
+            init = c.methods.get("__init__")
+            if init is not None:
+                return c, init
+            if c.is_dataclass:
+                return c, None
+        return cls, None
+
+    def init_parameters(self, cls: ClassInfo) -> list[str]:
+        """The names ``cls(...)``'s positional arguments bind, in order: its ``__init__``'s
+        parameters after ``self``, or a generated one's, the fields of the dataclass and of
+        its dataclass bases (the bases' first; a field declared again keeps its first
+        place; one declared ``field(init=False)`` last is none)."""
+        owner, init = self.initializer(cls)
+        if init is not None:
+            return [p.name.value for p in self.func_key(owner.module, init, owner).params()[1:]]
+        if not owner.is_dataclass:
+            return list(owner.fields)
+        names: dict[str, bool] = {}
+        for c in reversed(self.mro(owner)):
+            if c.is_dataclass:
+                for name in c.fields:
+                    names[name] = _in_init(c, name)
+        return [name for name, in_init in names.items() if in_init]
+
     def lookup_dotted(self, mod: ModuleInfo, name: str, depth: int = 0) -> list[Ref]:
         """What a dotted name written in ``mod`` at module level refers to."""
         head, _, rest = name.partition(".")
@@ -778,4 +808,22 @@ def _known(trace: Trace) -> bool:
         and bool(trace.steps)
         and any(s.op.kind == OpKind.KNOWN_ROWS for s in trace.steps)
         and all(s.op.kind != OpKind.OPAQUE for s in trace.steps)
+    )
+
+
+def _in_init(cls: ClassInfo, name: str) -> bool:
+    """Whether a dataclass field is a parameter of the generated ``__init__``: not where
+    its last declaration is ``field(init=False)`` (or ``dataclasses.field(...)``)."""
+    declared = cls.assigned.get(name)
+    if not declared:
+        return True
+    value = declared[-1][1]
+    if type(value) is not cst.Call or (dotted(value.func) or "").rsplit(".", 1)[-1] != "field":
+        return True
+    return not any(
+        arg.keyword is not None
+        and arg.keyword.value == "init"
+        and type(arg.value) is cst.Name
+        and arg.value.value == "False"
+        for arg in value.args
     )

@@ -239,13 +239,13 @@ class Resolution:
         """Keyword or positional constructor arguments for dataclass-like fields."""
         out: list[Val] = []
         for c in family:
-            # A construction of a class with an __init__ of its own writes what that
+            # A construction of a class with an __init__ (its own or a base's) writes what that
             # __init__ writes (Calls.construct): no other field is worth a search. Only
             # an __init__ whose summary is final says so (not one being made, or to be
             # made again after a recursion).
-            init = c.methods.get("__init__")
+            owner, init = self.initializer(c)
             if init is not None:
-                init_key = self.func_key(c.module, init, c)
+                init_key = self.func_key(owner.module, init, owner)
                 if (
                     not self.making_now(init_key)
                     and attr not in self.summary(init_key).field_writes

@@ -516,12 +516,9 @@ class Statements:
         self, cls: ClassInfo, args: list[tuple[cst.Arg, Val]]
     ) -> Iterator[tuple[str, Val, cst.Arg]]:
         """(field, value, argument) for each evaluated constructor argument: by keyword, or
-        by position among the dataclass fields (or ``__init__``'s parameters)."""
-        positional = list(cls.fields)
-        init = cls.methods.get("__init__")
-        if init is not None:
-            params = self.func_key(cls.module, init, cls).params()[1:]
-            positional = [p.name.value for p in params]
+        by position among the dataclass fields or ``__init__``'s parameters, inherited
+        ones too (``Expressions.init_parameters``)."""
+        positional = self.init_parameters(cls)
         i = 0
         for arg, val in args:
             if arg.star:
