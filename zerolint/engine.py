@@ -34,7 +34,19 @@ from zerolint.dataflow.branches import consistent, in_program_order
 from zerolint.dataflow.callee import callee_note
 from zerolint.discovery import discover
 from zerolint.hazards import Predicate
-from zerolint.model import IDENTITY, Diagnostic, Finding, Flow, Op, OpKind, Report, Step, Verdict
+from zerolint.model import (
+    IDENTITY,
+    ROW_VALUES,
+    SOME_ROW,
+    Diagnostic,
+    Finding,
+    Flow,
+    Op,
+    OpKind,
+    Report,
+    Step,
+    Verdict,
+)
 from zerolint.prescan import Scan
 from zerolint.project import ModuleInfo, Project
 from zerolint.rules import Rule, SinkSpec
@@ -702,8 +714,15 @@ def to_flow(trace: Trace, scope: RuleScope) -> Flow:
     }
     for raw in in_program_order(trace.steps):
         op, role, note = raw.op, raw.role, raw.note
-        if op.kind == OpKind.GUARD and not rows_path and str(op.arg).split()[0] not in symbols:
-            continue  # a condition on nothing this path computes with
+        if op.kind == OpKind.GUARD:
+            head = str(op.arg).split()[0]
+            if head in ROW_VALUES:
+                if rows_path or (head == SOME_ROW and not scope.predicate.needs_every_row):
+                    # Nothing to a row count; and a condition on some row is left out by
+                    # the judge where the fault needs only one (smt: value_guards).
+                    continue
+            elif not rows_path and head not in symbols:
+                continue  # a condition on nothing this path computes with
         if op.kind == OpKind.ROWS and not rows_path:
             continue  # a selection on a path about values, not about row counts
         if role == "sanitizer" and not scope.sanitizes(raw):

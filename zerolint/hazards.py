@@ -47,6 +47,9 @@ class Predicate:
     """The witness's name for the length every real row starts from."""
     uses_values: ClassVar[bool] = True
     """Whether the rows' values matter (not for a predicate on the row count alone)."""
+    needs_every_row: ClassVar[bool] = False
+    """Whether the fault needs every row of the batch: then a condition that some row is
+    harmless (``x.max() > 0``) rules it out (``smt._FlowEncoding.value_guards``)."""
 
     def fault(self, z3: Any, batch: Any, groups: Sequence[tuple[Any, Any]]) -> Any:
         raise NotImplementedError
@@ -84,6 +87,7 @@ class EveryRowZero(Predicate):
     KIND: ClassVar[str] = "every-row-zero"
     PARAMS: ClassVar[Mapping[str, type]] = {"batch-multiple": int}
     DEFAULT_OUTCOME: ClassVar[str] = "every length 0"
+    needs_every_row: ClassVar[bool] = True
 
     batch_multiple: int = 1
 

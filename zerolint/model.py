@@ -15,6 +15,14 @@ from typing import Literal
 Operand = int | str
 
 
+# A guard op on the values of the rows its path carries at that step (``"#every > 0"``:
+# every row is > 0 there; ``"#some != 0"``: some row is), rather than on a symbol or on the
+# row count (``dataflow.guards``; the judge reads them in ``smt._FlowEncoding``).
+EVERY_ROW = "#every"
+SOME_ROW = "#some"
+ROW_VALUES = (EVERY_ROW, SOME_ROW)
+
+
 class OpKind(str, Enum):
     """What a step does to the lengths: the closed set the analysis emits, the judge
     encodes and the formats print (each is its own string value, so JSON, the cache and

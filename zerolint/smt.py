@@ -32,6 +32,9 @@ from typing import Any
 from zerolint.hazards import Predicate
 from zerolint.model import (
     ANY_ROWS,
+    EVERY_ROW,
+    ROW_VALUES,
+    SOME_ROW,
     Finding,
     Flow,
     Op,
@@ -147,8 +150,9 @@ def judge_flow(
     frozen = tuple(sorted((hints or {}).items()))
     ops = flow.ops
     if not predicate.uses_values:
-        # Only the row count matters: what the path does to the values cannot fault.
-        ops = tuple(op for op in ops if op.kind in PATH_OPS)
+        # Only the row count matters: what the path does to the values cannot fault, and
+        # what it says of them (a guard on the rows' values) decides nothing.
+        ops = tuple(op for op in ops if op.kind in PATH_OPS and not _on_row_values(op))
     verdict = _judge_ops(ops, predicate, freeze_ratios(ratios), frozen, tuple(facts))
     return copy_verdict(verdict)
 
@@ -282,6 +286,7 @@ class _FlowEncoding:
                 enc.constraints.append(self.batch == len(values))
             for v in dict.fromkeys(values):
                 groups.append((self._apply_from(i + 1, z3.IntVal(v)), self._reset_present(i)))
+        self._row_value_guards()
         self.fault = predicate.fault(z3, self.batch, groups)
 
     def _path_conditions(self) -> None:
@@ -298,6 +303,8 @@ class _FlowEncoding:
                 rows, counted = self._count(i, op.arg), True
             elif op.kind == OpKind.GUARD:
                 name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
+                if name in ROW_VALUES:
+                    continue  # on the rows' values: _row_value_guards
                 if name == ROWS_SUBJECT:
                     subject = rows
                 elif _literal(name):  # a caller's literal bound to the guarded parameter
@@ -359,6 +366,8 @@ class _FlowEncoding:
                 rows, counted = self._count_value(i, op.arg, env), True
             elif op.kind == OpKind.GUARD:
                 name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
+                if name in ROW_VALUES:
+                    continue  # on the rows' values: checked by replay
                 if name == ROWS_SUBJECT:
                     value = rows
                 else:
@@ -370,6 +379,62 @@ class _FlowEncoding:
             if a in env and b in env and not _COMPARE[cmp](env[a], env[b]):
                 return False
         return not counted or env["B"] == rows
+
+    def value_guards(self) -> list[tuple[int, str, str, int]]:
+        """``(index, quantifier, op, k)`` of each guard on the rows' values that the judge
+        uses. The judge gives every real row one shared length; a witness whose rows differ
+        keeps its fault with all of them given the length of the row a guard on some row
+        is about only where the fault needs every row (not one row > 0 at the guard and
+        another 0 at the kernel) and no padding or fill comes after the guard (the row
+        may be reset to 0 there, and the real rows left be others): elsewhere it is left
+        out, which can only leave a path less safe."""
+        found = []
+        for i, op in enumerate(self.ops):
+            if op.kind != OpKind.GUARD:
+                continue
+            name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
+            if name == SOME_ROW and (
+                not self.predicate.needs_every_row
+                or any(o.kind in RESET_OPS for o in self.ops[i + 1 :])
+            ):
+                continue
+            if name in ROW_VALUES:
+                found.append((i, name, cmp, k))
+        return found
+
+    def _row_value_guards(self) -> None:
+        """A guard on the rows' values holds on the groups of rows present where it is met,
+        with the values they hold there."""
+        z3 = self.enc.z3
+        for i, quantifier, cmp, k in self.value_guards():
+            before = [j for j in self.resets if j < i]
+            groups = [
+                (
+                    self._apply_between(0, i, self.seq_len),
+                    z3.And([self.starts[j] > 0 for j in before]),
+                )
+            ]
+            for j in before:
+                values, _ = (
+                    known_rows(self.ops[j])
+                    if self.ops[j].kind == OpKind.KNOWN_ROWS
+                    else ((0,), False)
+                )
+                later = [self.starts[j] < self.starts[m] for m in before if m > j]
+                present = z3.And(self.starts[j] < self.batch, *later)
+                for v in dict.fromkeys(values):
+                    groups.append((self._apply_between(j + 1, i, z3.IntVal(v)), present))
+            test = _COMPARE[cmp]
+            if quantifier == EVERY_ROW:
+                self.enc.constraints += [z3.Implies(p, test(v, k)) for v, p in groups]
+            else:
+                self.enc.constraints.append(z3.Or([z3.And(p, test(v, k)) for v, p in groups]))
+
+    def _apply_between(self, first: int, end: int, value: Any) -> Any:
+        for op in self.ops[first:end]:
+            if op.kind in _ROW_OPS:
+                value = self.enc.apply(op, value)
+        return value
 
     def _start(self, i: int) -> Any:
         op = self.ops[i]
@@ -422,6 +487,8 @@ class _FlowEncoding:
         """Evaluate every row of the witness batch in plain Python."""
         batch, env = w["B"], dict(w)
         starts = {i: self._start_value(i, batch, env) for i in self.resets}
+        guards = {i: (quantifier, cmp, k) for i, quantifier, cmp, k in self.value_guards()}
+        seen: dict[int, list[int]] = {i: [] for i in guards}
         rows = []
         for row in range(batch):
             value = env.get(self.predicate.start_name, 1)
@@ -433,7 +500,13 @@ class _FlowEncoding:
                         value = values[row] if per_row else values[0]
                 elif op.kind in _ROW_OPS:
                     value = apply_int(op, value, env)
+                elif i in guards:
+                    seen[i].append(value)
             rows.append(value)
+        for i, (quantifier, cmp, k) in guards.items():
+            held = [_COMPARE[cmp](v, k) for v in seen[i]]
+            if not (all(held) if quantifier == EVERY_ROW else any(held)):
+                return False
         return self.predicate.replay(batch, rows) and self.path_holds(env)
 
     def _start_value(self, i: int, batch: int, env: dict[str, int]) -> int:
@@ -846,6 +919,11 @@ def parse_guard(arg: Any) -> tuple[str, str, int] | None:
         return parts[0], parts[1], int(parts[2])
     except ValueError:
         return None
+
+
+def _on_row_values(op: Op) -> bool:
+    """A guard on the values of the rows (``model.EVERY_ROW``, ``model.SOME_ROW``)."""
+    return op.kind == OpKind.GUARD and str(op.arg).split(" ", 1)[0] in ROW_VALUES
 
 
 def _literal(text: str) -> bool:

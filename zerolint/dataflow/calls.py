@@ -47,7 +47,7 @@ from zerolint.dataflow.values import (
     join_all,
     ref_key,
 )
-from zerolint.model import IDENTITY, Op, OpKind, bounded, renamed, symbol_names
+from zerolint.model import IDENTITY, SOME_ROW, Op, OpKind, bounded, renamed, symbol_names
 from zerolint.project import ClassInfo
 from zerolint.rules import SinkSpec
 
@@ -317,10 +317,32 @@ class Calls:
         """The lengths ``val`` reach ``spec`` at ``node``: a hit of this function's summary."""
         if frame.guards:
             val = self.guarded(frame, val)
+        if frame.some_rows and arg_node is not None:
+            val = self.some_rows_guarded(frame, arg_node, val)
         step = self.step(frame, node, "sink", IDENTITY, note)
         frame.summary.hits.append(
             SinkHit(spec, frame.mod, frame.stmt, node, arg_node, val.then(step), frame.key)
         )
+
+    def some_rows_guarded(self, frame: Frame, arg_node: cst.BaseExpression, val: Val) -> Val:
+        """The conditions on some row of the tensor a sink call is handed by name, where it
+        still holds the value they were about (``Frame.some_rows``): as guard steps."""
+        name = dotted(arg_node)
+        held = frame.state.get(name) if name is not None else None
+        if held is None:
+            return val
+        for guarded, op, k, stmt, value in frame.some_rows:
+            if guarded == name and value is held:
+                step = RawStep(
+                    frame.mod,
+                    stmt,
+                    None,
+                    "flow",
+                    Op(OpKind.GUARD, guards.text(SOME_ROW, op, k)),
+                    f"guard: some row of {name} {op} {k}",
+                )
+                val = val.with_traces(val.then(step).traces)
+        return val
 
     def guarded(self, frame: Frame, val: Val, skip: str | None = None) -> Val:
         """The path conditions that hold here (at a sink, or where a value leaves the

@@ -234,6 +234,11 @@ class Frame:
         # The path conditions on scalars that hold here (guards.Atom: a dominating `if`,
         # an early exit, an assert), in the order they were met.
         self.guards: tuple = ()
+        # "Some row of x op k" conditions that hold here: (x, op, k, statement, the value x
+        # held then). Unlike a condition on every row, a selection of x's rows can lose the
+        # row it is about, and selections leave no step, so it goes on a path only at a
+        # sink call handed x itself, still holding that value (``Calls.record_sink``).
+        self.some_rows: tuple = ()
         # Names assigned a max/min bound of a constant (``r = max(x, 1)``): the operand
         # they stand for as a divisor or bound (``"max(r,1)"``), until written again.
         self.bounds: dict[str, str] = {}
@@ -254,6 +259,7 @@ class Frame:
         f.fields = self.fields
         f.stmt = self.stmt
         f.guards = self.guards
+        f.some_rows = self.some_rows
         f.bounds = dict(self.bounds)
         return f
 
@@ -266,6 +272,12 @@ class Frame:
         self.dead = False
         # A condition holds after the join only if it holds on every branch that gets here.
         self.guards = tuple(g for g in live[0].guards if all(g in b.guards for b in live[1:]))
+        if self.some_rows or any(b.some_rows for b in live):
+            self.some_rows = tuple(
+                g
+                for g in live[0].some_rows
+                if all(any(h is g for h in b.some_rows) for b in live[1:])
+            )
         self.bounds = {
             k: v for k, v in live[0].bounds.items() if all(b.bounds.get(k) == v for b in live[1:])
         }

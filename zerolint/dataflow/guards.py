@@ -8,6 +8,13 @@ after it when the body always exits. A membership test against literal sizes
 says ``x`` has rows. Only conjunctions are kept (``a and b`` when true,
 ``a or b`` when false); anything else says nothing, which is never unsound: a path with
 fewer conditions can only be judged less safe.
+
+A test on the values of a tensor's rows gives ``((EVERY_ROW, key), op, k)`` (every row of it
+``op k``) or ``((SOME_ROW, key), op, k)``: ``(x > 0).all()``, ``(x == 0).any()`` (or
+``torch.all``/``torch.any``), ``x.any()``, and ``x.max()``/``x.min()`` compared with an
+integer (``.item()`` or ``int(...)`` around them; ``torch.max(x)``, ``amax``, ``amin``). A
+reduction gives what it implies: ``x.max() != 0`` says some row is not 0, ``x.max() == 0``
+that every row is <= 0 and some row is 0.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import libcst as cst
 
 from zerolint.dataflow.syntax import dotted, int_value
+from zerolint.model import EVERY_ROW, SOME_ROW
 
 ROWS = "#rows"
 _NEGATE = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!=", "!=": "=="}
@@ -42,11 +50,12 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
         if conj == positive:  # a and b is true / a or b is false: both hold
             return atoms(test.left, positive) + atoms(test.right, positive)
         return []
-    rows_any = _any_of(test)
-    if rows_any is not None:
-        # x.any() / torch.any(x) is true only if x has an element: it has rows. Being
-        # false says nothing (all zeros, or no rows).
-        return [((ROWS, rows_any), "!=", 0)] if positive else []
+    quantified = _quantified(test)
+    if quantified is not None:
+        return _row_values(*quantified, positive)
+    reduced = _reduced(test)
+    if reduced is not None:  # `if x.max():` is `x.max() != 0`
+        return _reduction_atoms(*reduced, "!=" if positive else "==", 0)
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
         target = test.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)):
@@ -55,6 +64,10 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
         if op is None:
             return []
         left, right = test.left, target.comparator
+        for side, k, cmp in ((left, int_value(right), op), (right, int_value(left), MIRROR[op])):
+            reduced = _reduced(side)
+            if reduced is not None:
+                return _reduction_atoms(*reduced, cmp if positive else _NEGATE[cmp], k)
         k, subject = int_value(right), _subject(left)
         if k is None or subject is None:
             k, subject, op = int_value(left), _subject(right), MIRROR[op]
@@ -84,17 +97,104 @@ def _membership(
     return [(subject, ">=", min(known)), (subject, "<=", max(known))]
 
 
-def _any_of(node: cst.BaseExpression) -> str | None:
-    """The tensor ``x`` of ``x.any()`` or ``torch.any(x)``."""
-    if type(node) is not cst.Call:
+def _quantified(node: cst.BaseExpression) -> tuple[str, cst.BaseExpression] | None:
+    """``("all" or "any", x)`` for ``x.all()``, ``x.any()``, ``torch.all(x)``, ``torch.any(x)``."""
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
         return None
     func = node.func
-    if type(func) is cst.Attribute and func.attr.value == "any":
-        if not node.args:
-            return dotted(func.value)
-        if dotted(func.value) == "torch" and len(node.args) == 1:
-            return dotted(node.args[0].value)
+    quantifier = func.attr.value
+    if quantifier not in ("all", "any"):
+        return None
+    if not node.args:
+        return quantifier, func.value
+    if dotted(func.value) == "torch" and len(node.args) == 1 and node.args[0].keyword is None:
+        return quantifier, node.args[0].value
     return None
+
+
+def _row_values(quantifier: str, inner: cst.BaseExpression, positive: bool) -> list[Atom]:
+    """What ``inner.all()`` or ``inner.any()`` being ``positive`` says of the rows of the
+    tensor that ``inner`` names or compares with an integer."""
+    key, op, k = dotted(inner), "!=", 0  # a tensor's truth: not 0
+    if key is None:
+        compared = _compared(inner)
+        if compared is None:
+            return []
+        key, op, k = compared
+    if quantifier == "all":
+        # Every row holds, or (false) some row does not: never that the tensor has rows,
+        # which `all` of no rows leaves true.
+        return [((EVERY_ROW, key), op, k)] if positive else [((SOME_ROW, key), _NEGATE[op], k)]
+    if not positive:
+        return [((EVERY_ROW, key), _NEGATE[op], k)]
+    found: list[Atom] = [((SOME_ROW, key), op, k)]
+    if dotted(inner) is not None:
+        # x.any() is true only if x has an element: it has rows. Being false says nothing
+        # of them (all zeros, or no rows).
+        found.insert(0, ((ROWS, key), "!=", 0))
+    return found
+
+
+def _compared(node: cst.BaseExpression) -> tuple[str, str, int] | None:
+    """``(x, op, k)`` for the comparison ``x op k`` (or ``k op x``) of a named tensor."""
+    if type(node) is not cst.Comparison or len(node.comparisons) != 1:
+        return None
+    target = node.comparisons[0]
+    op = COMPARISONS.get(type(target.operator))
+    if op is None:
+        return None
+    key, k = dotted(node.left), int_value(target.comparator)
+    if key is None or k is None:
+        key, k, op = dotted(target.comparator), int_value(node.left), MIRROR[op]
+    if key is None or k is None:
+        return None
+    return key, op, k
+
+
+_REDUCTIONS = {"max": "max", "amax": "max", "min": "min", "amin": "min"}
+
+
+def _reduced(node: cst.BaseExpression) -> tuple[str, str] | None:
+    """``("max" or "min", x)`` for ``x.max()``, ``torch.max(x)``, ``x.amin()`` ...; an
+    ``.item()`` or ``int(...)`` around it changes nothing."""
+    while type(node) is cst.Call:
+        func, args = node.func, node.args
+        if type(func) is cst.Name and func.value == "int" and len(args) == 1:
+            node = args[0].value
+            continue
+        if type(func) is not cst.Attribute:
+            return None
+        name = func.attr.value
+        if name == "item" and not args:
+            node = func.value
+            continue
+        fn = _REDUCTIONS.get(name)
+        if fn is None:
+            return None
+        if not args:
+            key = dotted(func.value)
+        elif dotted(func.value) == "torch" and len(args) == 1 and args[0].keyword is None:
+            key = dotted(args[0].value)
+        else:
+            return None  # along a dimension: one value per row, not the tensor's
+        return (fn, key) if key is not None else None
+    return None
+
+
+def _reduction_atoms(fn: str, key: str, op: str, k: int | None) -> list[Atom]:
+    """What ``x.max() op k`` (or ``x.min() op k``) says of every row or some row of x."""
+    if k is None:
+        return []
+    # max > k: some row > k; max < k: every row < k; min the other way round.
+    upper, lower = (SOME_ROW, EVERY_ROW) if fn == "max" else (EVERY_ROW, SOME_ROW)
+    if op in (">", ">="):
+        return [((upper, key), op, k)]
+    if op in ("<", "<="):
+        return [((lower, key), op, k)]
+    if op == "==":
+        bound = "<=" if fn == "max" else ">="
+        return [((EVERY_ROW, key), bound, k), ((SOME_ROW, key), "==", k)]
+    return [((SOME_ROW, key), "!=", k)]  # not every row is k
 
 
 def _subject(node: cst.BaseExpression) -> Subject | None:

@@ -42,7 +42,7 @@ from zerolint.dataflow.values import (
     Val,
     without_row_counts,
 )
-from zerolint.model import IDENTITY, Op, OpKind
+from zerolint.model import IDENTITY, SOME_ROW, Op, OpKind
 from zerolint.project import ClassInfo, record_import
 
 _UNKNOWN = object()
@@ -102,23 +102,34 @@ class Statements:
 
     def constrain(self, frame: Frame, test: cst.BaseExpression, positive: bool) -> None:
         """The path conditions ``test`` being ``positive`` adds: a scalar's go on the frame
-        (``Frame.guards``), a tensor's row count goes on the tensor's traces as a guard
-        step, so what is computed from it later carries it."""
+        (``Frame.guards``), a tensor's row count or a condition on every row of it goes on
+        the tensor's traces as a guard step, so what is computed from it later carries it;
+        one on some row of it waits on the frame for a sink handed the tensor itself
+        (``Frame.some_rows``)."""
+        some = []
         for subject, op, k in guards.atoms(test, positive):
             kind, name = subject
             if kind == "sym":
                 frame.guards = (*frame.guards, (name, op, k, frame.stmt))
                 continue
+            if kind == SOME_ROW:
+                some.append((name, op, k))  # once the value it is about is final, below
+                continue
             val = self.read_key(frame, name) if name in frame.state else EMPTY
             if val.traces:
+                rows = "rows of" if kind == guards.ROWS else "every row of"
                 step = self.step(
                     frame,
                     None,
                     "flow",
-                    Op(OpKind.GUARD, guards.text(guards.ROWS, op, k)),
-                    f"guard: rows of {name} {op} {k}",
+                    Op(OpKind.GUARD, guards.text(kind, op, k)),
+                    f"guard: {rows} {name} {op} {k}",
                 )
                 frame.state[name] = val.with_traces(val.then(step).traces)
+        for name, op, k in some:
+            held = frame.state.get(name)
+            if held is not None and held.traces:
+                frame.some_rows = (*frame.some_rows, (name, op, k, frame.stmt, held))
 
     def exec_For(self, frame: Frame, stmt: cst.For) -> None:
         self.exec_loop(frame, stmt)
