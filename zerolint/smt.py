@@ -277,17 +277,30 @@ class _FlowEncoding:
         enc.constraints.append(self.seq_len >= 1)
         self.hidden: list[tuple[str, Any]] = []
         self._path_conditions()
-        groups = [(self._apply_from(0, self.seq_len), self.real_present)]
-        for i in self.resets:
-            values, per_row = (
-                known_rows(ops[i]) if ops[i].kind == OpKind.KNOWN_ROWS else ((0,), False)
-            )
-            if per_row:  # a tensor of literal rows: the batch is exactly those rows
-                enc.constraints.append(self.batch == len(values))
-            for v in dict.fromkeys(values):
-                groups.append((self._apply_from(i + 1, z3.IntVal(v)), self._reset_present(i)))
+        groups = self._groups(len(ops), kernel=True)
         self._row_value_guards()
         self.fault = predicate.fault(z3, self.batch, groups)
+
+    def _groups(self, end: int, kernel: bool = False) -> list[tuple[Any, Any]]:
+        """The groups of rows after ``ops[:end]``, each as (the value its rows hold there,
+        whether it is present): the real rows, and for each reset before ``end`` the rows
+        it reset that no later one did. For the ``kernel``'s (``end`` is ``len(ops)``), a
+        tensor of literal rows also says the batch is exactly those rows. Z3's work depends
+        on the order terms are made in: keep it (test_smt_properties)."""
+        z3 = self.enc.z3
+        before = [i for i in self.resets if i < end]
+        groups = [(self._apply(0, end, self.seq_len), z3.And([self.starts[i] > 0 for i in before]))]
+        for i in before:
+            values, per_row = (
+                known_rows(self.ops[i]) if self.ops[i].kind == OpKind.KNOWN_ROWS else ((0,), False)
+            )
+            if per_row and kernel:
+                self.enc.constraints.append(self.batch == len(values))
+            for v in dict.fromkeys(values):
+                value = self._apply(i + 1, end, z3.IntVal(v))
+                later = [self.starts[i] < self.starts[j] for j in before if j > i]
+                groups.append((value, z3.And(self.starts[i] < self.batch, *later)))
+        return groups
 
     def _path_conditions(self) -> None:
         """The row counts (``rows`` ops: the last one is B) and the guards on the path:
@@ -407,34 +420,11 @@ class _FlowEncoding:
         with the values they hold there."""
         z3 = self.enc.z3
         for i, quantifier, cmp, k in self.value_guards():
-            before = [j for j in self.resets if j < i]
-            groups = [
-                (
-                    self._apply_between(0, i, self.seq_len),
-                    z3.And([self.starts[j] > 0 for j in before]),
-                )
-            ]
-            for j in before:
-                values, _ = (
-                    known_rows(self.ops[j])
-                    if self.ops[j].kind == OpKind.KNOWN_ROWS
-                    else ((0,), False)
-                )
-                later = [self.starts[j] < self.starts[m] for m in before if m > j]
-                present = z3.And(self.starts[j] < self.batch, *later)
-                for v in dict.fromkeys(values):
-                    groups.append((self._apply_between(j + 1, i, z3.IntVal(v)), present))
-            test = _COMPARE[cmp]
+            groups, test = self._groups(i), _COMPARE[cmp]
             if quantifier == EVERY_ROW:
                 self.enc.constraints += [z3.Implies(p, test(v, k)) for v, p in groups]
             else:
                 self.enc.constraints.append(z3.Or([z3.And(p, test(v, k)) for v, p in groups]))
-
-    def _apply_between(self, first: int, end: int, value: Any) -> Any:
-        for op in self.ops[first:end]:
-            if op.kind in _ROW_OPS:
-                value = self.enc.apply(op, value)
-        return value
 
     def _start(self, i: int) -> Any:
         op = self.ops[i]
@@ -444,8 +434,8 @@ class _FlowEncoding:
             return self.enc.z3.IntVal(op.arg)
         return self.enc.pad_start(_pad_name(i, op), self.batch)
 
-    def _apply_from(self, first: int, value: Any) -> Any:
-        for op in self.ops[first:]:
+    def _apply(self, first: int, end: int, value: Any) -> Any:
+        for op in self.ops[first:end]:
             if op.kind in _ROW_OPS:
                 value = self.enc.apply(op, value)
         return value
@@ -453,10 +443,6 @@ class _FlowEncoding:
     @property
     def real_present(self) -> Any:
         return self.enc.z3.And([self.starts[i] > 0 for i in self.resets])
-
-    def _reset_present(self, i: int) -> Any:
-        later = [self.starts[i] < self.starts[j] for j in self.resets if j > i]
-        return self.enc.z3.And(self.starts[i] < self.batch, *later)
 
     def preferences(self, hints: Hints) -> list[Any]:
         """Soft wishes for a readable witness: no padding rows, else some real rows; the

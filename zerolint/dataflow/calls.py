@@ -333,14 +333,8 @@ class Calls:
             return val
         for guarded, op, k, stmt, value in frame.some_rows:
             if guarded == name and value is held:
-                step = RawStep(
-                    frame.mod,
-                    stmt,
-                    None,
-                    "flow",
-                    Op(OpKind.GUARD, guards.text(SOME_ROW, op, k)),
-                    f"guard: some row of {name} {op} {k}",
-                )
+                note = f"guard: some row of {name} {op} {k}"
+                step = guards.step(frame.mod, stmt, SOME_ROW, op, k, note)
                 val = val.with_traces(val.then(step).traces)
         return val
 
@@ -366,15 +360,7 @@ class Calls:
             for name, op, k, stmt in conditions:
                 if starts_rows or name in symbols:
                     self.note_field_guard(frame, stmt, name)
-                    step = RawStep(
-                        frame.mod,
-                        stmt,
-                        None,
-                        "flow",
-                        Op(OpKind.GUARD, guards.text(name, op, k)),
-                        f"guard: {name} {op} {k}",
-                    )
-                    trace = trace.then(step)
+                    trace = trace.then(guards.step(frame.mod, stmt, name, op, k))
             out.append(trace)
         return Val(out, val.refs, elements, val.keys)
 

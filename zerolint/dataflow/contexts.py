@@ -31,7 +31,7 @@ import libcst as cst
 from zerolint.dataflow import guards
 from zerolint.dataflow.frames import CallSite, Frame, FuncKey, rebound_steps
 from zerolint.dataflow.values import InstRef, RawStep, Trace
-from zerolint.model import Op, OpKind
+from zerolint.model import OpKind
 
 MAX_CALLER_DEPTH = 3
 MAX_VARIANTS = 16
@@ -95,7 +95,7 @@ class Contexts:
             return None
         out: list[Trace] = []
         for caller, site, conds in contexts:
-            steps = tuple(_guard_step(caller, c) for c in conds)
+            steps = tuple(guards.step(caller.mod, stmt, name, op, k) for name, op, k, stmt in conds)
             t = Trace(None, steps + (site.step,) + _rename(func, site, trace.steps))
             out += self.with_callers(caller, t, depth + 1) or [t]
             if len(out) > MAX_VARIANTS:
@@ -161,16 +161,8 @@ class Contexts:
             if len(written) != 1:
                 continue
             operand = written.pop()
-            steps.append(
-                RawStep(
-                    step.mod,
-                    step.stmt,
-                    None,
-                    "flow",
-                    Op(OpKind.GUARD, guards.text(str(operand), op, k)),
-                    f"guard: {operand} {op} {k} (set into {name})",
-                )
-            )
+            note = f"guard: {operand} {op} {k} (set into {name})"
+            steps.append(guards.step(step.mod, step.stmt, str(operand), op, k, note))
             changed = True
         return Trace(trace.origin, tuple(steps)) if changed else trace
 
@@ -256,15 +248,3 @@ def _field_guard(arg: str) -> tuple[str, str, str, int] | None:
     except ValueError:
         return None
     return parts[0], parts[0].split(".")[1], parts[1], k
-
-
-def _guard_step(caller: FuncKey, cond: tuple) -> RawStep:
-    name, op, k, stmt = cond
-    return RawStep(
-        caller.mod,
-        stmt,
-        None,
-        "flow",
-        Op(OpKind.GUARD, guards.text(name, op, k)),
-        f"guard: {name} {op} {k}",
-    )

@@ -22,7 +22,9 @@ from __future__ import annotations
 import libcst as cst
 
 from zerolint.dataflow.syntax import dotted, int_value
-from zerolint.model import EVERY_ROW, SOME_ROW
+from zerolint.dataflow.values import RawStep
+from zerolint.model import EVERY_ROW, SOME_ROW, Op, OpKind
+from zerolint.project import ModuleInfo
 
 ROWS = "#rows"
 _NEGATE = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!=", "!=": "=="}
@@ -242,6 +244,15 @@ def forget(conditions: tuple, written: str | None) -> tuple:
 def text(name: str, op: str, k: int) -> str:
     """The guard op's argument, as the judge reads it back (``smt.parse_guard``)."""
     return f"{name} {op} {k}"
+
+
+def step(
+    mod: ModuleInfo, stmt: cst.CSTNode, subject: str, op: str, k: int, note: str = ""
+) -> RawStep:
+    """The path step that says ``subject op k`` holds at ``stmt`` (a scalar's name,
+    ``ROWS``, ``EVERY_ROW`` or ``SOME_ROW``), shown as ``note`` or as the condition."""
+    note = note or f"guard: {subject} {op} {k}"
+    return RawStep(mod, stmt, None, "flow", Op(OpKind.GUARD, text(subject, op, k)), note)
 
 
 def holds(op: str, value: int, k: int) -> bool:

@@ -118,13 +118,8 @@ class Statements:
             val = self.read_key(frame, name) if name in frame.state else EMPTY
             if val.traces:
                 rows = "rows of" if kind == guards.ROWS else "every row of"
-                step = self.step(
-                    frame,
-                    None,
-                    "flow",
-                    Op(OpKind.GUARD, guards.text(kind, op, k)),
-                    f"guard: {rows} {name} {op} {k}",
-                )
+                note = f"guard: {rows} {name} {op} {k}"
+                step = guards.step(frame.mod, frame.stmt, kind, op, k, note)
                 frame.state[name] = val.with_traces(val.then(step).traces)
         for name, op, k in some:
             held = frame.state.get(name)
