@@ -193,3 +193,106 @@ def test_after_an_unmodelled_call_a_solver_that_gives_up_proves_nothing(
     solver_gives_up: None,
 ) -> None:
     assert judge_flow(flow(HELPER, CLAMP1)).status == "unknown"
+
+
+# Z3 gives up on a question as a whole, and answers it once per assignment of its
+# configured symbols (``smt._by_cases``): fixed, a division or shift by one is linear.
+R, SHIFT, LO = "self.compress_ratio", "shift", "lo"
+RATIOS = {"compress_ratio": tuple(range(2, 9)), "shift": (0, 1, 2, 3), "lo": (-2, -1, 0, 1, 2)}
+# The first was drawn by tests/test_smt_properties.py's brute-force test, which failed on it
+# before the split; the second's smallest length (4) needs the largest lo (2).
+UNSAFE_WHOLE_GIVEN_UP = {
+    "drawn": [
+        Op("floordiv", R),
+        Op("rshift", SHIFT),
+        Op("floordiv", R),
+        Op("floordiv", R),
+        Op("add", LO),
+        Op("rshift", SHIFT),
+    ],
+    "length 4": [
+        Op("floordiv", R),
+        Op("rshift", SHIFT),
+        Op("add", LO),
+        Op("rshift", SHIFT),
+        Op("floordiv", R),
+        Op("add", -2),
+    ],
+}
+# Safe, and its proof costs Z3 about 314,000 units as a whole, under 1,500 per assignment.
+SAFE_WHOLE_HARD = [Op("add", LO), Op("ceildiv", R), Op("rshift", SHIFT), Op("add", 1), Op("ceildiv", R)]
+SAFE_LIMIT = 20_000
+
+
+def _whole_answer(ops: list[Op], ratios: dict[str, tuple[int, ...]]) -> Any:
+    """Z3's answer to the whole question, with the judge's encoding, context of its own and
+    work limit (Z3's work depends on the terms made before in its context)."""
+    enc = smt.Encoder(smt.OwnContext(z3), smt.freeze_ratios(ratios))
+    flow_encoding = smt._FlowEncoding(enc, tuple(ops), FAULT)
+    solver = enc.solver()
+    solver.add(flow_encoding.fault)
+    return solver.check()
+
+
+@pytest.mark.parametrize("name", sorted(UNSAFE_WHOLE_GIVEN_UP))
+def test_a_question_given_up_as_a_whole_is_answered_by_cases(name: str) -> None:
+    from tests.test_smt_properties import BATCHES, brute_force, check_against_brute_force
+
+    ops = UNSAFE_WHOLE_GIVEN_UP[name]
+    smt._judge_ops.cache_clear()
+    assert _whole_answer(ops, RATIOS) == z3.unknown
+    # unsafe, with the smallest batch and length brute force finds, and a witness that replays
+    check_against_brute_force(ops, BATCHES)
+    assert brute_force(ops, BATCHES) == ((32, 4) if name == "length 4" else (32, 1))
+
+
+def test_a_safe_question_given_up_as_a_whole_is_proved_by_cases(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.test_smt_properties import BATCHES, brute_force
+
+    smt._judge_ops.cache_clear()
+    monkeypatch.setattr(smt, "RESOURCE_LIMIT", SAFE_LIMIT)
+    assert _whole_answer(SAFE_WHOLE_HARD, RATIOS) == z3.unknown
+    assert brute_force(SAFE_WHOLE_HARD, BATCHES) is None
+    assert judge_flow(flow(*SAFE_WHOLE_HARD), ratios=RATIOS).status == "safe"
+    smt._judge_ops.cache_clear()
+
+
+def test_cases_that_give_up_too_prove_nothing(solver_gives_up: None) -> None:
+    verdict = judge_flow(flow(*SAFE_WHOLE_HARD), ratios=RATIOS)
+    assert verdict.status == "unknown"
+    assert verdict.reason == "solver gave up (work limit of 1 units reached)"
+
+
+def test_more_assignments_than_the_limit_are_not_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    smt._judge_ops.cache_clear()
+    monkeypatch.setattr(smt, "RESOURCE_LIMIT", SAFE_LIMIT)
+    monkeypatch.setattr(smt, "CASES_LIMIT", 7 * 4 * 5 - 1)  # one fewer than this question has
+    verdict = judge_flow(flow(*SAFE_WHOLE_HARD), ratios=RATIOS)
+    assert verdict.status == "unknown"
+    assert verdict.reason == f"solver gave up (work limit of {SAFE_LIMIT} units reached)"
+    smt._judge_ops.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("ops", "ratios"),
+    [
+        ([Op("floordiv", "block_size")], RATIOS),  # a divisor without configured values
+        ([Op("mul", "scale")], RATIOS),  # a factor without configured values
+    ],
+    ids=["unconfigured divisor", "unconfigured factor"],
+)
+def test_a_question_nonlinear_under_every_assignment_is_not_split(
+    ops: list[Op], ratios: dict[str, tuple[int, ...]]
+) -> None:
+    enc = smt.Encoder(z3, smt.freeze_ratios(ratios))
+    flow_encoding = smt._FlowEncoding(enc, tuple(SAFE_WHOLE_HARD + ops), FAULT)
+    solver = enc.solver()
+    solver.add(flow_encoding.fault)
+    assert set(enc.domains) == {R, SHIFT, LO}
+    assert smt._by_cases(enc, solver) is None
+    # configured, the same symbol is split over like the others
+    configured = smt.Encoder(z3, smt.freeze_ratios({**ratios, ops[0].arg: (2, 3)}))
+    smt._FlowEncoding(configured, tuple(SAFE_WHOLE_HARD + ops), FAULT)
+    assert smt._by_cases(configured, configured.solver()) is not None

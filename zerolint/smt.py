@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -50,7 +51,8 @@ from zerolint.model import (
 # gives every machine with the same Z3 release the same (how Z3 counts its units may
 # change between releases). The largest check on the shipped rules' real trees and
 # property tests uses under 30,000 units; a hard nonlinear query spends this limit in
-# about 0.5 to 1 s and is then unknown.
+# about 0.5 to 1 s and is then asked once per value of its finite symbols (`_by_cases`),
+# or is unknown.
 RESOURCE_LIMIT = 5_000_000
 SHIFT_DOMAIN = tuple(range(32))  # an unconfigured shift amount on int32 lengths
 
@@ -579,6 +581,10 @@ class Encoder:
         self.pads: set[str] = set()
         self._constrained: set[tuple[str, str]] = set()
         self.wishes: list[Any] = []  # soft: a readable witness, never a verdict
+        # The finite values each symbol is constrained to, and the symbols a product or
+        # a quotient makes nonlinear: what `_by_cases` needs to split a question.
+        self.domains: dict[str, tuple[int, ...]] = {}
+        self.nonlinear: set[str] = set()
 
     def solver(self) -> Any:
         solver = self.z3.Solver()
@@ -625,6 +631,8 @@ class Encoder:
         if kind == OpKind.ADD:
             return value + operand
         if kind == OpKind.MUL:
+            if isinstance(arg, str):
+                self.nonlinear.update(symbol_names(arg))
             return value * operand
         if kind == OpKind.SUB:
             return value - operand
@@ -667,6 +675,7 @@ class Encoder:
         if (name, "bounded") not in self._constrained:
             self._constrained.add((name, "bounded"))
             self.constraints.append(self.z3.Or([var == v for v in values]))
+            self._restrict(name, tuple(values))
         return self._cases(var, tuple(values), lambda v: make(bound_value(arg, v)))
 
     def _divide(self, value: Any, arg: Any) -> Any:
@@ -680,6 +689,7 @@ class Encoder:
             return self._bounded_cases(arg, lambda d: value / d)
         var, domain = self._symbol(arg, "divisor")
         if domain is None:
+            self.nonlinear.add(arg)
             return value / var
         return self._cases(var, domain, lambda d: value / d)
 
@@ -724,7 +734,12 @@ class Encoder:
                 self.constraints.append(var >= 2)
             else:
                 self.constraints.append(self.z3.Or([var == v for v in domain]))
+                self._restrict(name, domain)
         return var, domain
+
+    def _restrict(self, name: str, domain: tuple[int, ...]) -> None:
+        known = self.domains.get(name)
+        self.domains[name] = domain if known is None else tuple(v for v in known if v in domain)
 
     def _variable(self, name: str) -> Any:
         if name not in self.symbols:
@@ -749,21 +764,32 @@ def decide(
 
     ``order`` lists (name, expression, condition): each is minimized in turn (by
     magnitude), then the symbols; a name is shown when its condition (if any) holds.
-    Padding starts are shown only when some rows are padding.
+    Padding starts are shown only when some rows are padding. A question Z3 gives up on
+    is asked again one value of its finite symbols at a time (``_by_cases``).
     """
     z3 = enc.z3
     answer = solver.check()
     if answer == z3.unsat:
         return Verdict("safe", reason=safe_reason)
-    if answer != z3.sat:
-        return Verdict("unknown", reason=f"solver gave up ({why_unknown(solver)})")
-    model = solver.model()
+    search: _OneSolver | _Cases
+    if answer == z3.sat:
+        search = _OneSolver(z3, solver)
+        model = solver.model()
+    else:
+        gave_up = f"solver gave up ({why_unknown(solver)})"
+        cases = _by_cases(enc, solver)
+        model = None if cases is None else cases.first(())
+        if model is None and cases is not None and not cases.gave_up:
+            return Verdict("safe", reason=safe_reason)  # no assignment is satisfiable
+        if cases is None or model is None:
+            return Verdict("unknown", reason=gave_up)
+        search = cases
     for wish in prefer:
-        model = _try(z3, solver, wish) or model
+        model = search.keep_if_possible(wish) or model
     named = {n for n, _, _ in order}
     order = order + [(n, v, None) for n, v in enc.row_symbols() if n not in named]
     for _, expr, _ in order:
-        model = _minimize(z3, solver, expr, model)
+        model = search.minimize(expr, model)
     full: dict[str, int] = {}
     witness: dict[str, int] = {}
     for name, expr, condition in order:
@@ -783,6 +809,8 @@ def decide(
 # What Z3 says when a check reaches its resource limit: the tactics that run first say
 # the second (nothing else cancels a check: the judge sets no time-out).
 _AT_LIMIT = frozenset({"max. resource limit exceeded", "canceled"})
+# The most assignments of a question's finite symbols `_by_cases` asks one by one.
+CASES_LIMIT = 512
 
 
 def why_unknown(solver: Any) -> str:
@@ -800,39 +828,124 @@ def _replays(replay: Any, assignment: dict[str, int]) -> bool:
         return False
 
 
-def _try(z3: Any, solver: Any, wish: Any) -> Any:
-    """Keep ``wish`` if it is satisfiable; return the new model, or None."""
-    solver.push()
-    solver.add(wish)
-    if solver.check() == z3.sat:
-        return solver.model()
-    solver.pop()
-    return None
-
-
-def _minimize(z3: Any, solver: Any, expr: Any, model: Any) -> Any:
-    """Fix ``expr`` to the smallest magnitude the constraints allow (bisection).
-
-    Returns the model after fixing it; a solver that gives up on a probe only leaves
-    the value larger than it could be, never wrong.
-    """
-    if z3.is_int_value(expr):
-        return model
+def _bisect(z3: Any, expr: Any, model: Any, probe: Any) -> tuple[Any, int]:
+    """The smallest magnitude of ``expr`` that ``probe`` (bounds -> a model or None)
+    allows, by bisection from ``model``'s, and a model that has it."""
     best_model, best = model, _int(model, expr)
     lo, hi = 0, abs(best)
     while lo < hi:
         mid = (lo + hi) // 2
-        solver.push()
-        solver.add(expr <= mid, expr >= -mid)
-        if solver.check() == z3.sat:
-            best_model = solver.model()
+        found = probe(expr <= mid, expr >= -mid)
+        if found is not None:
+            best_model = found
             best = _int(best_model, expr)
             hi = abs(best)
         else:
             lo = mid + 1
+    return best_model, best
+
+
+class _OneSolver:
+    """A witness searched for with one solver, each wish kept where it is satisfiable,
+    each expression fixed at its smallest magnitude in turn. A probe the solver gives
+    up on only leaves a value larger than it could be, never wrong."""
+
+    def __init__(self, z3: Any, solver: Any) -> None:
+        self.z3, self.solver = z3, solver
+
+    def keep_if_possible(self, wish: Any) -> Any:
+        """Keep ``wish`` if it is satisfiable; return the new model, or None."""
+        solver = self.solver
+        solver.push()
+        solver.add(wish)
+        if solver.check() == self.z3.sat:
+            return solver.model()
         solver.pop()
-    solver.add(expr == best)
-    return best_model
+        return None
+
+    def minimize(self, expr: Any, model: Any) -> Any:
+        if self.z3.is_int_value(expr):
+            return model
+        best_model, best = _bisect(self.z3, expr, model, self._probe)
+        self.solver.add(expr == best)
+        return best_model
+
+    def _probe(self, *bounds: Any) -> Any:
+        solver = self.solver
+        solver.push()
+        solver.add(*bounds)
+        found = solver.model() if solver.check() == self.z3.sat else None
+        solver.pop()
+        return found
+
+
+class _Cases:
+    """A question asked once per assignment of its finite symbols, the assignments
+    still satisfiable kept in order: fixed, a formula of divisions and shifts by those
+    symbols is linear, where Z3 can give up on the whole. A bound or wish holds when
+    it holds under some assignment, so the witness is the same smallest one the whole
+    question would give; an assignment Z3 still gives up on is counted as unsatisfiable
+    there (``gave_up`` says so), which only leaves a value larger than it could be."""
+
+    def __init__(self, z3: Any, solver: Any, assignments: list[list[Any]]) -> None:
+        self.z3, self.solver = z3, solver
+        self.gave_up = False
+        self.live = [a for a in assignments if self._model(a, ()) is not None]
+
+    def _model(self, assignment: list[Any], extra: Sequence[Any]) -> Any:
+        solver = self.solver
+        solver.push()
+        solver.add(*assignment, *extra)
+        answer = solver.check()
+        found = solver.model() if answer == self.z3.sat else None
+        self.gave_up |= answer not in (self.z3.sat, self.z3.unsat)
+        solver.pop()
+        return found
+
+    def first(self, extra: Sequence[Any]) -> Any:
+        """A model of the first live assignment that allows ``extra``, or None."""
+        for assignment in self.live:
+            found = self._model(assignment, extra)
+            if found is not None:
+                return found
+        return None
+
+    def _keep(self, constraint: Any) -> None:
+        self.solver.add(constraint)
+        self.live = [a for a in self.live if self._model(a, ()) is not None]
+
+    def keep_if_possible(self, wish: Any) -> Any:
+        found = self.first((wish,))
+        if found is not None:
+            self._keep(wish)
+        return found
+
+    def minimize(self, expr: Any, model: Any) -> Any:
+        if self.z3.is_int_value(expr):
+            return model
+        best_model, best = _bisect(self.z3, expr, model, lambda *bounds: self.first(bounds))
+        self._keep(expr == best)
+        return best_model
+
+
+def _by_cases(enc: Encoder, solver: Any) -> _Cases | None:
+    """The question split over every assignment of the symbols with finite domains, in
+    the order they were met and their values' order; None when a symbol without one is
+    a divisor or a factor (a fixed assignment would leave it nonlinear) or there are
+    more than ``CASES_LIMIT`` assignments."""
+    if any(name not in enc.domains for name in enc.nonlinear):
+        return None
+    names = list(enc.domains)
+    count = 1
+    for name in names:
+        count *= len(enc.domains[name])
+    if not names or count > CASES_LIMIT:
+        return None
+    assignments = [
+        [enc.symbols[name] == value for name, value in zip(names, values)]
+        for values in itertools.product(*(enc.domains[name] for name in names))
+    ]
+    return _Cases(enc.z3, solver, assignments)
 
 
 def _int(model: Any, expr: Any) -> int:
