@@ -220,7 +220,13 @@ UNSAFE_WHOLE_GIVEN_UP = {
     ],
 }
 # Safe, and its proof costs Z3 about 314,000 units as a whole, under 1,500 per assignment.
-SAFE_WHOLE_HARD = [Op("add", LO), Op("ceildiv", R), Op("rshift", SHIFT), Op("add", 1), Op("ceildiv", R)]
+SAFE_WHOLE_HARD = [
+    Op("add", LO),
+    Op("ceildiv", R),
+    Op("rshift", SHIFT),
+    Op("add", 1),
+    Op("ceildiv", R),
+]
 SAFE_LIMIT = 20_000
 
 

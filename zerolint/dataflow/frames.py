@@ -242,6 +242,10 @@ class Frame:
         # Names assigned a max/min bound of a constant (``r = max(x, 1)``): the operand
         # they stand for as a divisor or bound (``"max(r,1)"``), until written again.
         self.bounds: dict[str, str] = {}
+        # Names assigned a tensor's max or min (``m = int(x.max())``): (``"max"`` or
+        # ``"min"``, x, the value x held then), until written again, so that a test of the
+        # name is one of x's rows while x still holds that value (``Statements.constrain``).
+        self.reductions: dict[str, tuple[str, str, Val]] = {}
 
     def fork(self) -> Frame:
         f = Frame.__new__(Frame)
@@ -261,6 +265,7 @@ class Frame:
         f.guards = self.guards
         f.some_rows = self.some_rows
         f.bounds = dict(self.bounds)
+        f.reductions = dict(self.reductions)
         return f
 
     def absorb(self, *branches: Frame) -> None:
@@ -280,6 +285,11 @@ class Frame:
             )
         self.bounds = {
             k: v for k, v in live[0].bounds.items() if all(b.bounds.get(k) == v for b in live[1:])
+        }
+        self.reductions = {
+            k: v
+            for k, v in live[0].reductions.items()
+            if all(b.reductions.get(k) is v for b in live[1:])
         }
         states = [b.state for b in live]
         first, rest = states[0], states[1:]

@@ -55,9 +55,9 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
     quantified = _quantified(test)
     if quantified is not None:
         return _row_values(*quantified, positive)
-    reduced = _reduced(test)
-    if reduced is not None:  # `if x.max():` is `x.max() != 0`
-        return _reduction_atoms(*reduced, "!=" if positive else "==", 0)
+    reduction = reduced(test)
+    if reduction is not None:  # `if x.max():` is `x.max() != 0`
+        return reduction_atoms(*reduction, "!=" if positive else "==", 0)
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
         target = test.comparisons[0]
         if isinstance(target.operator, (cst.In, cst.NotIn)):
@@ -67,9 +67,9 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
             return []
         left, right = test.left, target.comparator
         for side, k, cmp in ((left, int_value(right), op), (right, int_value(left), MIRROR[op])):
-            reduced = _reduced(side)
-            if reduced is not None:
-                return _reduction_atoms(*reduced, cmp if positive else _NEGATE[cmp], k)
+            reduction = reduced(side)
+            if reduction is not None:
+                return reduction_atoms(*reduction, cmp if positive else _NEGATE[cmp], k)
         k, subject = int_value(right), _subject(left)
         if k is None or subject is None:
             k, subject, op = int_value(left), _subject(right), MIRROR[op]
@@ -156,7 +156,7 @@ def _compared(node: cst.BaseExpression) -> tuple[str, str, int] | None:
 _REDUCTIONS = {"max": "max", "amax": "max", "min": "min", "amin": "min"}
 
 
-def _reduced(node: cst.BaseExpression) -> tuple[str, str] | None:
+def reduced(node: cst.BaseExpression) -> tuple[str, str] | None:
     """``("max" or "min", x)`` for ``x.max()``, ``torch.max(x)``, ``x.amin()`` ...; an
     ``.item()`` or ``int(...)`` around it changes nothing."""
     while type(node) is cst.Call:
@@ -183,7 +183,7 @@ def _reduced(node: cst.BaseExpression) -> tuple[str, str] | None:
     return None
 
 
-def _reduction_atoms(fn: str, key: str, op: str, k: int | None) -> list[Atom]:
+def reduction_atoms(fn: str, key: str, op: str, k: int | None) -> list[Atom]:
     """What ``x.max() op k`` (or ``x.min() op k``) says of every row or some row of x."""
     if k is None:
         return []

@@ -111,20 +111,60 @@ class Statements:
             kind, name = subject
             if kind == "sym":
                 frame.guards = (*frame.guards, (name, op, k, frame.stmt))
+                reduction = frame.reductions.get(name)
+                if reduction is not None and frame.state.get(reduction[1]) is reduction[2]:
+                    # `m = x.max()` then `if m == 0`: as `if x.max() == 0`
+                    some += self.reduction_guarded(frame, reduction[:2], op, k)
                 continue
             if kind == SOME_ROW:
                 some.append((name, op, k))  # once the value it is about is final, below
                 continue
-            val = self.read_key(frame, name) if name in frame.state else EMPTY
-            if val.traces:
-                rows = "rows of" if kind == guards.ROWS else "every row of"
-                note = f"guard: {rows} {name} {op} {k}"
-                step = guards.step(frame.mod, frame.stmt, kind, op, k, note)
-                frame.state[name] = val.with_traces(val.then(step).traces)
+            self.every_row_guarded(frame, kind, name, op, k)
         for name, op, k in some:
             held = frame.state.get(name)
             if held is not None and held.traces:
                 frame.some_rows = (*frame.some_rows, (name, op, k, frame.stmt, held))
+
+    def reduction_guarded(
+        self, frame: Frame, reduction: tuple[str, str], op: str, k: int
+    ) -> list[tuple[str, str, int]]:
+        """A test of a tensor's max or min (by the name it was assigned to): what it says
+        of every row goes on the tensor now; what it says of some row is returned."""
+        some = []
+        fn, key = reduction
+        for (kind, name), row_op, row_k in guards.reduction_atoms(fn, key, op, k):
+            if kind == SOME_ROW:
+                some.append((name, row_op, row_k))
+            else:
+                self.every_row_guarded(frame, kind, name, row_op, row_k)
+        return some
+
+    def every_row_guarded(self, frame: Frame, kind: str, name: str, op: str, k: int) -> None:
+        """A condition on the row count of the tensor ``name`` (``guards.ROWS``) or on every
+        row of it (``EVERY_ROW``), as a guard step on its traces; a name assigned its max
+        or min (``Frame.reductions``) keeps up with the new value."""
+        held = frame.state.get(name)
+        val = self.read_key(frame, name) if held is not None else EMPTY
+        if not val.traces:
+            return
+        rows = "rows of" if kind == guards.ROWS else "every row of"
+        step = guards.step(frame.mod, frame.stmt, kind, op, k, f"guard: {rows} {name} {op} {k}")
+        guarded = frame.state[name] = val.with_traces(val.then(step).traces)
+        for local, (fn, key, value) in list(frame.reductions.items()):
+            if key == name and value is held:
+                frame.reductions[local] = (fn, key, guarded)
+
+    def record_reduction(self, frame: Frame, name: str, value: cst.BaseExpression | None) -> None:
+        """``m = int(x.max())``: until ``m`` is written again, a test of it is one of x's
+        rows, while x holds the value it holds now (``Frame.reductions``)."""
+        frame.reductions.pop(name, None)
+        reduction = guards.reduced(value) if value is not None else None
+        if reduction is None or name in frame.globals_declared:
+            return
+        fn, key = reduction
+        held = frame.state.get(key)
+        if held is not None and held.traces:
+            frame.reductions[name] = (fn, key, held)
 
     def exec_For(self, frame: Frame, stmt: cst.For) -> None:
         self.exec_loop(frame, stmt)
@@ -290,6 +330,7 @@ class Statements:
         if type(target) is cst.Name:
             frame.state[target.value] = EMPTY
             frame.bounds.pop(target.value, None)
+            frame.reductions.pop(target.value, None)
 
     def exec_AugAssign(self, frame: Frame, stmt: cst.AugAssign) -> None:
         current = self.eval(frame, stmt.target)
@@ -298,6 +339,7 @@ class Statements:
         frame.guards = guards.forget(frame.guards, written)
         if written is not None:
             frame.bounds.pop(written, None)
+            frame.reductions.pop(written, None)
         op = stmt.operator
         division = DIVISIONS.get(type(op))
         if division is not None:
@@ -368,6 +410,7 @@ class Statements:
             frame.guards = guards.forget(frame.guards, written)
         if type(target) is cst.Name:
             self.record_bound(frame, target.value, value_node)
+            self.record_reduction(frame, target.value, value_node)
             if value_node is None:
                 # Rebound to something unknown (an element of a call's result): no longer
                 # a view of what it viewed before.
