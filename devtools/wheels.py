@@ -106,6 +106,24 @@ def sglang_tree(version: str) -> Path:
     return unpack(f"sglang=={version}", ("*.py",))
 
 
+# lmdeploy ships platform wheels only (CPython 3.11 here, glibc 2.28); its Python files
+# are the same on every platform.
+LMDEPLOY_PIP_ARGS = (
+    "--platform",
+    "manylinux_2_28_x86_64",
+    "--python-version",
+    "3.11",
+    "--implementation",
+    "cp",
+)
+
+
+def lmdeploy_tree(version: str) -> Path:
+    """The ``.py`` files of an lmdeploy wheel; ``lmdeploy/`` lies inside the returned folder."""
+    download(f"lmdeploy=={version}", extra_pip_args=LMDEPLOY_PIP_ARGS)
+    return unpack(f"lmdeploy=={version}", ("*.py",))
+
+
 # In each serving tree, the file a pre-commit run is given: the one that calls the kernel.
 HOOK_FILE = {
     "vllm": "vllm/v1/attention/backends/mla/indexer.py",

@@ -43,14 +43,15 @@ Subject = tuple[str, str]  # ("sym", name) or (ROWS, key of the tensor)
 Atom = tuple[Subject, str, int]
 
 
-def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
-    """The conditions that hold where ``test`` is ``positive``."""
+def atoms(test: cst.BaseExpression, positive: bool, truthiness: bool = True) -> list[Atom]:
+    """The conditions that hold where ``test`` is ``positive``; without ``truthiness``,
+    not those a bare name's truth gives (``if n:``), which a list's truth gives too."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        return atoms(test.expression, not positive)
+        return atoms(test.expression, not positive, truthiness)
     if type(test) is cst.BooleanOperation:
         conj = type(test.operator) is cst.And
         if conj == positive:  # a and b is true / a or b is false: both hold
-            return atoms(test.left, positive) + atoms(test.right, positive)
+            return atoms(test.left, positive, truthiness) + atoms(test.right, positive, truthiness)
         return []
     quantified = _quantified(test)
     if quantified is not None:
@@ -77,7 +78,9 @@ def atoms(test: cst.BaseExpression, positive: bool) -> list[Atom]:
             return []
         return [(subject, op if positive else _NEGATE[op], k)]
     subject = _subject(test)
-    if subject is not None and (subject[0] == ROWS or isinstance(test, (cst.Name, cst.Attribute))):
+    if subject is not None and (
+        subject[0] == ROWS or (truthiness and isinstance(test, (cst.Name, cst.Attribute)))
+    ):
         return [(subject, "!=" if positive else "==", 0)]
     return []
 

@@ -42,7 +42,7 @@ from zerolint.dataflow.values import (
     Val,
     without_row_counts,
 )
-from zerolint.model import IDENTITY, SOME_ROW, Op, OpKind
+from zerolint.model import EVERY_ROW, IDENTITY, SOME_ROW, Op, OpKind
 from zerolint.project import ClassInfo, record_import
 
 _UNKNOWN = object()
@@ -107,7 +107,9 @@ class Statements:
         one on some row of it waits on the frame for a sink handed the tensor itself
         (``Frame.some_rows``)."""
         some = []
-        for subject, op, k in guards.atoms(test, positive):
+        found = guards.atoms(test, positive)
+        compared = set(guards.atoms(test, positive, truthiness=False)) if found else set()
+        for subject, op, k in found:
             kind, name = subject
             if kind == "sym":
                 frame.guards = (*frame.guards, (name, op, k, frame.stmt))
@@ -115,6 +117,10 @@ class Statements:
                 if reduction is not None and frame.state.get(reduction[1]) is reduction[2]:
                     # `m = x.max()` then `if m == 0`: as `if x.max() == 0`
                     some += self.reduction_guarded(frame, reduction[:2], op, k)
+                elif (subject, op, k) in compared:
+                    # A value compared with an integer is a scalar (a tensor of more than
+                    # one element has no truth): the condition holds for every row it fills.
+                    self.every_row_guarded(frame, EVERY_ROW, name, op, k, f"guard: {name} {op} {k}")
                 continue
             if kind == SOME_ROW:
                 some.append((name, op, k))  # once the value it is about is final, below
@@ -139,7 +145,9 @@ class Statements:
                 self.every_row_guarded(frame, kind, name, row_op, row_k)
         return some
 
-    def every_row_guarded(self, frame: Frame, kind: str, name: str, op: str, k: int) -> None:
+    def every_row_guarded(
+        self, frame: Frame, kind: str, name: str, op: str, k: int, note: str = ""
+    ) -> None:
         """A condition on the row count of the tensor ``name`` (``guards.ROWS``) or on every
         row of it (``EVERY_ROW``), as a guard step on its traces; a name assigned its max
         or min (``Frame.reductions``) keeps up with the new value."""
@@ -148,7 +156,8 @@ class Statements:
         if not val.traces:
             return
         rows = "rows of" if kind == guards.ROWS else "every row of"
-        step = guards.step(frame.mod, frame.stmt, kind, op, k, f"guard: {rows} {name} {op} {k}")
+        note = note or f"guard: {rows} {name} {op} {k}"
+        step = guards.step(frame.mod, frame.stmt, kind, op, k, note)
         guarded = frame.state[name] = val.with_traces(val.then(step).traces)
         for local, (fn, key, value) in list(frame.reductions.items()):
             if key == name and value is held:
