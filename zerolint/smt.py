@@ -828,7 +828,7 @@ def _replays(replay: Any, assignment: dict[str, int]) -> bool:
         return False
 
 
-def _bisect(z3: Any, expr: Any, model: Any, probe: Any) -> tuple[Any, int]:
+def _bisect(expr: Any, model: Any, probe: Any) -> tuple[Any, int]:
     """The smallest magnitude of ``expr`` that ``probe`` (bounds -> a model or None)
     allows, by bisection from ``model``'s, and a model that has it."""
     best_model, best = model, _int(model, expr)
@@ -866,7 +866,7 @@ class _OneSolver:
     def minimize(self, expr: Any, model: Any) -> Any:
         if self.z3.is_int_value(expr):
             return model
-        best_model, best = _bisect(self.z3, expr, model, self._probe)
+        best_model, best = _bisect(expr, model, self._probe)
         self.solver.add(expr == best)
         return best_model
 
@@ -923,7 +923,7 @@ class _Cases:
     def minimize(self, expr: Any, model: Any) -> Any:
         if self.z3.is_int_value(expr):
             return model
-        best_model, best = _bisect(self.z3, expr, model, lambda *bounds: self.first(bounds))
+        best_model, best = _bisect(expr, model, lambda *bounds: self.first(bounds))
         self._keep(expr == best)
         return best_model
 

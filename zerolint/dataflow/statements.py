@@ -107,9 +107,8 @@ class Statements:
         one on some row of it waits on the frame for a sink handed the tensor itself
         (``Frame.some_rows``)."""
         some = []
-        found = guards.atoms(test, positive)
-        compared = set(guards.atoms(test, positive, truthiness=False)) if found else set()
-        for subject, op, k in found:
+        compared: set[guards.Atom] | None = None  # what a comparison says, when asked
+        for subject, op, k in guards.atoms(test, positive):
             kind, name = subject
             if kind == "sym":
                 frame.guards = (*frame.guards, (name, op, k, frame.stmt))
@@ -117,10 +116,15 @@ class Statements:
                 if reduction is not None and frame.state.get(reduction[1]) is reduction[2]:
                     # `m = x.max()` then `if m == 0`: as `if x.max() == 0`
                     some += self.reduction_guarded(frame, reduction[:2], op, k)
-                elif (subject, op, k) in compared:
+                elif name in frame.state:
                     # A value compared with an integer is a scalar (a tensor of more than
-                    # one element has no truth): the condition holds for every row it fills.
-                    self.every_row_guarded(frame, EVERY_ROW, name, op, k, f"guard: {name} {op} {k}")
+                    # one element has no truth): the condition holds for every row it
+                    # fills. Not a bare truth test, which a list of zeros passes.
+                    if compared is None:
+                        compared = set(guards.atoms(test, positive, truthiness=False))
+                    if (subject, op, k) in compared:
+                        note = f"guard: {name} {op} {k}"
+                        self.every_row_guarded(frame, EVERY_ROW, name, op, k, note)
                 continue
             if kind == SOME_ROW:
                 some.append((name, op, k))  # once the value it is about is final, below
