@@ -178,7 +178,12 @@ def test_an_unconfigured_divisor_is_any_integer_from_2(chain, ratio):
 ASKED_BEFORE = """\
 import random, sys
 from tests.test_smt_properties import judged
+from zerolint import smt
 from zerolint.model import Op
+
+# No split of a question Z3 gives up on (smt._by_cases): it would answer the chain below
+# either way, and this is about the answer to the whole question.
+smt.CASES_LIMIT = 0
 
 R, S, L = "self.compress_ratio", "shift", "lo"
 rng = random.Random(int(sys.argv[1]))
@@ -227,7 +232,8 @@ def test_an_answer_does_not_depend_on_the_questions_asked_before(seed: int) -> N
     """Asked first in a process, this chain takes about 1 M units of Z3's work; asked in
     the same Z3 context after a hundred others (as in this file's property tests, or in
     the language server), it took more than the limit, and was "unknown" (seeds 2 and 6:
-    CI saw it once). Each question has a context of its own (``smt.OwnContext``)."""
+    CI saw it once). Each question has a context of its own (``smt.OwnContext``). The
+    split of a question Z3 gives up on would hide the difference, so it is off here."""
     root = Path(__file__).resolve().parent.parent
 
     def asked_after(questions: int) -> str:

@@ -302,3 +302,15 @@ def test_a_question_nonlinear_under_every_assignment_is_not_split(
     configured = smt.Encoder(z3, smt.freeze_ratios({**ratios, ops[0].arg: (2, 3)}))
     smt._FlowEncoding(configured, tuple(SAFE_WHOLE_HARD + ops), FAULT)
     assert smt._by_cases(configured, configured.solver()) is not None
+
+
+def test_cases_stop_when_their_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks of a split share one budget of Z3's work: spent, the rest are not asked
+    and prove nothing, so a question of hard cases ends as unknown, not after hours."""
+    smt._judge_ops.cache_clear()
+    monkeypatch.setattr(smt, "RESOURCE_LIMIT", SAFE_LIMIT)
+    monkeypatch.setattr(smt, "CASES_BUDGET", 10_000)  # a few of its 140 assignments
+    verdict = judge_flow(flow(*SAFE_WHOLE_HARD), ratios=RATIOS)
+    assert verdict.status == "unknown"
+    assert verdict.reason == f"solver gave up (work limit of {SAFE_LIMIT} units reached)"
+    smt._judge_ops.cache_clear()

@@ -809,8 +809,11 @@ def decide(
 # What Z3 says when a check reaches its resource limit: the tactics that run first say
 # the second (nothing else cancels a check: the judge sets no time-out).
 _AT_LIMIT = frozenset({"max. resource limit exceeded", "canceled"})
-# The most assignments of a question's finite symbols `_by_cases` asks one by one.
+# The most assignments of a question's finite symbols `_by_cases` asks one by one, and
+# the work (Z3's units, counted as RESOURCE_LIMIT is) all of its checks may take together:
+# about what the whole question took before it gave up.
 CASES_LIMIT = 512
+CASES_BUDGET = RESOURCE_LIMIT
 
 
 def why_unknown(solver: Any) -> str:
@@ -829,16 +832,16 @@ def _replays(replay: Any, assignment: dict[str, int]) -> bool:
 
 
 def _bisect(expr: Any, model: Any, probe: Any) -> tuple[Any, int]:
-    """The smallest magnitude of ``expr`` that ``probe`` (bounds -> a model or None)
-    allows, by bisection from ``model``'s, and a model that has it."""
+    """The smallest magnitude of ``expr`` that ``probe`` allows, by bisection from
+    ``model``'s, and a model that has it. ``probe(expr, mid)`` gives a model where
+    ``-mid <= expr <= mid`` and ``expr``'s value in it, or None."""
     best_model, best = model, _int(model, expr)
     lo, hi = 0, abs(best)
     while lo < hi:
         mid = (lo + hi) // 2
-        found = probe(expr <= mid, expr >= -mid)
+        found = probe(expr, mid)
         if found is not None:
-            best_model = found
-            best = _int(best_model, expr)
+            best_model, best = found
             hi = abs(best)
         else:
             lo = mid + 1
@@ -870,11 +873,18 @@ class _OneSolver:
         self.solver.add(expr == best)
         return best_model
 
-    def _probe(self, *bounds: Any) -> Any:
+    def _probe(self, expr: Any, mid: int) -> tuple[Any, int] | None:
+        # The bounds are made after the push and the value read before the pop, as the
+        # judge has always made them: Z3's work depends on the order its terms are made
+        # in, and test_an_answer_does_not_depend_on_the_questions_asked_before reproduces
+        # a question that, made in this order after a hundred others, gives up.
         solver = self.solver
         solver.push()
-        solver.add(*bounds)
-        found = solver.model() if solver.check() == self.z3.sat else None
+        solver.add(expr <= mid, expr >= -mid)
+        found = None
+        if solver.check() == self.z3.sat:
+            model = solver.model()
+            found = model, _int(model, expr)
         solver.pop()
         return found
 
@@ -884,16 +894,21 @@ class _Cases:
     still satisfiable kept in order: fixed, a formula of divisions and shifts by those
     symbols is linear, where Z3 can give up on the whole. A bound or wish holds when
     it holds under some assignment, so the witness is the same smallest one the whole
-    question would give; an assignment Z3 still gives up on is counted as unsatisfiable
-    there (``gave_up`` says so), which only leaves a value larger than it could be."""
+    question would give; an assignment Z3 still gives up on, or one asked once the checks
+    together have spent ``CASES_BUDGET``, is counted as unsatisfiable there (``gave_up``
+    says so), which only leaves a value larger than it could be."""
 
     def __init__(self, z3: Any, solver: Any, assignments: list[list[Any]]) -> None:
         self.z3, self.solver = z3, solver
         self.gave_up = False
+        self.spent_by = _work(solver) + CASES_BUDGET  # the count at which checks stop
         self.live = [a for a in assignments if self._model(a, ()) is not None]
 
     def _model(self, assignment: list[Any], extra: Sequence[Any]) -> Any:
         solver = self.solver
+        if _work(solver) >= self.spent_by:
+            self.gave_up = True  # out of budget: as if Z3 had given up on this one
+            return None
         solver.push()
         solver.add(*assignment, *extra)
         answer = solver.check()
@@ -910,6 +925,10 @@ class _Cases:
                 return found
         return None
 
+    def _probe(self, expr: Any, mid: int) -> tuple[Any, int] | None:
+        found = self.first((expr <= mid, expr >= -mid))
+        return None if found is None else (found, _int(found, expr))
+
     def _keep(self, constraint: Any) -> None:
         self.solver.add(constraint)
         self.live = [a for a in self.live if self._model(a, ()) is not None]
@@ -923,9 +942,17 @@ class _Cases:
     def minimize(self, expr: Any, model: Any) -> Any:
         if self.z3.is_int_value(expr):
             return model
-        best_model, best = _bisect(expr, model, lambda *bounds: self.first(bounds))
+        best_model, best = _bisect(expr, model, self._probe)
         self._keep(expr == best)
         return best_model
+
+
+def _work(solver: Any) -> int:
+    """Z3's units of work so far in the solver's context (the count runs on across its
+    checks and solvers)."""
+    stats = solver.statistics()
+    keys = stats.keys()  # Statistics has no `in` of its own: its keys are a list
+    return int(stats.get_key_value("rlimit count")) if "rlimit count" in keys else 0
 
 
 def _by_cases(enc: Encoder, solver: Any) -> _Cases | None:

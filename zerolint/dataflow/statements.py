@@ -171,7 +171,7 @@ class Statements:
         """``m = int(x.max())``: until ``m`` is written again, a test of it is one of x's
         rows, while x holds the value it holds now (``Frame.reductions``)."""
         frame.reductions.pop(name, None)
-        reduction = guards.reduced(value) if value is not None else None
+        reduction = guards.reduced(value) if type(value) is cst.Call else None
         if reduction is None or name in frame.globals_declared:
             return
         fn, key = reduction
