@@ -88,40 +88,29 @@ def vllm_tree(version: str) -> Path:
     return unpack(f"vllm=={version}", ("*.py",))
 
 
-# SGLang ships platform wheels only (CPython 3.11 here, glibc 2.34); its Python files are
-# the same on every platform.
-SGLANG_PIP_ARGS = (
-    "--platform",
-    "manylinux_2_34_x86_64",
-    "--python-version",
-    "3.11",
-    "--implementation",
-    "cp",
-)
+def platform_wheel(platform: str) -> tuple[str, ...]:
+    """pip's arguments for a package that ships platform wheels only: CPython 3.11 on
+    ``platform``. Their Python files are the same on every platform."""
+    return ("--platform", platform, "--python-version", "3.11", "--implementation", "cp")
+
+
+SGLANG_PIP_ARGS = platform_wheel("manylinux_2_34_x86_64")  # glibc 2.34
+LMDEPLOY_PIP_ARGS = platform_wheel("manylinux_2_28_x86_64")  # glibc 2.28
+
+
+def _platform_tree(name: str, version: str, pip_args: tuple[str, ...]) -> Path:
+    download(f"{name}=={version}", extra_pip_args=pip_args)
+    return unpack(f"{name}=={version}", ("*.py",))
 
 
 def sglang_tree(version: str) -> Path:
     """The ``.py`` files of an SGLang wheel; ``sglang/`` lies inside the returned folder."""
-    download(f"sglang=={version}", extra_pip_args=SGLANG_PIP_ARGS)
-    return unpack(f"sglang=={version}", ("*.py",))
-
-
-# lmdeploy ships platform wheels only (CPython 3.11 here, glibc 2.28); its Python files
-# are the same on every platform.
-LMDEPLOY_PIP_ARGS = (
-    "--platform",
-    "manylinux_2_28_x86_64",
-    "--python-version",
-    "3.11",
-    "--implementation",
-    "cp",
-)
+    return _platform_tree("sglang", version, SGLANG_PIP_ARGS)
 
 
 def lmdeploy_tree(version: str) -> Path:
     """The ``.py`` files of an lmdeploy wheel; ``lmdeploy/`` lies inside the returned folder."""
-    download(f"lmdeploy=={version}", extra_pip_args=LMDEPLOY_PIP_ARGS)
-    return unpack(f"lmdeploy=={version}", ("*.py",))
+    return _platform_tree("lmdeploy", version, LMDEPLOY_PIP_ARGS)
 
 
 # In each serving tree, the file a pre-commit run is given: the one that calls the kernel.
@@ -143,17 +132,10 @@ def serving_tree(requirement: str) -> tuple[Path, str]:
 
 
 # What a site-packages folder needs for `zerolint audit` and the header checks: the Python
-# files, the package metadata and DeepGEMM's scheduler headers. sgl-deep-gemm only ships
-# platform wheels.
+# files, the package metadata and DeepGEMM's scheduler headers. sgl-deep-gemm ships
+# platform wheels only.
 SERVING_PARTS = ("*.py", "*.dist-info/*", "*/include/deep_gemm/scheduler/*", "*deep_gemm/VERSION")
-SGL_PIP_ARGS = (
-    "--platform",
-    "manylinux2014_x86_64",
-    "--python-version",
-    "3.11",
-    "--implementation",
-    "cp",
-)
+SGL_PIP_ARGS = platform_wheel("manylinux2014_x86_64")
 
 
 def serving_site(requirement: str) -> Path:
