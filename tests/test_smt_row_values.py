@@ -111,6 +111,43 @@ def test_guards_on_the_rows_values_match_a_brute_force_of_rows_of_their_own(chai
         assert verdict.status != "safe"
 
 
+some_row_guards = st.builds(
+    lambda op, k: Op("guard", f"{SOME_ROW} {op} {k}"),
+    st.sampled_from(sorted(COMPARE)),
+    st.integers(-1, 2),
+)
+# Two guards, at least one on some row, with row operations between and after them.
+chains_of_two_guards = st.builds(
+    lambda first, before, one, between, other, after: [
+        first,
+        *before,
+        one,
+        *between,
+        other,
+        *after,
+    ],
+    st.builds(Op, st.just("floordiv"), st.integers(2, 4)),
+    st.lists(row_ops, max_size=2),
+    some_row_guards,
+    st.lists(row_ops | guards, max_size=2),
+    some_row_guards | guards,
+    st.lists(row_ops | guards, max_size=3),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chains_of_two_guards, predicates)
+def test_two_guards_on_some_rows_match_a_brute_force(chain, predicate):
+    """Two guards on some row may be about two rows: the judge's one length must not
+    make them hold together where a halving after them makes both rows 0."""
+    verdict = judged(chain, predicate)
+    fault = brute_fault(chain, predicate)
+    if verdict.status == "safe":
+        assert fault is None, f"proved safe, but rows of lengths {fault} fault"
+    if fault is not None:
+        assert verdict.status != "safe"
+
+
 @pytest.mark.parametrize(
     ("chain", "every_row", "any_row"),
     [
@@ -120,6 +157,25 @@ def test_guards_on_the_rows_values_match_a_brute_force_of_rows_of_their_own(chai
         ([Op("floordiv", 2), Op("guard", f"{EVERY_ROW} > 0")], "safe", "safe"),
         # every row > 0 before subtracting 1: a row of 1 is 0 after it.
         ([Op("floordiv", 2), Op("guard", f"{EVERY_ROW} > 0"), Op("sub", 1)], "unsafe", "unsafe"),
+        # some row != 1 and some row != 0 may be two rows: lengths (1, 2) halve to (0, 1),
+        # which holds both, then to (0, 0). One length cannot hold both and halve to 0 twice.
+        (
+            [
+                Op("floordiv", 2),
+                Op("guard", f"{SOME_ROW} != 1"),
+                Op("guard", f"{SOME_ROW} != 0"),
+                Op("floordiv", 2),
+            ],
+            "unsafe",
+            "unsafe",
+        ),
+        # some row != 0 and some row != 5 where the kernel gets the rows as they are: every
+        # row is 0 in a fault, so the first alone excludes it, whichever comes last.
+        (
+            [Op("floordiv", 2), Op("guard", f"{SOME_ROW} != 0"), Op("guard", f"{SOME_ROW} != 5")],
+            "safe",
+            "unsafe",
+        ),
         # some row != 0, then padding rows from row 1 on: the row that was not 0 may be one.
         (
             [Op("floordiv", 2), Op("guard", f"{SOME_ROW} != 0"), Op("pad_zero", 1)],

@@ -397,12 +397,28 @@ class _FlowEncoding:
 
     def value_guards(self) -> list[tuple[int, str, str, int]]:
         """``(index, quantifier, op, k)`` of each guard on the rows' values that the judge
-        uses. The judge gives every real row one shared length; a witness whose rows differ
-        keeps its fault with all of them given the length of the row a guard on some row
-        is about only where the fault needs every row (not one row > 0 at the guard and
-        another 0 at the kernel) and no padding or fill comes after the guard (the row
-        may be reset to 0 there, and the real rows left be others): elsewhere it is left
-        out, which can only leave a path less safe."""
+        uses. The judge gives every real row one shared length. A guard on every row keeps
+        that sound; one on some row is used only where a witness whose rows differ keeps
+        its fault with every row given the length of the row the guard is about:
+        - the fault needs every row (not one row > 0 at the guard and another 0 at the
+          kernel), and no padding or fill comes after the guard (the row may be reset to
+          0 there, and the real rows left be others);
+        - and nothing after the guard changes the values (then every row is 0 there, as at
+          the kernel, and each such guard says only what it says of 0), or it is the last
+          guard on some row that something changes after: two of those may be about two
+          rows (one row != 1 and another != 0, then a halving makes both 0), which one
+          length cannot be.
+        The others are left out, which can only leave a path less safe. The analysis puts
+        guards on some row only where the kernel is handed the tensor itself
+        (``Calls.some_rows_guarded``): nothing changes after them there."""
+        changed_after = []
+        changed = False
+        for op in reversed(self.ops):
+            changed_after.append(changed)
+            changed = changed or op.kind in _ROW_OPS
+        changed_after.reverse()
+        some = [i for i, op in enumerate(self.ops) if _on_row_values(op, SOME_ROW)]
+        last_changed = max((i for i in some if changed_after[i]), default=None)
         found = []
         for i, op in enumerate(self.ops):
             if op.kind != OpKind.GUARD:
@@ -411,6 +427,7 @@ class _FlowEncoding:
             if name == SOME_ROW and (
                 not self.predicate.needs_every_row
                 or any(o.kind in RESET_OPS for o in self.ops[i + 1 :])
+                or (changed_after[i] and i != last_changed)
             ):
                 continue
             if name in ROW_VALUES:
@@ -1047,9 +1064,13 @@ def parse_guard(arg: Any) -> tuple[str, str, int] | None:
         return None
 
 
-def _on_row_values(op: Op) -> bool:
-    """A guard on the values of the rows (``model.EVERY_ROW``, ``model.SOME_ROW``)."""
-    return op.kind == OpKind.GUARD and str(op.arg).split(" ", 1)[0] in ROW_VALUES
+def _on_row_values(op: Op, quantifier: str | None = None) -> bool:
+    """A guard on the values of the rows (``model.EVERY_ROW``, ``model.SOME_ROW``), or
+    of the given ``quantifier`` only."""
+    if op.kind != OpKind.GUARD:
+        return False
+    head = str(op.arg).split(" ", 1)[0]
+    return head == quantifier if quantifier is not None else head in ROW_VALUES
 
 
 def _literal(text: str) -> bool:
