@@ -4,8 +4,9 @@ An atom is ``(subject, op, k)``: a scalar symbol (``num_decodes``) or the rows o
 (``("#rows", key)``: ``x.numel()``, ``len(x)``, ``x.shape[0]``, ``x.size(0)``) compared with
 an integer. ``atoms(test, True)`` holds in the body of ``if test:``; ``atoms(test, False)``
 after it when the body always exits. A membership test against literal sizes
-(``n in (1, 2, 4)``) bounds ``n`` by the smallest and the largest; ``x.any()`` being true
-says ``x`` has rows. Only conjunctions are kept (``a and b`` when true,
+(``n in (1, 2, 4)``) bounds ``n`` by the smallest and the largest; ``x.any()`` or
+``(x > 0).any()`` being true, or ``x.all()`` or ``(x > 0).all()`` false, says ``x`` has rows
+(some element is or is not so). Only conjunctions are kept (``a and b`` when true,
 ``a or b`` when false); anything else says nothing, which is never unsound: a path with
 fewer conditions can only be judged less safe.
 
@@ -126,18 +127,14 @@ def _row_values(quantifier: str, inner: cst.BaseExpression, positive: bool) -> l
         if compared is None:
             return []
         key, op, k = compared
-    if quantifier == "all":
-        # Every row holds, or (false) some row does not: never that the tensor has rows,
-        # which `all` of no rows leaves true.
-        return [((EVERY_ROW, key), op, k)] if positive else [((SOME_ROW, key), _NEGATE[op], k)]
-    if not positive:
+    # Every row holds (`all` true, `any` false: no rows at all pass too), or some row
+    # does (`any` true, `all` false), which needs a row: then the tensor has rows.
+    if quantifier == "all" and positive:
+        return [((EVERY_ROW, key), op, k)]
+    if quantifier == "any" and not positive:
         return [((EVERY_ROW, key), _NEGATE[op], k)]
-    found: list[Atom] = [((SOME_ROW, key), op, k)]
-    if dotted(inner) is not None:
-        # x.any() is true only if x has an element: it has rows. Being false says nothing
-        # of them (all zeros, or no rows).
-        found.insert(0, ((ROWS, key), "!=", 0))
-    return found
+    some_op = op if positive else _NEGATE[op]
+    return [((ROWS, key), "!=", 0), ((SOME_ROW, key), some_op, k)]
 
 
 def _compared(node: cst.BaseExpression) -> tuple[str, str, int] | None:
