@@ -22,23 +22,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from zerolint.dataflow.syntax import dotted, int_value
+from zerolint.dataflow.syntax import COMPARISONS, MIRROR, compared_with_int, dotted, int_value
 from zerolint.dataflow.values import RawStep
 from zerolint.model import EVERY_ROW, SOME_ROW, Op, OpKind
 from zerolint.project import ModuleInfo
 
 ROWS = "#rows"
 _NEGATE = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!=", "!=": "=="}
-# A comparison turned around (k < n is n > k), and the operator of each LibCST comparison.
-MIRROR = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "==": "==", "!=": "!="}
-COMPARISONS = {
-    cst.GreaterThan: ">",
-    cst.GreaterThanEqual: ">=",
-    cst.LessThan: "<",
-    cst.LessThanEqual: "<=",
-    cst.Equal: "==",
-    cst.NotEqual: "!=",
-}
 
 Subject = tuple[str, str]  # ("sym", name) or (ROWS, key of the tensor)
 Atom = tuple[Subject, str, int]
@@ -139,18 +129,11 @@ def _row_values(quantifier: str, inner: cst.BaseExpression, positive: bool) -> l
 
 def _compared(node: cst.BaseExpression) -> tuple[str, str, int] | None:
     """``(x, op, k)`` for the comparison ``x op k`` (or ``k op x``) of a named tensor."""
-    if type(node) is not cst.Comparison or len(node.comparisons) != 1:
-        return None
-    target = node.comparisons[0]
-    op = COMPARISONS.get(type(target.operator))
-    if op is None:
-        return None
-    key, k = dotted(node.left), int_value(target.comparator)
-    if key is None or k is None:
-        key, k, op = dotted(target.comparator), int_value(node.left), MIRROR[op]
-    if key is None or k is None:
-        return None
-    return key, op, k
+    for side, op, k in compared_with_int(node):
+        key = dotted(side)
+        if key is not None:
+            return key, op, k
+    return None
 
 
 _REDUCTIONS = {"max": "max", "amax": "max", "min": "min", "amin": "min"}

@@ -35,8 +35,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from zerolint.dataflow.guards import COMPARISONS, MIRROR
-from zerolint.dataflow.syntax import dotted, int_value
+from zerolint.dataflow.syntax import compared_with_int, dotted, int_value
 from zerolint.rules import OutputSpec, SinkSpec
 
 _ZERO = {"==": 0, "<=": 0, "<": 1}  # lens OP k picks the rows whose length is 0
@@ -313,12 +312,9 @@ class _Masks:
         if type(node) is cst.UnaryOperation and type(node.operator) is cst.BitInvert:
             return _flip(self.picks(node.expression, depth + 1))
         if type(node) is cst.Comparison and len(node.comparisons) == 1:
-            op = COMPARISONS.get(type(node.comparisons[0].operator))
-            left, right = node.left, node.comparisons[0].comparator
-            if op is not None and int_value(right) is not None and self._is_lens(left):
-                return _classify(op, int_value(right))
-            if op is not None and int_value(left) is not None and self._is_lens(right):
-                return _classify(MIRROR[op], int_value(left))
+            for side, op, k in compared_with_int(node):
+                if self._is_lens(side):
+                    return _classify(op, k)
             return None
         if type(node) is cst.Call:
             func = node.func

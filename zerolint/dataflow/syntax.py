@@ -227,15 +227,37 @@ def is_zero(node: cst.CSTNode | None) -> bool:
 # below 1; and the complements a ``torch.where(keep, x, k)`` keeps.
 _MASK_PICKS = {("==", 0): "zero", ("<", 1): "below1", ("<=", 0): "below1"}
 _MASK_KEEPS = {("!=", 0): "zero", (">", 0): "below1", (">=", 1): "below1"}
-_MIRRORED = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
-_COMPARISON_TEXT = {
+# The operator of each LibCST comparison, and a comparison turned around (k < n is n > k).
+COMPARISONS = {
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
     cst.Equal: "==",
     cst.NotEqual: "!=",
-    cst.LessThan: "<",
-    cst.GreaterThan: ">",
-    cst.LessThanEqual: "<=",
-    cst.GreaterThanEqual: ">=",
 }
+MIRROR = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "==": "==", "!=": "!="}
+
+
+def compared_with_int(node: cst.BaseExpression) -> list[tuple[cst.BaseExpression, str, int]]:
+    """The readings of ``node`` as ``x op k``, ``k`` an integer literal: ``x`` on the left,
+    then ``x`` on the right (the operator turned around); none unless ``node`` is one
+    ordered or equality comparison. The caller takes the first whose ``x`` it wants."""
+    if type(node) is not cst.Comparison or len(node.comparisons) != 1:
+        return []
+    target = node.comparisons[0]
+    op = COMPARISONS.get(type(target.operator))
+    if op is None:
+        return []
+    left, right = node.left, target.comparator
+    found = []
+    k = int_value(right)
+    if k is not None:
+        found.append((left, op, k))
+    k = int_value(left)
+    if k is not None:
+        found.append((right, MIRROR[op], k))
+    return found
 
 
 def mask_rows(
@@ -243,21 +265,14 @@ def mask_rows(
 ) -> str | None:
     """``"zero"`` or ``"below1"`` when ``cond`` compares ``subject`` (same code) with a
     constant so as to pick (``keeps``: to keep) exactly those rows, else None."""
-    if type(cond) is not cst.Comparison or len(cond.comparisons) != 1:
-        return None
-    target = cond.comparisons[0]
-    operator = _COMPARISON_TEXT.get(type(target.operator))
-    if operator is None:
+    readings = compared_with_int(cond)
+    if not readings:
         return None
     subject_code = mod.code(subject)
-    left, right = cond.left, target.comparator
-    if int_value(right) is not None and mod.code(left) == subject_code:
-        key = (operator, int_value(right))
-    elif int_value(left) is not None and mod.code(right) == subject_code:
-        key = (_MIRRORED[operator], int_value(left))
-    else:
-        return None
-    return (_MASK_KEEPS if keeps else _MASK_PICKS).get(key)  # type: ignore[arg-type]
+    for side, op, k in readings:
+        if mod.code(side) == subject_code:
+            return (_MASK_KEEPS if keeps else _MASK_PICKS).get((op, k))
+    return None
 
 
 def replacement_op(rows: str, value: int) -> Op:
