@@ -242,9 +242,10 @@ class Frame:
         # Names assigned a max/min bound of a constant (``r = max(x, 1)``): the operand
         # they stand for as a divisor or bound (``"max(r,1)"``), until written again.
         self.bounds: dict[str, str] = {}
-        # Names assigned a tensor's max or min (``m = int(x.max())``): (``"max"`` or
-        # ``"min"``, x, the value x held then), until written again, so that a test of the
-        # name is one of x's rows while x still holds that value (``Statements.constrain``).
+        # Names assigned a tensor's max or min (``m = int(x.max())``) or its row count
+        # (``n = x.shape[0]``): (``"max"``, ``"min"`` or ``guards.ROWS``, x, the value x
+        # held then), until written again, so that a test of the name is one of x's rows
+        # while x still holds that value (``Statements.constrain``).
         self.reductions: dict[str, tuple[str, str, Val]] = {}
 
     def fork(self) -> Frame:
@@ -286,11 +287,6 @@ class Frame:
         self.bounds = {
             k: v for k, v in live[0].bounds.items() if all(b.bounds.get(k) == v for b in live[1:])
         }
-        self.reductions = {
-            k: v
-            for k, v in live[0].reductions.items()
-            if all(b.reductions.get(k) is v for b in live[1:])
-        }
         states = [b.state for b in live]
         first, rest = states[0], states[1:]
         merged: dict[str, Val] = {}
@@ -317,6 +313,18 @@ class Frame:
                 else:
                     merged[k] = join_all([state[k] for state in states if k in state])
         self.state = merged
+        # A name that stands for x's max or row count on every branch, x holding there
+        # what it held when the name was assigned, stands for the joined x's.
+        reductions: dict[str, tuple[str, str, Val]] = {}
+        for k, (fn, key, _) in live[0].reductions.items():
+            for b in live:
+                held = b.reductions.get(k)
+                if held is None or held[:2] != (fn, key) or b.state.get(key) is not held[2]:
+                    break
+            else:
+                if key in merged:
+                    reductions[k] = (fn, key, merged[key])
+        self.reductions = reductions
         cells: dict[str, frozenset[str]] = {}
         for b in live:  # a superset is harmless: forgetting pops only the cells still there
             for k, v in b.cells.items():

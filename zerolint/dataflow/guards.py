@@ -166,10 +166,61 @@ def reduced(node: cst.BaseExpression) -> tuple[str, str] | None:
     return None
 
 
+def counted(node: cst.BaseExpression) -> tuple[str, str] | None:
+    """``(ROWS, x)`` for a row count of the named tensor ``x`` (``x.shape[0]``, ``len(x)``,
+    ``x.size(0)``, ``x.numel()``); an ``int(...)`` around it changes nothing."""
+    while (
+        type(node) is cst.Call
+        and type(node.func) is cst.Name
+        and node.func.value == "int"
+        and len(node.args) == 1
+    ):
+        node = node.args[0].value
+    subject = _subject(node)
+    return subject if subject is not None and subject[0] == ROWS else None
+
+
+def loop_atoms(iterated: cst.BaseExpression) -> list[Atom]:
+    """What holds in the body of ``for ... in iterated``: it yields something.
+    ``range(n)`` and ``range(a, n)`` yield only where ``n > a`` (``a`` an integer literal),
+    as with a positive literal step; ``range(0, n, step)`` where ``n != 0``, for either sign
+    of the step. ``enumerate`` and ``reversed`` of them yield where they do. A loop over a
+    name says nothing: its value may be a tuple of tensors, whose rows are not its
+    length."""
+    while (
+        type(iterated) is cst.Call
+        and type(iterated.func) is cst.Name
+        and iterated.func.value in ("enumerate", "reversed")
+        and iterated.args
+        and iterated.args[0].keyword is None
+        and not iterated.args[0].star
+    ):
+        iterated = iterated.args[0].value
+    if type(iterated) is not cst.Call:
+        return []
+    func, args = iterated.func, iterated.args
+    if type(func) is not cst.Name or func.value != "range" or not 1 <= len(args) <= 3:
+        return []
+    if any(a.keyword is not None or a.star for a in args):
+        return []
+    start = 0 if len(args) == 1 else int_value(args[0].value)
+    subject = _subject(args[-1].value if len(args) == 1 else args[1].value)
+    if start is None or subject is None:
+        return []
+    step = int_value(args[2].value) if len(args) == 3 else 1
+    if step is not None and step > 0:
+        return [(subject, ">", start)]
+    return [(subject, "!=", 0)] if start == 0 else []  # counting down from 0 to n
+
+
 def reduction_atoms(fn: str, key: str, op: str, k: int | None) -> list[Atom]:
-    """What ``x.max() op k`` (or ``x.min() op k``) says of every row or some row of x."""
+    """What ``x.max() op k`` (or ``x.min() op k``) says of every row or some row of x;
+    ``fn`` ``ROWS`` (a name assigned ``x.shape[0]``, ``Statements.record_reduction``):
+    what it says of x's row count."""
     if k is None:
         return []
+    if fn == ROWS:
+        return [((ROWS, key), op, k)]
     # max > k: some row > k; max < k: every row < k; min the other way round.
     upper, lower = (SOME_ROW, EVERY_ROW) if fn == "max" else (EVERY_ROW, SOME_ROW)
     if op in (">", ">="):

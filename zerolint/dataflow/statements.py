@@ -106,9 +106,24 @@ class Statements:
         the tensor's traces as a guard step, so what is computed from it later carries it;
         one on some row of it waits on the frame for a sink handed the tensor itself
         (``Frame.some_rows``)."""
+        self.hold(
+            frame,
+            guards.atoms(test, positive),
+            lambda: guards.atoms(test, positive, truthiness=False),
+        )
+
+    def hold(
+        self,
+        frame: Frame,
+        found: list[guards.Atom],
+        comparisons: Callable[[], list[guards.Atom]],
+    ) -> None:
+        """The conditions ``found`` hold on this path (``constrain``); ``comparisons()``
+        gives those of them that say their scalar is one (a comparison with an integer,
+        not a bare truth test)."""
         some = []
         compared: set[guards.Atom] | None = None  # what a comparison says, when asked
-        for subject, op, k in guards.atoms(test, positive):
+        for subject, op, k in found:
             kind, name = subject
             if kind == "sym":
                 frame.guards = (*frame.guards, (name, op, k, frame.stmt))
@@ -121,7 +136,7 @@ class Statements:
                     # one element has no truth): the condition holds for every row it
                     # fills. Not a bare truth test, which a list of zeros passes.
                     if compared is None:
-                        compared = set(guards.atoms(test, positive, truthiness=False))
+                        compared = set(comparisons())
                     if (subject, op, k) in compared:
                         note = f"guard: {name} {op} {k}"
                         self.every_row_guarded(frame, EVERY_ROW, name, op, k, note)
@@ -168,10 +183,16 @@ class Statements:
                 frame.reductions[local] = (fn, key, guarded)
 
     def record_reduction(self, frame: Frame, name: str, value: cst.BaseExpression | None) -> None:
-        """``m = int(x.max())``: until ``m`` is written again, a test of it is one of x's
-        rows, while x holds the value it holds now (``Frame.reductions``)."""
+        """``m = int(x.max())`` or ``n = x.shape[0]``: until the name is written again, a
+        test of it is one of x's rows or of its row count, while x holds the value it holds
+        now (``Frame.reductions``)."""
         frame.reductions.pop(name, None)
-        reduction = guards.reduced(value) if type(value) is cst.Call else None
+        if type(value) is cst.Call:
+            reduction = guards.reduced(value) or guards.counted(value)
+        elif type(value) is cst.Subscript:
+            reduction = guards.counted(value)
+        else:
+            reduction = None
         if reduction is None or name in frame.globals_declared:
             return
         fn, key = reduction
@@ -270,13 +291,24 @@ class Statements:
                     it.iterated().then(self.step(body, stmt, "flow")),
                     stmt.iter,
                 )
+                # `for i in range(n)`: the body runs only where n is not 0. n is a scalar.
+                runs = guards.loop_atoms(stmt.iter)
+                if runs:
+                    body.stmt = stmt
+                    self.hold(body, runs, lambda runs=runs: runs)
             else:
                 self.eval(body, stmt.test)
+                body.stmt = stmt
+                self.constrain(body, stmt.test, True)
             self.exec_suite(body, stmt.body)
             frame.loops.pop()
             merged = before.fork()
             merged.absorb(before, body, *continues)
             body = merged
+        if type(stmt) is cst.While:  # left without a break: the test was false
+            for left in (before, body):
+                left.stmt = stmt
+                self.constrain(left, stmt.test, False)
         frame.absorb(before, body, *breaks)
         if stmt.orelse is not None:
             self.exec_suite(frame, stmt.orelse.body)
