@@ -192,6 +192,20 @@ def test_missing_path_is_an_error_and_the_others_are_checked(tmp_path: Path) -> 
     assert proc.returncode == 2
 
 
+def test_a_missing_path_is_never_all_checks_passed(tmp_path: Path) -> None:
+    # Only a mistyped path, or one beside a clean file: the run was not clean, and the
+    # summary says why rather than "All checks passed!".
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    for named in (["missing.py"], ["missing.py", "other.py", "clean.py"]):
+        proc = zerolint(*named, cwd=tmp_path)
+        assert_no_traceback(proc)
+        assert "All checks passed" not in proc.stdout
+        missing = len(named) - ("clean.py" in named)
+        noun = "path" if missing == 1 else "paths"
+        assert proc.stdout.strip() == f"No errors found. {missing} {noun} not found."
+        assert proc.returncode == 2
+
+
 DEEP = 50_000
 NESTINGS = {
     "parentheses": "(" * DEEP + "1" + ")" * DEEP,

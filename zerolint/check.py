@@ -362,6 +362,7 @@ def finish(
     missing: Sequence[Diagnostic] = (),
 ) -> int:
     """Print ``report`` and return the exit status."""
+    report.missing = len(missing)  # the summary then claims no clean run
     print_report(report, args)
     for d in missing:  # a path named on the command line that is not there: a usage error
         print(f"zerolint: error: path not found: {d.path}", file=sys.stderr)

@@ -209,7 +209,7 @@ def _summary(report: Report, paint: _Painter) -> str:
         parts = [f"Found {found} ({report.fixed} fixed, {errors} remaining)."]
     elif errors:
         parts = [f"Found {plural(errors, 'error')}."]
-    elif unchecked or unfixed or limits:
+    elif unchecked or unfixed or limits or report.missing:
         parts = ["No errors found."]
     else:
         parts = [paint("All checks passed!", _GREEN)]
@@ -221,4 +221,6 @@ def _summary(report: Report, paint: _Painter) -> str:
         parts.append(f"{plural(unfixed, 'file')} could not be fixed.")
     if limits:  # ZL930: a finding may be missing there
         parts.append(f"{plural(limits, 'analysis limit')} reached.")
+    if report.missing:  # named on stderr
+        parts.append(f"{plural(report.missing, 'path')} not found.")
     return " ".join(parts)
