@@ -206,6 +206,18 @@ def test_a_missing_path_is_never_all_checks_passed(tmp_path: Path) -> None:
         assert proc.returncode == 2
 
 
+def test_an_output_file_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "good.py").write_text(GOOD)
+    (tmp_path / "taken").write_text("a file, not a folder\n")
+    proc = zerolint("--output-file", "taken/report.json", "good.py", cwd=tmp_path)
+    assert_no_traceback(proc)
+    assert proc.stderr == (
+        "zerolint: error: taken/report.json: cannot write the report: a parent is a file\n"
+    )
+    assert proc.returncode == 2
+    assert (tmp_path / "taken").read_text() == "a file, not a folder\n"
+
+
 DEEP = 50_000
 NESTINGS = {
     "parentheses": "(" * DEEP + "1" + ")" * DEEP,

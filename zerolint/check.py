@@ -630,9 +630,15 @@ def print_report(report: Report, args: argparse.Namespace) -> None:
     )
     if to_file is not None:
         from zerolint.atomic import atomic_write_text
+        from zerolint.cli import UsageError
 
-        to_file.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(to_file, text)
+        try:
+            to_file.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(to_file, text)
+        except FileExistsError:  # a file where its folder would be
+            raise UsageError(f"{to_file}: cannot write the report: a parent is a file") from None
+        except OSError as exc:
+            raise UsageError(f"{to_file}: cannot write the report: {exc.strerror or exc}") from None
         return
     sys.stdout.write(text)
     sys.stdout.flush()
