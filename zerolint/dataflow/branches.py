@@ -79,18 +79,21 @@ def consistent_steps(steps: Sequence[RawStep]) -> bool:
 def in_program_order(steps: Sequence[RawStep]) -> list[RawStep]:
     """The steps with each condition on a scalar (``guard: n > 0``, added where the sink
     is reached) moved up to where it is in its function: before the first step of that
-    function that comes after it in the source. Where a condition on a scalar stands on
-    a path does not change what the judge makes of it; one on the rows counted so far
-    (``#rows``) stays where it is."""
+    function that comes after it in the source, a condition on the rows included. Where a
+    condition on a scalar stands on a path does not change what the judge makes of it;
+    one on the rows counted so far (``#rows``) or on the rows' values (``#every``,
+    ``#some``) stays where it is: it is about the values there (a loop's test, met again
+    after the body's steps, is about what the body made)."""
     out = list(steps)
-    for guard in [s for s in steps if s.op.kind == OpKind.GUARD]:
-        if str(guard.op.arg).startswith("#rows"):
-            continue
+    scalar = [s for s in steps if s.op.kind == OpKind.GUARD and not str(s.op.arg).startswith("#")]
+    for guard in scalar:
         at = place(guard.mod, guard.stmt)
         j = out.index(guard)
         for i in range(j):
             other = out[i]
-            if other.mod is not guard.mod or other.op.kind == OpKind.GUARD:
+            if other.mod is not guard.mod or (
+                other.op.kind == OpKind.GUARD and not str(other.op.arg).startswith("#")
+            ):
                 continue
             there = place(other.mod, other.stmt)
             if there.func == at.func and there.order > at.order:

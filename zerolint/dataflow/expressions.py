@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 import libcst as cst
 
+from zerolint.dataflow import guards
 from zerolint.dataflow.frames import (
     MAX_DEPTH,
     RECURSION,
@@ -675,8 +676,14 @@ class Expressions:
         while comp is not None:
             it = self.eval(inner, comp.iter)
             self.assign(inner, comp.target, it.iterated(), None)
+            # The element is made only where the loop yields and its conditions hold, as
+            # a `for` statement's body (Statements.exec_loop).
+            runs = guards.loop_atoms(comp.iter)
+            if runs:
+                self.hold(inner, runs, lambda runs=runs: runs)
             for cond in comp.ifs:
                 self.eval(inner, cond.test)
+                self.constrain(inner, cond.test, True)
             comp = comp.inner_for_in
         out = join_all(self.eval(inner, e) for e in elts)
         return out
