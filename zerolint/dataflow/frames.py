@@ -247,6 +247,11 @@ class Frame:
         # held then), until written again, so that a test of the name is one of x's rows
         # while x still holds that value (``Statements.constrain``).
         self.reductions: dict[str, tuple[str, str, Val]] = {}
+        # Names assigned a condition on scalars or row counts (``has_decode = n > 0``):
+        # the condition and the names it reads, until the name or one of those is
+        # written again, so that a test of the name is a test of the condition
+        # (``statements.record_test``).
+        self.tests: dict[str, tuple[cst.BaseExpression, frozenset[str]]] = {}
 
     def fork(self) -> Frame:
         f = Frame.__new__(Frame)
@@ -267,6 +272,7 @@ class Frame:
         f.some_rows = self.some_rows
         f.bounds = dict(self.bounds)
         f.reductions = dict(self.reductions)
+        f.tests = dict(self.tests)
         return f
 
     def absorb(self, *branches: Frame) -> None:
@@ -312,6 +318,9 @@ class Frame:
                     merged[k] = v if v.traces or v.refs or v.elements is not None else EMPTY
                 else:
                     merged[k] = join_all([state[k] for state in states if k in state])
+        self.tests = {
+            k: v for k, v in live[0].tests.items() if all(b.tests.get(k) is v for b in live[1:])
+        }
         self.state = merged
         # A name that stands for x's max or row count on every branch, x holding there
         # what it held when the name was assigned, stands for the joined x's.

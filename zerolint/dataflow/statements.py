@@ -27,6 +27,7 @@ from zerolint.dataflow.syntax import (
     is_zero,
     mask_rows,
     operand,
+    read_names,
     row_slice,
     slice_bounds,
     slice_cell,
@@ -42,7 +43,7 @@ from zerolint.dataflow.values import (
     Val,
     without_row_counts,
 )
-from zerolint.model import EVERY_ROW, IDENTITY, SOME_ROW, Op, OpKind
+from zerolint.model import EVERY_ROW, IDENTITY, ROW_VALUES, SOME_ROW, Op, OpKind
 from zerolint.project import ClassInfo, record_import
 
 _UNKNOWN = object()
@@ -127,6 +128,12 @@ class Statements:
             kind, name = subject
             if kind == "sym":
                 frame.guards = (*frame.guards, (name, op, k, frame.stmt))
+                if k == 0 and op in ("!=", "=="):
+                    named = frame.tests.get(name)
+                    if named is not None:  # `has_decode = n > 0` then `if has_decode:`
+                        del frame.tests[name]  # once: `t = not t` names itself
+                        self.constrain(frame, named[0], op == "!=")
+                        frame.tests[name] = named
                 reduction = frame.reductions.get(name)
                 if reduction is not None and frame.state.get(reduction[1]) is reduction[2]:
                     # `m = x.max()` then `if m == 0`: as `if x.max() == 0`
@@ -382,6 +389,7 @@ class Statements:
         rhs = self.eval(frame, stmt.value)
         written = dotted(stmt.target)
         frame.guards = guards.forget(frame.guards, written)
+        forget_tests(frame, written)
         if written is not None:
             frame.bounds.pop(written, None)
             frame.reductions.pop(written, None)
@@ -453,9 +461,12 @@ class Statements:
                 flowed = self.guarded(frame, flowed, skip=written)
             # A condition on a name (or on its fields) says nothing about its next value.
             frame.guards = guards.forget(frame.guards, written)
+        if frame.tests and (kind is cst.Name or kind is cst.Attribute):
+            forget_tests(frame, dotted(target))
         if type(target) is cst.Name:
             self.record_bound(frame, target.value, value_node)
             self.record_reduction(frame, target.value, value_node)
+            record_test(frame, target.value, value_node)
             if value_node is None:
                 # Rebound to something unknown (an element of a call's result): no longer
                 # a view of what it viewed before.
@@ -654,3 +665,36 @@ class Statements:
         current = self.eval(frame, target)
         padded = Val([*current.then(step).traces, Trace(None, (step,))], current.refs)
         self.write(frame, target, padded, strong=False)
+
+
+def record_test(frame: Frame, name: str, value: cst.BaseExpression | None) -> None:
+    """``has_decode = num_decodes > 0``: until the name, or a name the condition reads, is
+    written again, a test of the name is a test of the condition (``Frame.tests``). Only
+    a condition on scalars and row counts: one on a tensor's values would also need the
+    tensor unchanged in place."""
+    if not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
+        return
+    if name in frame.globals_declared:
+        return
+    found = guards.atoms(value, True) + guards.atoms(value, False)
+    if not found or any(kind in ROW_VALUES for (kind, _), _, _ in found):
+        return
+    reads = frozenset(read_names(value))
+    if any(r == name or r.startswith(name + ".") for r in reads):
+        return  # `ok = not ok`: about the name's old value
+    frame.tests[name] = (value, reads)
+
+
+def forget_tests(frame: Frame, written: str | None) -> None:
+    """``written`` is assigned: a name standing for a condition on it, or the name
+    itself, stands for nothing now."""
+    if written is None or not frame.tests:
+        return
+    prefix = written + "."
+    for name, (_, reads) in list(frame.tests.items()):
+        if (
+            name == written
+            or name.startswith(prefix)
+            or any(r == written or r.startswith(prefix) for r in reads)
+        ):
+            del frame.tests[name]

@@ -423,6 +423,21 @@ def _push_children(node: Any, kind: type, push: Callable[[Any], None]) -> None:
                 push(value)
 
 
+def read_names(node: cst.CSTNode) -> list[str]:
+    """The longest dotted names ``node`` reads (``meta.num_decodes``, ``x.shape``, ``len``),
+    each once for each place it is read."""
+    out: list[str] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        name = dotted(n) if type(n) is cst.Name or type(n) is cst.Attribute else None
+        if name is not None:
+            out.append(name)
+            continue
+        _push_children(n, type(n), stack.append)
+    return out
+
+
 _TARGETS = (cst.AugAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr)  # bind .target
 _NAMED = (cst.FunctionDef, cst.ClassDef, cst.MatchAs, cst.MatchStar)  # bind .name (or none)
 # Every node type _bound_otherwise names something for.
