@@ -39,6 +39,21 @@ def atoms(test: cst.BaseExpression, positive: bool, truthiness: bool = True) -> 
     not those a bare name's truth gives (``if n:``), which a list's truth gives too."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return atoms(test.expression, not positive, truthiness)
+    if type(test) is cst.NamedExpr:  # `if (n := len(x)):` tests the value and the name
+        return atoms(test.value, positive, truthiness) + atoms(test.target, positive, truthiness)
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        for side, field in ((test.left, "left"), (target.comparator, "comparator")):
+            if type(side) is cst.NamedExpr:  # `(n := x.shape[0]) == 0`: of both
+                named = [side.value, side.target]
+                if field == "left":
+                    tests = [test.with_changes(left=n) for n in named]
+                else:
+                    tests = [
+                        test.with_changes(comparisons=[target.with_changes(comparator=n)])
+                        for n in named
+                    ]
+                return [a for t in tests for a in atoms(t, positive, truthiness)]
     if type(test) is cst.BooleanOperation:
         conj = type(test.operator) is cst.And
         if conj == positive:  # a and b is true / a or b is false: both hold
