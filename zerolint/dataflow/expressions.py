@@ -32,6 +32,7 @@ from zerolint.dataflow.syntax import (
     slice_bounds,
     slice_cell,
     string_value,
+    window_width,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -528,7 +529,8 @@ class Expressions:
 
     def rows_source(self, frame: Frame, node: cst.Subscript) -> Trace | None:
         """A selection that can have no rows, when a rule declares it (``empty_rows``):
-        ``x[:n]`` has ``n`` rows, ``x[a:b]`` ``b - a``, ``x[x > 0]`` any number."""
+        ``x[:n]`` has ``n`` rows, ``x[a:b]`` ``b - a``, ``x[a : a + n]`` ``n``, ``x[x > 0]``
+        any number."""
         declared = self.names.get("empty_rows")
         if not declared:
             return None
@@ -543,6 +545,10 @@ class Expressions:
             lower, upper = bounds
             high = operand(upper)
             low = 0 if lower is None else operand(lower)
+            width = window_width(lower, upper) if high == "<expr>" else None
+            if width is not None:  # x[a : a + n]: n rows (a module constant's value)
+                n = self.operand(frame, width)
+                high, low = (n if isinstance(n, int) else operand(width)), 0
             if "<expr>" in (high, low):
                 return None
             if low == 0:

@@ -215,6 +215,27 @@ def slice_bounds(
     return None
 
 
+def window_width(
+    lower: cst.BaseExpression | None, upper: cst.BaseExpression
+) -> cst.BaseExpression | None:
+    """``n`` for the slice ``x[a : a + n]`` (or ``x[a : n + a]``): how many rows it takes
+    from ``a``; None for any other bounds."""
+    if (
+        lower is None
+        or type(upper) is not cst.BinaryOperation
+        or type(upper.operator) is not cst.Add
+    ):
+        return None
+    start = dotted(lower) or int_value(lower)
+    if start is None:
+        return None
+    if (dotted(upper.left) or int_value(upper.left)) == start:
+        return upper.right
+    if (dotted(upper.right) or int_value(upper.right)) == start:
+        return upper.left
+    return None
+
+
 def is_none(node: cst.CSTNode | None) -> bool:
     return type(node) is cst.Name and node.value == "None"
 
