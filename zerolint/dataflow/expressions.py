@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 
 from zerolint.dataflow import guards
+from zerolint.dataflow.chunks import is_chunk
 from zerolint.dataflow.frames import (
     MAX_DEPTH,
     RECURSION,
@@ -530,7 +531,9 @@ class Expressions:
     def rows_source(self, frame: Frame, node: cst.Subscript) -> Trace | None:
         """A selection that can have no rows, when a rule declares it (``empty_rows``):
         ``x[:n]`` has ``n`` rows, ``x[a:b]`` ``b - a``, ``x[a : a + n]`` ``n``, ``x[x > 0]``
-        any number."""
+        any number. A chunk of a loop over ``range(0, n, c)`` (``x[s : min(s + c, n)]``)
+        has rows: ``s < n`` where a step above 0 yields ``s``, and where one below 0
+        does, ``n < 0``, which a count is not (the judge takes every count to be >= 0)."""
         declared = self.names.get("empty_rows")
         if not declared:
             return None
@@ -543,6 +546,8 @@ class Expressions:
         count: int | str | None = None
         if bounds is not None and "[:]" in declared and bounds[1] is not None:
             lower, upper = bounds
+            if lower is not None and is_chunk(frame, lower, upper):
+                return None
             high = operand(upper)
             low = 0 if lower is None else operand(lower)
             width = window_width(lower, upper) if high == "<expr>" else None

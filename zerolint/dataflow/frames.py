@@ -252,6 +252,11 @@ class Frame:
         # written again, so that a test of the name is a test of the condition
         # (``statements.record_test``).
         self.tests: dict[str, tuple[cst.BaseExpression, frozenset[str]]] = {}
+        # A chunked loop's names (``for s in range(0, n, c)``, ``e = min(s + c, n)``): the
+        # loop's variable as ``("start", "n", "c", reads)``, its chunk's end as ``("end",
+        # "s", "", reads)``, until one of the names is written, so that ``x[s:e]`` is a
+        # chunk of rows, never empty (``statements.record_chunk``).
+        self.chunks: dict[str, tuple[str, str, str, frozenset[str]]] = {}
 
     def fork(self) -> Frame:
         f = Frame.__new__(Frame)
@@ -273,6 +278,7 @@ class Frame:
         f.bounds = dict(self.bounds)
         f.reductions = dict(self.reductions)
         f.tests = dict(self.tests)
+        f.chunks = dict(self.chunks)
         return f
 
     def absorb(self, *branches: Frame) -> None:
@@ -320,6 +326,9 @@ class Frame:
                     merged[k] = join_all([state[k] for state in states if k in state])
         self.tests = {
             k: v for k, v in live[0].tests.items() if all(b.tests.get(k) is v for b in live[1:])
+        }
+        self.chunks = {
+            k: v for k, v in live[0].chunks.items() if all(b.chunks.get(k) == v for b in live[1:])
         }
         self.state = merged
         # A name that stands for x's max or row count on every branch, x holding there

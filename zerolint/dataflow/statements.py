@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 import libcst as cst
 
 from zerolint.dataflow import guards
+from zerolint.dataflow.chunks import record_chunk_end, record_chunk_start
 from zerolint.dataflow.frames import (
     Frame,
     ParamObject,
@@ -303,6 +304,7 @@ class Statements:
                 if runs:
                     body.stmt = stmt
                     self.hold(body, runs, lambda runs=runs: runs)
+                record_chunk_start(body, stmt.target, stmt.iter)
             else:
                 self.eval(body, stmt.test)
                 body.stmt = stmt
@@ -461,12 +463,14 @@ class Statements:
                 flowed = self.guarded(frame, flowed, skip=written)
             # A condition on a name (or on its fields) says nothing about its next value.
             frame.guards = guards.forget(frame.guards, written)
-        if frame.tests and (kind is cst.Name or kind is cst.Attribute):
+        if (frame.tests or frame.chunks) and (kind is cst.Name or kind is cst.Attribute):
             forget_tests(frame, dotted(target))
         if type(target) is cst.Name:
             self.record_bound(frame, target.value, value_node)
             self.record_reduction(frame, target.value, value_node)
             record_test(frame, target.value, value_node)
+            if frame.chunks:
+                record_chunk_end(frame, target.value, value_node)
             if value_node is None:
                 # Rebound to something unknown (an element of a call's result): no longer
                 # a view of what it viewed before.
@@ -687,14 +691,17 @@ def record_test(frame: Frame, name: str, value: cst.BaseExpression | None) -> No
 
 def forget_tests(frame: Frame, written: str | None) -> None:
     """``written`` is assigned: a name standing for a condition on it, or the name
-    itself, stands for nothing now."""
-    if written is None or not frame.tests:
+    itself, stands for nothing now (``Frame.tests``), nor does a chunked loop's name
+    (``Frame.chunks``)."""
+    if written is None:
         return
     prefix = written + "."
-    for name, (_, reads) in list(frame.tests.items()):
-        if (
-            name == written
-            or name.startswith(prefix)
-            or any(r == written or r.startswith(prefix) for r in reads)
-        ):
-            del frame.tests[name]
+    for named in (frame.tests, frame.chunks):
+        for name, fact in list(named.items()):
+            reads = fact[-1]
+            if (
+                name == written
+                or name.startswith(prefix)
+                or any(r == written or r.startswith(prefix) for r in reads)
+            ):
+                del named[name]
