@@ -288,8 +288,16 @@ class Frame:
             self.dead = True
             return
         self.dead = False
-        # A condition holds after the join only if it holds on every branch that gets here.
-        self.guards = tuple(g for g in live[0].guards if all(g in b.guards for b in live[1:]))
+        # A condition holds after the join only if it holds on every branch that gets here:
+        # checked before the branches, or in each of them on its own (then it is shown
+        # where the first branch checked it, once).
+        kept = [g for g in live[0].guards if all(g in b.guards for b in live[1:])]
+        held = {g[:3] for g in kept}
+        for g in live[0].guards:
+            if g[:3] not in held and all(any(h[:3] == g[:3] for h in b.guards) for b in live[1:]):
+                kept.append(g)
+                held.add(g[:3])
+        self.guards = tuple(kept)
         if self.some_rows or any(b.some_rows for b in live):
             self.some_rows = tuple(
                 g
