@@ -255,7 +255,7 @@ class Frame:
         # A chunked loop's names (``for s in range(0, n, c)``, ``e = min(s + c, n)``): the
         # loop's variable as ``("start", "n", "c", reads)``, its chunk's end as ``("end",
         # "s", "", reads)``, until one of the names is written, so that ``x[s:e]`` is a
-        # chunk of rows, never empty (``statements.record_chunk``).
+        # chunk of rows, never empty (``chunks.record_chunk_start``).
         self.chunks: dict[str, tuple[str, str, str, frozenset[str]]] = {}
 
     def fork(self) -> Frame:

@@ -299,7 +299,7 @@ class Statements:
                     it.iterated().then(self.step(body, stmt, "flow")),
                     stmt.iter,
                 )
-                # `for i in range(n)`: the body runs only where n is not 0. n is a scalar.
+                # `for i in range(n)`: the body runs only where the range yields (n > 0).
                 runs = guards.loop_atoms(stmt.iter)
                 if runs:
                     body.stmt = stmt
