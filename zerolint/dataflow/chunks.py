@@ -6,16 +6,13 @@ from __future__ import annotations
 import libcst as cst
 
 from zerolint.dataflow.frames import Frame
-from zerolint.dataflow.syntax import dotted, int_value
+from zerolint.dataflow.syntax import dotted, int_value, operand, range_args
 
 
 def _text(node: cst.BaseExpression) -> str | None:
-    """A name, a field or an integer literal as text, for comparing two of them."""
-    name = dotted(node)
-    if name is not None:
-        return name
-    value = int_value(node)
-    return None if value is None else str(value)
+    """An operand (a name, a field, an integer literal) as text, for comparing two."""
+    value = operand(node)
+    return None if value == "<expr>" else str(value)
 
 
 def record_chunk_start(
@@ -32,14 +29,12 @@ def record_chunk_start(
         and len(target.elements) == 2
     ):
         iterated, target = iterated.args[0].value, target.elements[1].value
-    if type(target) is not cst.Name or type(iterated) is not cst.Call:
+    args = range_args(iterated)
+    if type(target) is not cst.Name or args is None or len(args) != 3:
         return
-    func, args = iterated.func, iterated.args
-    if type(func) is not cst.Name or func.value != "range" or len(args) != 3:
+    if int_value(args[0]) != 0:
         return
-    if any(a.keyword is not None or a.star for a in args) or int_value(args[0].value) != 0:
-        return
-    stop, step = _text(args[1].value), _text(args[2].value)
+    stop, step = _text(args[1]), _text(args[2])
     if stop is None or step is None or target.value in (stop, step):
         return
     frame.chunks[target.value] = ("start", stop, step, frozenset((stop, step)))

@@ -22,7 +22,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from zerolint.dataflow.syntax import COMPARISONS, MIRROR, compared_with_int, dotted, int_value
+from zerolint.dataflow.syntax import (
+    COMPARISONS,
+    MIRROR,
+    compared_with_int,
+    dotted,
+    int_value,
+    range_args,
+)
 from zerolint.dataflow.values import RawStep
 from zerolint.model import EVERY_ROW, SOME_ROW, Op, OpKind
 from zerolint.project import ModuleInfo
@@ -211,18 +218,14 @@ def loop_atoms(iterated: cst.BaseExpression) -> list[Atom]:
         and not iterated.args[0].star
     ):
         iterated = iterated.args[0].value
-    if type(iterated) is not cst.Call:
+    args = range_args(iterated)
+    if args is None:
         return []
-    func, args = iterated.func, iterated.args
-    if type(func) is not cst.Name or func.value != "range" or not 1 <= len(args) <= 3:
-        return []
-    if any(a.keyword is not None or a.star for a in args):
-        return []
-    start = 0 if len(args) == 1 else int_value(args[0].value)
-    subject = _subject(args[-1].value if len(args) == 1 else args[1].value)
+    start = 0 if len(args) == 1 else int_value(args[0])
+    subject = _subject(args[-1] if len(args) == 1 else args[1])
     if start is None or subject is None:
         return []
-    step = int_value(args[2].value) if len(args) == 3 else 1
+    step = int_value(args[2]) if len(args) == 3 else 1
     if step is not None and step > 0:
         return [(subject, ">", start)]
     return [(subject, "!=", 0)] if start == 0 else []  # counting down from 0 to n

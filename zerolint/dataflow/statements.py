@@ -391,7 +391,7 @@ class Statements:
         rhs = self.eval(frame, stmt.value)
         written = dotted(stmt.target)
         frame.guards = guards.forget(frame.guards, written)
-        forget_tests(frame, written)
+        forget_named(frame, written)
         if written is not None:
             frame.bounds.pop(written, None)
             frame.reductions.pop(written, None)
@@ -464,7 +464,7 @@ class Statements:
             # A condition on a name (or on its fields) says nothing about its next value.
             frame.guards = guards.forget(frame.guards, written)
         if (frame.tests or frame.chunks) and (kind is cst.Name or kind is cst.Attribute):
-            forget_tests(frame, dotted(target))
+            forget_named(frame, dotted(target))
         if type(target) is cst.Name:
             self.record_bound(frame, target.value, value_node)
             self.record_reduction(frame, target.value, value_node)
@@ -689,7 +689,7 @@ def record_test(frame: Frame, name: str, value: cst.BaseExpression | None) -> No
     frame.tests[name] = (value, reads)
 
 
-def forget_tests(frame: Frame, written: str | None) -> None:
+def forget_named(frame: Frame, written: str | None) -> None:
     """``written`` is assigned: a name standing for a condition on it, or the name
     itself, stands for nothing now (``Frame.tests``), nor does a chunked loop's name
     (``Frame.chunks``)."""

@@ -215,6 +215,17 @@ def slice_bounds(
     return None
 
 
+def range_args(node: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The arguments of ``range(stop)``, ``range(start, stop)`` or ``range(start, stop,
+    step)`` written out by position; None for anything else."""
+    if type(node) is not cst.Call or type(node.func) is not cst.Name or node.func.value != "range":
+        return None
+    args = node.args
+    if not 1 <= len(args) <= 3 or any(a.keyword is not None or a.star for a in args):
+        return None
+    return [a.value for a in args]
+
+
 def window_width(
     lower: cst.BaseExpression | None, upper: cst.BaseExpression
 ) -> cst.BaseExpression | None:
@@ -226,12 +237,12 @@ def window_width(
         or type(upper.operator) is not cst.Add
     ):
         return None
-    start = dotted(lower) or int_value(lower)
-    if start is None:
+    start = operand(lower)
+    if start == "<expr>":
         return None
-    if (dotted(upper.left) or int_value(upper.left)) == start:
+    if operand(upper.left) == start:
         return upper.right
-    if (dotted(upper.right) or int_value(upper.right)) == start:
+    if operand(upper.right) == start:
         return upper.left
     return None
 
