@@ -526,11 +526,62 @@ def test_diff_names_a_fix_it_cannot_show_on_stderr(tmp_path: Path, check) -> Non
         ((), ["ZL001"]),
         (("--select", "ALL"), ["ZL001", "ZL002"]),
         (("--select", "ZL002"), ["ZL002"]),
+        # As in Ruff: --extend-select adds to the selection, or to the default rules.
+        (("--extend-select", "ZL002"), ["ZL001", "ZL002"]),
+        (("--extend-select", "zl0"), ["ZL001", "ZL002"]),
+        (("--select", "ZL002", "--extend-select", "ZL001"), ["ZL001", "ZL002"]),
+        (("--extend-select", "ZL920", "--extend-select", "ZL002"), ["ZL001", "ZL002"]),
+        # ignore wins over both
+        (("--extend-select", "ZL002", "--ignore", "ZL002"), ["ZL001"]),
+        (("--select", "ZL002", "--extend-select", "ZL001", "--ignore", "ZL0"), []),
     ],
 )
 def test_an_opt_in_rule_runs_only_when_selected(tmp_path: Path, check, args, codes) -> None:
     # ZL002's rule file says `default = false`: no `select` leaves it out, a selector adds it.
     write(tmp_path, {"two.py": TWO_RULES})
     code, out, _ = check(*args, "two.py")
-    assert code == 1
+    assert code == (1 if codes else 0)
     assert sorted(m["code"] for m in HEADER.finditer(out)) == codes, out
+
+
+@pytest.mark.parametrize(
+    ("config", "args", "codes"),
+    [
+        ('extend-select = ["ZL002"]\n', (), ["ZL001", "ZL002"]),
+        ('select = ["ZL002"]\nextend-select = ["ZL001"]\n', (), ["ZL001", "ZL002"]),
+        # The command line's --select replaces the configuration's selection, both keys.
+        ('extend-select = ["ZL002"]\n', ("--select", "ZL001"), ["ZL001"]),
+        ('select = ["ZL002"]\n', ("--extend-select", "ZL001"), ["ZL001", "ZL002"]),
+        ('extend-select = ["ZL002"]\nignore = ["ZL001"]\n', (), ["ZL002"]),
+    ],
+)
+def test_extend_select_in_the_configuration(tmp_path: Path, check, config, args, codes) -> None:
+    write(tmp_path, {"pyproject.toml": "[tool.zerolint]\n" + config, "two.py": TWO_RULES})
+    code, out, err = check(*args, ".")
+    assert (code, err) == (1, "")
+    assert sorted(m["code"] for m in HEADER.finditer(out)) == codes, out
+
+
+def test_extend_select_is_part_of_the_cache_key(tmp_path: Path, check) -> None:
+    write(tmp_path, {"two.py": TWO_RULES})
+    assert findings(check("two.py", cache=True)[1]) == [("two.py", 6)]
+    out = check("--extend-select", "ZL002", "two.py", cache=True)[1]
+    assert sorted(m["code"] for m in HEADER.finditer(out)) == ["ZL001", "ZL002"], out
+    write(tmp_path, {"pyproject.toml": '[tool.zerolint]\nextend-select = ["ZL002"]\n'})
+    out = check("two.py", cache=True)[1]
+    assert sorted(m["code"] for m in HEADER.finditer(out)) == ["ZL001", "ZL002"], out
+
+
+def test_an_unknown_extend_select_code_is_one_line_naming_its_file(tmp_path: Path, check) -> None:
+    write(tmp_path, {"two.py": TWO_RULES})
+    assert check("--extend-select", "ZL7", "two.py")[::2] == (
+        2,
+        "zerolint: error: unknown rule selector: ZL7\n",
+    )
+    write(tmp_path, {"pyproject.toml": '[tool.zerolint]\nextend-select = ["zl8"]\n'})
+    code, out, err = check("two.py")
+    assert (code, out) == (2, "")
+    assert err == f"zerolint: error: {tmp_path / 'pyproject.toml'}: unknown rule selector: ZL8\n"
+    write(tmp_path, {"pyproject.toml": '[tool.zerolint]\nextend-select = "ZL002"\n'})
+    code, _, err = check("two.py")
+    assert code == 2 and "extend-select" in err and err.count("\n") == 1, err

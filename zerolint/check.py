@@ -67,6 +67,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated rule codes or prefixes to run, or ALL (repeatable: merged)",
     )
     parser.add_argument(
+        "--extend-select",
+        action="append",
+        default=None,
+        metavar="CODES",
+        help="comma-separated rule codes to run as well as the selected ones (repeatable)",
+    )
+    parser.add_argument(
         "--ignore",
         action="append",
         default=None,
@@ -228,7 +235,10 @@ class SettingsFor:
             raise UsageError(str(exc)) from None
         self._made: dict[int, Settings] = {}
         self._by_folder: dict[str, Settings] = {}  # a folder as named -> its settings
-        check_selectors(codes(args.select) | codes(args.ignore), settings=self._here())
+        check_selectors(
+            codes(args.select) | codes(args.extend_select) | codes(args.ignore),
+            settings=self._here(),
+        )
 
     def _here(self) -> Settings | None:
         """The settings of the current folder, whose rule files a selector may name."""
@@ -258,11 +268,16 @@ class SettingsFor:
         args = self.args
         settings = dataclasses.replace(base)
         if base.source is not None:
-            check_selectors(base.select | base.ignore, f"{base.source}: ", base)
+            check_selectors(
+                base.select | base.extend_select | base.ignore, f"{base.source}: ", base
+            )
             for _, per_file in base.per_file_ignores:
                 check_selectors(per_file, f"{base.source}: per-file-ignores: ", base)
-        if args.select is not None:
+        if args.select is not None:  # as in Ruff: the configuration's selection is replaced
             settings.select = codes(args.select)
+            settings.extend_select = frozenset()
+        if args.extend_select is not None:
+            settings.extend_select = settings.extend_select | codes(args.extend_select)
         if args.ignore is not None:
             settings.ignore = settings.ignore | codes(args.ignore)
         if args.exclude is not None:

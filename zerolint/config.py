@@ -5,8 +5,10 @@ As in Ruff, each file is checked with the nearest configuration above it: in eac
 ``pyproject.toml`` holding a ``[tool.zerolint]`` table. ``--config FILE`` names one for all
 files. Keys (all optional)::
 
-    select = ["ZL001"]            # rule codes (or prefixes, or "ALL") to run (default: all)
-    ignore = []                   # rule codes to skip
+    select = ["ZL001"]            # rule codes (or prefixes, or "ALL") to run (default: the
+                                  # rules not marked opt-in)
+    extend-select = ["ZL002"]     # more codes, added to select's (or to the default rules)
+    ignore = []                   # rule codes to skip (wins over select and extend-select)
     exclude = ["tests/fixtures"]  # globs, relative to the configuration's folder
     extend-exclude = []           # more globs, added to exclude
     per-file-ignores = { "tests/*" = ["ZL001"] }   # globs -> codes not reported there
@@ -255,6 +257,7 @@ class Key:
 # key -> (Settings field, validator). To add a key: a line here and a field in Settings.
 SCHEMA: dict[str, Key] = {
     "select": Key("select", rule_codes),
+    "extend-select": Key("extend_select", rule_codes),
     "ignore": Key("ignore", rule_codes),
     "exclude": Key("exclude", _strings("globs")),
     "extend-exclude": Key("extend_exclude", _strings("globs")),
@@ -289,6 +292,7 @@ def _did_you_mean(word: str, known: Mapping[str, Any] | Sequence[str]) -> str:
 @dataclass(slots=True)
 class Settings:
     select: frozenset[str] = frozenset()
+    extend_select: frozenset[str] = frozenset()
     ignore: frozenset[str] = frozenset()
     exclude: tuple[str, ...] = ()
     extend_exclude: tuple[str, ...] = ()
@@ -334,7 +338,7 @@ class Settings:
 
     def rules(self) -> tuple[Rule, ...]:
         """The rules this run applies, after select/ignore; a rule whose file says
-        ``default = false`` only when ``select`` names it."""
+        ``default = false`` only when ``select`` or ``extend-select`` names it."""
         return tuple(
             rule for rule in self.all_rules() if self.enabled(rule.code, opt_in=not rule.default)
         )
@@ -342,12 +346,15 @@ class Settings:
     def enabled(self, code: str, *, opt_in: bool = False) -> bool:
         """Whether findings or diagnostics of ``code`` are reported.
 
-        A code runs unless ``ignore`` matches it, when ``select`` is empty or matches it.
-        ZL9xx diagnostics (files that could not be checked) are shown unless ignored, or
-        unless ``select`` names some ZL9 code and not this one; an ``opt_in`` code runs
-        only when ``select`` names it (or ``ALL``)."""
+        A code runs unless ``ignore`` matches it, when ``select`` is empty or matches it,
+        or when ``extend-select`` matches it. ZL9xx diagnostics (files that could not be
+        checked) are shown unless ignored, or unless ``select`` names some ZL9 code and not
+        this one; an ``opt_in`` code runs only when ``select`` or ``extend-select`` names it
+        (or ``ALL``)."""
         if matches(code, self.ignore):
             return False
+        if matches(code, self.extend_select):
+            return True
         if opt_in:
             return matches(code, self.select)
         if code.startswith("ZL9"):
@@ -391,6 +398,7 @@ class Settings:
         payload = json.dumps(
             {
                 "select": sorted(self.select),
+                "extend_select": sorted(self.extend_select),
                 "ignore": sorted(self.ignore),
                 "ratios": list(self.compress_ratios),
                 "whole": self.whole_program,
