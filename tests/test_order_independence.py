@@ -101,3 +101,87 @@ def test_a_summary_that_reads_one_not_remade_yet_is_made_again(tmp_path: Path) -
     its call was missed unless the modules' names put ``sched5`` first."""
     found = order_fuzz.run_seed(3410, 30, tmp_path)
     assert found is None, (found["as_named_only"], found["renamed_only"])
+
+
+def test_the_fields_of_a_re_exported_class_are_not_judged_on_the_re_exporters_text(
+    tmp_path: Path,
+) -> None:
+    """Seed 12374: ``plan_p7(meta: PMeta7)`` imports the dataclass from a module that only
+    re-exports it, and reads ``meta.context_lens``, which the class's ``__post_init__``
+    writes. Whether an unparsed class may have the field was decided on its module's
+    text (``Resolution.may_write_field``): the re-exporting module's, which writes no
+    field, so the read held nothing unless another path had parsed that module first."""
+    found = order_fuzz.run_seed(12374, 10, tmp_path)
+    assert found is None, (found["as_named_only"], found["renamed_only"])
+
+
+def test_a_field_of_a_class_imported_through_a_re_export_reaches_the_kernel(
+    tmp_path: Path,
+) -> None:
+    """The same, whatever the order: no other path parses the re-exporting module."""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/meta.py": (
+            "from dataclasses import dataclass, field\n\n\n@dataclass\nclass Meta:\n"
+            "    seq_lens: object\n    ratio: int\n"
+            "    context_lens: object = field(init=False)\n\n"
+            "    def __post_init__(self):\n"
+            "        self.context_lens = self.seq_lens // self.ratio\n"
+        ),
+        "pkg/api.py": "from .meta import Meta\n",
+        "pkg/plan.py": (
+            "import deep_gemm\n\nfrom .api import Meta\n\n\n"
+            "def plan(meta: Meta, num_sms):\n"
+            "    return deep_gemm.get_paged_mqa_logits_metadata(meta.context_lens, 64, num_sms)\n"
+        ),
+    }
+    assert order_fuzz.check(tmp_path, texts) == [("pkg/plan.py", 7, 12, "ZL001")]
+
+
+def test_a_summary_that_read_a_wrappers_partial_summary_is_made_again_when_it_grows(
+    tmp_path: Path,
+) -> None:
+    """Seed 21201: ``Builder8.build`` calls ``swrap5``, a wrapper of a wrapper across two
+    modules that import each other. It was first made inside ``swrap5``'s making (a
+    constructor's search interprets every function of the module that builds the class),
+    so it read ``swrap5``'s partial summary, which reaches no kernel; made again after the
+    recursion, it came before ``swrap5`` and read that partial summary again, and kept it
+    whatever ``swrap5``'s own making again gave. Under other names it was first made after
+    ``swrap5`` was complete."""
+    found = order_fuzz.run_seed(21201, 10, tmp_path)
+    assert found is None, (found["as_named_only"], found["renamed_only"])
+
+
+def test_a_call_through_a_parsed_re_export_is_bound_once_its_module_may_be_parsed(
+    tmp_path: Path,
+) -> None:
+    """Seed 19977, and below the same cut down: ``norm`` is imported from a module that
+    re-exports it from one no path has parsed. Asked first while no module may be parsed
+    (the first pass over a sink call's paths), the call was marked bound when the
+    re-exporting module was parsed already (by an earlier finding's paths), though the
+    module it names was not: its callee stayed unknown when parsing was allowed, and the
+    finding was lost where the modules' names put that earlier finding first."""
+    found = order_fuzz.run_seed(19977, 10, tmp_path / "seed")
+    assert found is None, (found["as_named_only"], found["renamed_only"])
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": (
+            "import deep_gemm\n\nfrom .meta import Meta\n\n\n"
+            "def plan(meta: Meta, num_sms):\n"
+            "    return deep_gemm.get_paged_mqa_logits_metadata(meta.lens, 64, num_sms)\n"
+        ),
+        "pkg/meta.py": (
+            "from .impl import norm\n\n\nclass Meta:\n"
+            "    def __init__(self, seq_lens):\n        self.lens = seq_lens // 4\n"
+        ),
+        "pkg/impl.py": "def norm(seq_lens, ratio):\n    return seq_lens // ratio\n",
+        "pkg/b.py": (
+            "import deep_gemm\n\nfrom .meta import norm\n\n\n"
+            "def run(seq_lens, num_sms):\n    lens = norm(seq_lens, 4)\n"
+            "    return deep_gemm.get_paged_mqa_logits_metadata(lens, 64, num_sms)\n"
+        ),
+    }
+    assert order_fuzz.check(tmp_path / "cut", texts) == [
+        ("pkg/a.py", 7, 12, "ZL001"),
+        ("pkg/b.py", 8, 12, "ZL001"),
+    ]

@@ -548,6 +548,7 @@ class Calls:
         if modname is not None and not self.may_parse(modname):
             return False  # not now: resolution may be asked again with parsing allowed
         site.bound = True
+        refused = self.parse_refusals
         for ref in self.materialize(LazyRef(site.lazy or "")):
             if isinstance(ref, ClassRef):
                 owner, init = self.initializer(ref.cls)
@@ -562,6 +563,10 @@ class Calls:
                 if type(site.step.node) is cst.Call and site.frame is not None:
                     site.operands = self.operands(site.frame, site.step.node, ref.key, ref)
                 return True
+        if self.parse_refusals != refused:
+            # The name leads through a module parsed (a re-export) into one not parsed now:
+            # asked again once it may be, as where the first module was not parsed yet.
+            site.bound = False
         return False
 
     def operand(self, frame: Frame, node: cst.CSTNode | None) -> int | str:

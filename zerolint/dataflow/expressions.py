@@ -201,10 +201,12 @@ class Expressions:
             if self.project.asked_count() < self.parse_limit:
                 return True
             self.parse_cut = True
+            self.parse_refusals += 1
             return False
         if self.reaches_sink(modname) or self.project.is_parsed(modname):
             return True
         self.note(modname)  # an answer that changes once the module is parsed or capable
+        self.parse_refusals += 1
         return False
 
     def resolve_in_project(self, qual: str, depth: int) -> list[Ref]:

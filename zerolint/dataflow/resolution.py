@@ -165,7 +165,10 @@ class Resolution:
     def may_write_field(self, qual: str, attr: str) -> bool:
         """Whether the unparsed class ``qual`` can have ``attr`` written: its module writes
         ``self.attr``, or a parsed module calls its constructor. Decided on text, so that a
-        dataclass read through an annotation costs no parse when nobody builds it here."""
+        dataclass read through an annotation costs no parse when nobody builds it here.
+        Only where the module's text defines the class: a module that imports it from
+        another (``from .meta import Meta``) says nothing of its fields, and whether that
+        module is parsed yet depends on the order of the check."""
         modname = self.project_module_of(qual)
         if modname is None:
             return False
@@ -176,10 +179,10 @@ class Resolution:
         text = self.project.text(path) if path is not None else None
         if text is None:
             return False
-        if f"self.{attr}" in text or "cls(" in text:
+        name = qual.rsplit(".", 1)[-1]
+        if f"self.{attr}" in text or "cls(" in text or f"class {name}" not in text:
             return True
-        short = f"{qual.rsplit('.', 1)[-1]}("
-        return bool(self.project.files_containing(short))
+        return bool(self.project.files_containing(f"{name}("))
 
     def field_values(self, cls_or_name: ClassInfo | str, attr: str) -> list[Val]:
         """Everything written to ``attr`` on instances of ``cls`` (its bases and subclasses)."""
