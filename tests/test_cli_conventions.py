@@ -285,6 +285,29 @@ def test_select_all(tmp_path: Path, check) -> None:
     assert findings(check("--select", "ALL", ".")[1]) == [("bad.py", 6)]
 
 
+def test_concise_output_as_in_ruff(tmp_path: Path) -> None:
+    broken = "from deep_gemm import get_paged_mqa_logits_metadata\ndef f(:\n"
+    write(tmp_path, {"bad.py": unclamped(), "broken.py": broken})
+    run = zerolint("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    assert run.returncode == 1
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("bad.py:6:12: ZL001 `lens` can be all zero")
+    assert lines[1].startswith("broken.py:2:7: ZL901 ")
+    assert lines[2:] == ["Found 1 error. 1 file could not be checked."]
+    forced = {"FORCE_COLOR": "1"}
+    coloured = subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--format", "concise", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**ENV, "PYTHONPATH": str(ROOT), **forced},
+    )
+    assert "\x1b[" in coloured.stdout  # as text: coloured where colour is asked for
+    quiet = zerolint("check", "--no-cache", "--format", "concise", "-q", ".", cwd=tmp_path)
+    assert quiet.stdout.splitlines() == lines[:2]
+
+
 # ------------------------------------------------------------------- ZL9xx codes
 
 

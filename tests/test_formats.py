@@ -22,14 +22,20 @@ from zerolint.formats import FORMATS, display_path, reads_rules, render, use_col
 from zerolint.model import Report
 
 GOLDEN_DIR = Path(__file__).parent / "fixtures" / "formats"
-EXTENSIONS = {"text": "txt", "json": "json", "sarif": "sarif", "github": "github"}
+EXTENSIONS = {
+    "text": "txt",
+    "concise": "concise",
+    "json": "json",
+    "sarif": "sarif",
+    "github": "github",
+}
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # (case, variant, format, options): the golden file is CASE[.VARIANT].EXT.
 GOLDEN = [
     *[(case, "", fmt, {}) for case in reports.CASES for fmt in FORMATS],
     *[("mixed", "proved", fmt, {"show_proved": True}) for fmt in FORMATS],
-    *[("mixed", "statistics", fmt, {"statistics": True}) for fmt in ("text", "json")],
+    *[("mixed", "statistics", fmt, {"statistics": True}) for fmt in ("text", "concise", "json")],
 ]
 
 
@@ -150,13 +156,28 @@ def test_statistics_or_unknown_format_is_a_value_error(fmt: str) -> None:
         _render(reports.mixed(), fmt, statistics=True)
 
 
+@pytest.mark.parametrize("case", sorted(reports.CASES))
+def test_concise_is_the_text_formats_first_lines(case: str) -> None:
+    """Each line of ``concise`` is a line of ``text``, in text's order: a finding's or a
+    diagnostic's first line, a heading, the summary."""
+    text = _render(reports.CASES[case](), "text", show_proved=True).splitlines()
+    concise = _render(reports.CASES[case](), "concise", show_proved=True).splitlines()
+    assert concise[-1] == text[-1]
+    headers = [line for line in text if line and not line.startswith(" ")]
+    assert sorted(concise) == sorted(headers)
+    for quiet in (False, True):
+        lines = _render(reports.CASES[case](), "concise", quiet=quiet).splitlines()
+        assert all(line in text for line in lines)
+
+
 # --- Colour ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("fmt", ["text", "concise"])
 @pytest.mark.parametrize("case", sorted(reports.CASES))
-def test_colour_only_adds_escape_codes(case: str) -> None:
-    plain = _render(reports.CASES[case](), "text", show_proved=True)
-    coloured = _render(reports.CASES[case](), "text", show_proved=True, color=True)
+def test_colour_only_adds_escape_codes(case: str, fmt: str) -> None:
+    plain = _render(reports.CASES[case](), fmt, show_proved=True)
+    coloured = _render(reports.CASES[case](), fmt, show_proved=True, color=True)
     assert "\x1b" not in plain
     assert "\x1b[" in coloured
     assert ANSI.sub("", coloured) == plain

@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output-format",
         dest="format",
         default="text",
-        choices=("text", "json", "sarif", "github"),
+        choices=("text", "concise", "json", "sarif", "github"),
         help="output format",
     )
     parser.add_argument(
@@ -633,7 +633,7 @@ def print_report(report: Report, args: argparse.Namespace) -> None:
     elif args.color == "never" or to_file is not None:
         color = False
     else:
-        color = args.format == "text" and formats.use_color(sys.stdout)
+        color = args.format in formats.COLOR_FORMATS and formats.use_color(sys.stdout)
     text = formats.render(
         report,
         args.format,

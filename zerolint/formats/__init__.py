@@ -1,4 +1,5 @@
-"""Render a :class:`~zerolint.model.Report` as text, JSON, SARIF or GitHub annotations.
+"""Render a :class:`~zerolint.model.Report` as text, concise text, JSON, SARIF or GitHub
+annotations.
 
 Every format renders the same objects (findings, their flows and steps, the verdict), so
 what a user reads in a terminal, in a JSON file and in code scanning is one path. This
@@ -31,12 +32,15 @@ from zerolint.model import Finding, Report, Step
 if TYPE_CHECKING:
     from zerolint.rules import Rule
 
-FORMATS: tuple[str, ...] = ("text", "json", "sarif", "github")
+FORMATS: tuple[str, ...] = ("text", "concise", "json", "sarif", "github")
 # Formats whose --statistics output is defined (as in Ruff: a table, or a JSON list).
-STATISTICS_FORMATS: tuple[str, ...] = ("text", "json")
+STATISTICS_FORMATS: tuple[str, ...] = ("text", "concise", "json")
+# Formats that colour their output on a terminal.
+COLOR_FORMATS: tuple[str, ...] = ("text", "concise")
 
 _MODULES = {
     "text": "zerolint.formats.text",
+    "concise": "zerolint.formats.concise",
     "json": "zerolint.formats.json_format",
     "sarif": "zerolint.formats.sarif",
     "github": "zerolint.formats.github",
@@ -159,17 +163,19 @@ def render(
     tool_version: str | None = None,
 ) -> str:
     """Return ``report`` rendered in ``fmt`` (one of :data:`FORMATS`): lines that each end
-    in a newline, or nothing when there is nothing to say (github, or text with --quiet).
+    in a newline, or nothing when there is nothing to say (github, or text and concise
+    with --quiet).
 
     The output depends only on the arguments, the current directory (when ``root`` is
     None) and nothing else: findings are sorted by path, line, column and code whatever
     order the report holds them in, so two runs print the same bytes. The report is not
     modified.
 
-    ``color`` adds ANSI colours (text only; the caller decides, see :func:`use_color`).
+    ``color`` adds ANSI colours (text and concise only; the caller decides, see
+    :func:`use_color`).
     ``show_proved`` includes the findings the SMT judge proved safe. ``statistics``
-    replaces the findings by counts per code (text and json only). ``quiet`` drops the
-    text summary line. ``root`` is the directory paths are shown relative to (default:
+    replaces the findings by counts per code (text, concise and json only). ``quiet``
+    drops the summary line of text and concise. ``root`` is the directory paths are shown relative to (default:
     the current directory). ``rules`` maps codes to their metadata (names for
     --statistics, descriptions and help for SARIF). ``tool_version`` defaults to
     zerolint's version.
@@ -179,7 +185,7 @@ def render(
     if fmt not in _MODULES:
         raise ValueError(f"unknown output format {fmt!r} (choose from {', '.join(FORMATS)})")
     if statistics and fmt not in STATISTICS_FORMATS:
-        raise ValueError(f"--statistics works with --format text or json, not {fmt}")
+        raise ValueError(f"--statistics works with --format text, concise or json, not {fmt}")
     options = RenderOptions(
         color=color,
         show_proved=show_proved,

@@ -72,6 +72,26 @@ def render(report: Report, options: RenderOptions) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def render_concise(report: Report, options: RenderOptions) -> str:
+    """Ruff's ``concise`` format: each finding's ``path:line:col: CODE message`` line, each
+    file that could not be checked, the proved ones under their heading
+    (``--show-proved``), then the summary line; without the paths and verdicts."""
+    paint = _Painter(options.color)
+    if options.statistics:
+        lines = _statistics(report, options, paint)
+    else:
+        lines = [_header(f, options, paint) for f in sorted_findings(report.findings)]
+        ordered = sorted(report.diagnostics, key=Diagnostic.sort_key)
+        lines += [_diagnostic_line(d, options, paint) for d in ordered]
+        proved = visible_proved(report, options)
+        if proved:
+            lines.append(paint("Proved safe by the SMT judge:", _BOLD, _GREEN))
+            lines += [_header(f, options, paint) for f in proved]
+    if not options.quiet:
+        lines.append(_summary(report, paint))
+    return "".join(line + "\n" for line in lines)
+
+
 def _body(report: Report, options: RenderOptions, paint: _Painter) -> list[str]:
     blocks = [finding_lines(f, options) for f in sorted_findings(report.findings)]
     proved = visible_proved(report, options)
@@ -104,11 +124,7 @@ def finding_lines(finding: Finding, options: RenderOptions) -> list[str]:
     """One finding's block: the ``path:line:col: CODE message`` line, each path's steps
     indented, and the verdict; coloured when ``options.color`` is set."""
     paint = _Painter(options.color)
-    header = (
-        f"{_location(finding.path, finding.line, finding.col, options, paint)} "
-        f"{paint(finding.code, _BOLD, _RED)} {printable(finding.message)}"
-    )
-    lines = [header]
+    lines = [_header(finding, options, paint)]
     labelled = [
         [(_step_label(step, finding, options), step) for step in _one_per_line(flow.steps)]
         for flow in finding.flows
@@ -122,6 +138,13 @@ def finding_lines(finding: Finding, options: RenderOptions) -> list[str]:
     if verdict:
         lines.append(f"  {_paint_verdict(verdict, finding, paint)}")
     return lines
+
+
+def _header(finding: Finding, options: RenderOptions, paint: _Painter) -> str:
+    return (
+        f"{_location(finding.path, finding.line, finding.col, options, paint)} "
+        f"{paint(finding.code, _BOLD, _RED)} {printable(finding.message)}"
+    )
 
 
 def _one_per_line(steps: Sequence[Step]) -> list[Step]:
