@@ -138,16 +138,17 @@ def test_a_field_of_a_class_imported_through_a_re_export_reaches_the_kernel(
     assert order_fuzz.check(tmp_path, texts) == [("pkg/plan.py", 7, 12, "ZL001")]
 
 
-def test_a_summary_that_read_a_wrappers_partial_summary_is_made_again_when_it_grows(
+def test_a_summary_that_read_a_wrappers_partial_summary_is_made_again_after_it(
     tmp_path: Path,
 ) -> None:
     """Seed 21201: ``Builder8.build`` calls ``swrap5``, a wrapper of a wrapper across two
     modules that import each other. It was first made inside ``swrap5``'s making (a
     constructor's search interprets every function of the module that builds the class),
-    so it read ``swrap5``'s partial summary, which reaches no kernel; made again after the
-    recursion, it came before ``swrap5`` and read that partial summary again, and kept it
-    whatever ``swrap5``'s own making again gave. Under other names it was first made after
-    ``swrap5`` was complete."""
+    so it read ``swrap5``'s partial summary, which reaches no kernel, and finished first.
+    Made again after the recursion in the order they first finished, it came before
+    ``swrap5`` and read that partial summary again. Under other names it was first made
+    after ``swrap5`` was complete. Now a round makes a summary after those it read
+    (``Analyzer._remake_order``)."""
     found = order_fuzz.run_seed(21201, 10, tmp_path)
     assert found is None, (found["as_named_only"], found["renamed_only"])
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import libcst as cst
 
@@ -205,31 +204,6 @@ class Summary:
         default_factory=dict
     )
 
-    def shape(self) -> tuple:
-        """How much the summary holds: its sink calls, and for each parameter, return
-        value and written name how many traces and refs. Two makings of one function that
-        differ in shape differ; the same shape may still hold other traces (a coarse test,
-        for ``Analyzer._read_before_remade``)."""
-
-        def sizes(table: Mapping[Any, Val]) -> tuple:
-            return tuple(sorted((k, len(v.traces), len(v.refs)) for k, v in table.items()))
-
-        elements = self.return_elements
-        return (
-            len(self.hits),
-            tuple(sorted((name, len(hits)) for name, hits in self.forwards.items())),
-            len(self.returns.traces),
-            len(self.returns.refs),
-            None if elements is None else tuple((len(e.traces), len(e.refs)) for e in elements),
-            sizes(self.field_writes),
-            sizes(self.constructor_fields),
-            sizes(self.global_writes),
-            sizes(self.class_attrs),
-            sizes(self.param_effects),
-            len(self.self_calls),
-            tuple(sorted((name, len(calls)) for name, calls in self.param_calls.items())),
-        )
-
 
 class Frame:
     """The abstract state of one function activation."""
@@ -416,7 +390,7 @@ class DepNode:
     cannot be replayed: it used an answer the replay cannot check (an origin's resolution,
     a call's contexts), or met a limit or a value being resolved (``Analyzer.note``)."""
 
-    __slots__ = ("edges", "events", "open", "owner", "read", "tokens")
+    __slots__ = ("edges", "events", "open", "read", "tokens")
 
     def __init__(self, events: list[tuple] | None = None) -> None:
         self.tokens: set[object] = set()
@@ -425,5 +399,4 @@ class DepNode:
         # A summary's making: the functions whose summaries it read, made or being made,
         # in any making of it this run (None: a cached answer's making).
         self.read: set | None = None
-        self.owner: FuncKey | None = None  # a summary's making: whose
         self.events = events
