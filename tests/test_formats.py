@@ -158,8 +158,9 @@ def test_statistics_or_unknown_format_is_a_value_error(fmt: str) -> None:
 
 @pytest.mark.parametrize("case", sorted(reports.CASES))
 def test_concise_is_the_text_formats_first_lines(case: str) -> None:
-    """Each line of ``concise`` is a line of ``text``, in text's order: a finding's or a
-    diagnostic's first line, a heading, the summary."""
+    """``concise`` is ``text``'s unindented lines (a finding's or a diagnostic's first
+    line, the proved ones' heading) and its summary line, without the paths and verdicts;
+    the files that could not be checked come before the proved findings."""
     text = _render(reports.CASES[case](), "text", show_proved=True).splitlines()
     concise = _render(reports.CASES[case](), "concise", show_proved=True).splitlines()
     assert concise[-1] == text[-1]

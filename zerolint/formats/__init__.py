@@ -175,10 +175,10 @@ def render(
     :func:`use_color`).
     ``show_proved`` includes the findings the SMT judge proved safe. ``statistics``
     replaces the findings by counts per code (text, concise and json only). ``quiet``
-    drops the summary line of text and concise. ``root`` is the directory paths are shown relative to (default:
-    the current directory). ``rules`` maps codes to their metadata (names for
-    --statistics, descriptions and help for SARIF). ``tool_version`` defaults to
-    zerolint's version.
+    drops the summary line of text and concise. ``root`` is the directory paths are shown
+    relative to (default: the current directory). ``rules`` maps codes to their metadata
+    (names for --statistics, descriptions and help for SARIF). ``tool_version`` defaults
+    to zerolint's version.
 
     Raises ValueError for an unknown format, or --statistics with sarif or github.
     """
