@@ -186,3 +186,37 @@ def test_a_call_through_a_parsed_re_export_is_bound_once_its_module_may_be_parse
         ("pkg/a.py", 7, 12, "ZL001"),
         ("pkg/b.py", 8, 12, "ZL001"),
     ]
+
+
+@pytest.mark.parametrize("seed", [14152, 23770])
+def test_a_subclass_of_a_subclass_is_found_whatever_was_parsed_before(
+    tmp_path: Path, seed: int
+) -> None:
+    """Seeds 14152 and 23770, after up to 30 edits: a field of ``GMeta10`` (``Base12_r``)
+    is written by the constructor of a subclass of a subclass, in a module that names only
+    the class it derives from. The modules searched for subclasses were those naming the
+    class asked about, so that constructor was found only where another path had parsed
+    its module first."""
+    found = order_fuzz.run_seed(seed, 30, tmp_path)
+    assert found is None, (found["as_named_only"], found["renamed_only"])
+
+
+def test_a_field_written_by_a_subclass_of_a_subclass_reaches_the_kernel(tmp_path: Path) -> None:
+    """The same cut down, a missed finding whatever the order: ``Leaf`` names ``Mid``, not
+    ``Base``, whose ``plan`` passes the field to the kernel."""
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": (
+            "import deep_gemm\n\n\nclass Base:\n"
+            "    def __init__(self, seq_lens):\n        self.lens = seq_lens.clamp(min=1)\n\n"
+            "    def plan(self, num_sms):\n"
+            "        return deep_gemm.get_paged_mqa_logits_metadata(self.lens, 64, num_sms)\n"
+        ),
+        "pkg/mid.py": "from .base import Base\n\n\nclass Mid(Base):\n    pass\n",
+        "pkg/leaf.py": (
+            "from .mid import Mid\n\n\nclass Leaf(Mid):\n"
+            "    def __init__(self, seq_lens):\n        super().__init__(seq_lens)\n"
+            "        self.lens = seq_lens // 4\n"
+        ),
+    }
+    assert order_fuzz.check(tmp_path, texts) == [("pkg/base.py", 9, 16, "ZL001")]

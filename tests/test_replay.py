@@ -519,11 +519,14 @@ def test_a_question_whose_asking_parses_a_module_is_not_asked_twice_otherwise(
     tmp_path: Path,
 ) -> None:
     """The kept making of ``Base9.context_lens``'s values (made while paths are resolved)
-    first asks for ``Base9``'s subclasses in the parsed modules; asking parses ``m3`` (to
-    find ``Added803``'s bases) and gets another answer than the last run's. The making
-    that follows asks again and, ``m3`` parsed now, finds ``Added860`` too, which a cold
-    run's single asking does not: the run is made again without replaying, and reports
-    what a cold check does. (Found by fuzzing the warm index against cold checks.)"""
+    first asks for ``Base9``'s subclasses in the parsed modules. Asking parsed ``m3`` (to
+    find ``Added803``'s bases) and got another answer than the last run's; the making that
+    followed asked again and, ``m3`` parsed then, found ``Added860`` too, which a cold
+    run's single asking did not. The run was made again without replaying (the mutant
+    ``replay-differing-question-not-checked``). Since the search for subclasses follows a
+    subclass's subclasses into the modules that name them, the first asking finds
+    ``Added860`` too, and no run is made again; the warm index still reports what a cold
+    check does after each edit. (Found by fuzzing the warm index against cold checks.)"""
     texts = {
         "pkg/__init__.py": "",
         "pkg/m1.py": "",
@@ -558,7 +561,7 @@ def test_a_question_whose_asking_parses_a_module_is_not_asked_twice_otherwise(
         texts[rel] = text
         index.analyse(root / rel, text)
         assert warm(index, root, texts) == cold(tmp_path / "cold", texts), rel
-    assert context.runs_made_again >= 1
+    assert context.runs_made_again == 0
 
 
 SCHED = """\
@@ -714,9 +717,12 @@ def test_on_sglang_an_edit_replays_once_and_equals_a_cold_check() -> None:
     and is not made again, and its findings are a cold check's. A making that asked for
     the subclasses of ``PagedIndexerMetadata`` (when 23 modules were parsed), then for a
     summary the edit makes anew (whose making parses two more), would stop there if it
-    were replayed; asked again, the subclasses' question lists 25 modules, and the run
+    were replayed; asked again, the subclasses' question listed 25 modules, and the run
     was made again, every summary anew (``Analyzer.doomed``: such a making is not
-    replayed, it is interpreted from where a cold run's making started)."""
+    replayed, it is interpreted from where a cold run's making started). Since the search
+    for subclasses follows a subclass's subclasses into the modules that name them, the
+    first asking parses what the second would, and the question no longer changes there
+    (the mutants of ``doomed`` are equivalent on this tree)."""
     from devtools.wheels import sglang_tree
 
     root = sglang_tree("0.5.23").resolve()
@@ -729,7 +735,9 @@ def test_on_sglang_an_edit_replays_once_and_equals_a_cold_check() -> None:
         texts[rel] = "".join([*lines[: len(lines) // 2], "# an edit\n", *lines[len(lines) // 2 :]])
         index.analyse(root / rel, texts[rel])
         assert context.runs_made_again == 0, rel
-        assert context.engine.stats["replayed"] > 600, rel
+        # Most of the run's makings are replays (565 of 938 after the first edit).
+        stats = context.engine.stats
+        assert stats["replayed"] > stats["interpreted"], (rel, stats)
         got = sorted(
             (findings_key(f, root) for r in context.results.values() for f in r.findings),
             key=repr,

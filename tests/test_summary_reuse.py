@@ -1,8 +1,9 @@
 """A round of ``Engine.analyse`` after the first keeps the summaries that the new modules
 cannot change (``DepNode``): a summary made without asking about a module that was neither
-parsed nor known to reach a sink, and without a recursion, is what interpreting it again
-would give. A summary that asked about a module the new round adds is made again. The
-findings are those of a run that makes every summary again."""
+parsed nor known to reach a sink is what interpreting it again would give, and so are the
+functions of a recursion none of which asked. A summary that asked about a module the new
+round adds is made again, with every function of its recursion. The findings are those of
+a run that makes every summary again."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from tests.test_cli_check import write
 from zerolint.config import Settings
 from zerolint.dataflow import Analyzer
+from zerolint.dataflow.frames import PARSED
 from zerolint.engine import Engine
 from zerolint.formats import render
 from zerolint.model import Report
@@ -60,6 +62,15 @@ def ping(n):
 
 def pong(n):
     return ping(n)
+
+
+def tick(lens):
+    return tock(lens)
+
+
+def tock(lens):
+    via_builder(lens)
+    return tick(lens)
 """,
     # Names only the wrapper: found in the second round.
     "pkg/builder.py": """\
@@ -122,9 +133,13 @@ def test_the_second_round_keeps_what_the_new_modules_cannot_change(tmp_path: Pat
     for name in ("via_builder", "outer", "refers"):
         assert ("pkg.kernels", name) not in kept
         assert ("pkg.kernels", name) in final
-    # A summary made while another was still being made depends on where the recursion
-    # was entered: made again.
-    assert not {("pkg.kernels", "ping"), ("pkg.kernels", "pong")} & kept
+    # A recursion none of whose functions asked about the new modules stands: each read
+    # the other's summary while it was being made, an edge like any other (CYCLE).
+    assert {("pkg.kernels", "ping"), ("pkg.kernels", "pong")} <= kept
+    # One whose function asked is made again, all of it: `tick` read `tock` while it was
+    # being made, and `tock` used `via_builder`.
+    assert not {("pkg.kernels", "tick"), ("pkg.kernels", "tock")} & kept
+    assert {("pkg.kernels", "tick"), ("pkg.kernels", "tock")} <= set(final)
     assert analyzer.kept_summaries == len(kept)
 
 
@@ -134,3 +149,28 @@ def test_keeping_summaries_finds_what_making_them_again_finds(tmp_path: Path) ->
     assert again.kept_summaries == 0 and kept.kept_summaries > 0
     assert found == expected
     assert "pkg/builder.py:5:12: ZL001" in expected
+
+
+def test_a_listing_of_subclasses_changes_only_with_a_subclass(tmp_path: Path) -> None:
+    """An answer that listed the parsed modules' subclasses of a class (``PARSED``) is
+    told otherwise only where a module parsed since holds another: not by every parse."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "class Base:\n    pass\n",
+        "pkg/other.py": "class Other:\n    pass\n",
+        "pkg/sub.py": "from pkg.base import Base\n\n\nclass Sub(Base):\n    pass\n",
+    }
+    write(tmp_path, files)
+    project = Project(sorted(tmp_path / name for name in files))
+    analyzer = Analyzer(project, Engine(Settings()).rules)
+    base = project.module("pkg.base")
+    assert base is not None
+    cls = base.classes["Base"]
+    parsed = project.parsed()
+    token = (PARSED, len(parsed), cls, tuple(map(id, analyzer.subclasses_in(cls, parsed))))
+    assert not analyzer._changed(token)
+    project.module("pkg.other")
+    assert len(project.parsed()) == len(parsed) + 1
+    assert not analyzer._changed(token)
+    project.module("pkg.sub")
+    assert analyzer._changed(token)

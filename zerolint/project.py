@@ -130,8 +130,10 @@ class ModuleInfo:
     # For each of them (by id), the function it is defined in, and that function's class
     # where it is a method: where the names it reads but does not bind (a closure's) live.
     enclosing: dict[int, tuple[cst.FunctionDef, ClassInfo | None]] = field(default_factory=dict)
-    # Module-level names bound by assignment (value expressions, in order).
+    # Module-level names bound by assignment (value expressions, in order), and the
+    # statement of each value (by id).
     assigned: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    assigned_in: dict[int, cst.CSTNode] = field(default_factory=dict)
     # Names that some function declares `global` (written from inside functions).
     declared_globals: set[str] = field(default_factory=set)
     # For each such name, the module-level functions (by name) whose body, nested functions
@@ -473,6 +475,7 @@ def _index_small(
         for target in small.targets:
             if type(target.target) is cst.Name:
                 info.assigned.setdefault(target.target.value, []).append(small.value)
+                info.assigned_in[id(small.value)] = small
     elif depth == 1 and owner is not None and type(small) is cst.Assign:
         for target in small.targets:
             if type(target.target) is cst.Name:
@@ -480,6 +483,7 @@ def _index_small(
     elif type(small) is cst.AnnAssign and type(small.target) is cst.Name:
         if depth == 0 and small.value is not None:
             info.assigned.setdefault(small.target.value, []).append(small.value)
+            info.assigned_in[id(small.value)] = small
         elif depth == 1 and owner is not None:
             owner.fields.append(small.target.value)
             if small.value is not None:  # `kernel: Callable = staticmethod(_kernel)`

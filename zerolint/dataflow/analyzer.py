@@ -18,6 +18,7 @@ from zerolint.dataflow.contexts import CallerContext, Contexts
 from zerolint.dataflow.expressions import Expressions
 from zerolint.dataflow.frames import (
     CAPABLE,
+    CYCLE,
     MAX_DEPTH,
     PARSED,
     RECURSION,
@@ -255,12 +256,23 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 # now is made again after it, as if it had met the recursion itself.
                 self._recursion_seen = True
             return found
-        if key in self._in_progress or len(self._in_progress) > MAX_DEPTH * 4:
+        cycle = key in self._in_progress
+        if cycle or len(self._in_progress) > MAX_DEPTH * 4:
             self._recursion_seen = True
             partial = self._provisional.get(key)
             if self._making:
                 top = self._making[-1]
-                top.tokens.add(RECURSION)
+                node = self.summary_deps.get(key) if cycle else None
+                if node is not None:
+                    # Read while being made: an edge to that making, which the next round
+                    # of the index follows as any other (CYCLE). The reader is made again
+                    # after the recursion anyway, reading the summary made; the edge is
+                    # what holds where the rounds of remaking run out first.
+                    top.tokens.add(CYCLE)
+                    if node is not top:
+                        top.edges.add(node)
+                else:  # a depth limit: where it is met depends on the order
+                    top.tokens.add(RECURSION)
                 if top.read is not None:  # a summary's making: read while being made
                     top.read.add(key)
                 if self.recording:
@@ -464,10 +476,11 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if len(self._in_progress) > opened:
             self._recursion_seen = True
 
-    def note_parsed(self) -> None:
-        """The summary or answer being made listed the parsed modules."""
+    def note_parsed(self, cls: ClassInfo, count: int, found: list[ClassInfo]) -> None:
+        """The summary or answer being made listed the subclasses of ``cls`` in the
+        ``count`` modules parsed then, and ``found`` them."""
         if self._making:
-            self._making[-1].tokens.add((PARSED, len(self.project.parsed())))
+            self._making[-1].tokens.add((PARSED, count, cls, tuple(map(id, found))))
 
     def uses(self, node: DepNode | None) -> None:
         """The summary or answer being made used ``node``'s summary or answer."""
@@ -500,7 +513,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if node is not None:
             top = self._making[-1]
             if node.open:
-                top.tokens.add(RECURSION)
+                top.tokens.add(CYCLE)
             if node is not top:
                 top.edges.add(node)
 
@@ -544,15 +557,20 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
 
     def _changed(self, token: object) -> bool:
         if token == RECURSION:
-            # Its value depended on where a recursion was entered, or on how deep the
-            # question came (a limit): asked again, it may be answered otherwise.
+            # Its value depended on how deep the question came, or on where a value being
+            # resolved was met (a limit): asked again, it may be answered otherwise.
             return True
+        if token == CYCLE:
+            # A summary or answer still being made: what it became is an edge (``summary``).
+            return False
         if isinstance(token, tuple):
             if token[0] == CAPABLE:
                 return token[1] in self.sink_capable
             if token[0] == WRAPPER:
                 return token[1] in self.wrapper_names
-            return len(self.project.parsed()) != token[1]
+            _, count, cls, found = token
+            parsed = self.project.parsed()
+            return len(parsed) != count and tuple(map(id, self.subclasses_in(cls, parsed))) != found
         assert isinstance(token, str)
         return token in self.sink_capable or self.project.is_parsed(token)
 

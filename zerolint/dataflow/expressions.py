@@ -430,16 +430,32 @@ class Expressions:
         return self._subclasses(cls)[0]
 
     def _subclasses(self, cls: ClassInfo) -> tuple[list[ClassInfo], int]:
-        out = []
         if self.allow_parse:
+            # A subclass of a subclass names only its own base: its module is found by
+            # that name (in order, each name once).
+            asked = {cls.name}
             self.modules_mentioning(cls.name)
-        self.note_parsed()
+            while True:
+                found = self.subclasses_in(cls, self.project.parsed())
+                names = sorted({c.name for c in found} - asked)
+                if not names:
+                    break
+                for name in names:
+                    self.modules_mentioning(name)
+                asked.update(names)
         parsed = self.project.parsed()
-        for mod in parsed:
+        out = self.subclasses_in(cls, parsed)
+        self.note_parsed(cls, len(parsed), out)
+        return out, len(parsed)
+
+    def subclasses_in(self, cls: ClassInfo, modules: list[ModuleInfo]) -> list[ClassInfo]:
+        """The classes of ``modules`` that derive from ``cls``."""
+        out = []
+        for mod in modules:
             for c in mod.classes.values():
                 if c is not cls and cls in self.mro(c):
                     out.append(c)
-        return out, len(parsed)
+        return out
 
     def attribute(self, frame: Frame, base: Val, attr: str) -> Val:
         if attr in SHAPE_ATTRS:

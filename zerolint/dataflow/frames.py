@@ -365,8 +365,11 @@ class Frame:
 
 # ---------------------------------------------------------------- what a summary was made from
 
-PARSED = "*parsed"  # a token: the answer listed the parsed modules
-RECURSION = "*recursion"  # a token: the answer used a summary still being made
+# A token, with a class, how many modules were parsed and what was found: the answer
+# listed the class's subclasses in the parsed modules.
+PARSED = "*parsed"
+RECURSION = "*recursion"  # a token: the answer met a depth limit or a value being resolved
+CYCLE = "*cycle"  # a token: the answer used a summary or answer still being made
 CAPABLE = "*capable"  # a token, with a module: the module was not known to reach a sink
 WRAPPER = "*wrapper"  # a token, with a name: the name was not known to be a sink's wrapper
 
@@ -375,14 +378,17 @@ class DepNode:
     """What one summary, or one cached answer, was made from: the answers that may still
     change within a run (``tokens``: a module neither parsed nor known to reach a sink, or
     only not known to reach one (``CAPABLE``); a name not known to wrap a sink
-    (``WRAPPER``); the parsed modules listed when so many were parsed (``PARSED``); an
-    answer that depended on where a recursion or a depth limit was met (``RECURSION``)),
-    and the summaries and cached answers it used (``edges``). A summary can be kept for the
-    next round of ``Engine.analyse`` when no node it reaches holds a token that changed:
-    interpreting it again at the start of that round would ask the same questions, get the
-    same answers, and give the same summary. (Within a round, as in the first, a name found
-    to wrap a sink is seen by the summaries made after it; a new wrapper makes another
-    round where files name it, and that round checks the tokens again.)
+    (``WRAPPER``); the subclasses of a class found in the modules parsed then (``PARSED``,
+    changed only by a module parsed since that holds another); an answer that depended on
+    where a depth limit or a value being resolved was met (``RECURSION``); a summary or an
+    answer read while it was being made (``CYCLE``, never changed itself: the read is an
+    edge, so the reader is made again with it)), and the summaries and cached answers it
+    used (``edges``). A summary can be kept for the next round of ``Engine.analyse`` when
+    no node it reaches holds a token that changed: interpreting it again at the start of
+    that round would ask the same questions, get the same answers, and give the same
+    summary. (Within a round, as in the first, a name found to wrap a sink is seen by the
+    summaries made after it; a new wrapper makes another round where files name it, and
+    that round checks the tokens again.)
 
     ``events``, kept only where summaries outlive a run (the language server's warm index),
     is every question the making asked of what another run can change, in order, with its

@@ -321,6 +321,8 @@ class Resolution:
         if top is None or name not in top.global_writes:
             frame = Frame(self.func_key(mod, None), Summary(self.func_key(mod, None)))
             for value in mod.assigned.get(name, []):
+                # Steps made here (a lambda's call of a sink) are on the assignment's line.
+                frame.stmt = mod.assigned_in.get(id(value), frame.stmt)
                 vals.append(self.eval(frame, value))
         return vals
 
