@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.test_cli_check import write
 from zerolint.config import Settings
 from zerolint.dataflow import Analyzer
-from zerolint.dataflow.frames import PARSED
+from zerolint.dataflow.frames import MAX_DEPTH, PARSED
 from zerolint.engine import Engine
 from zerolint.formats import render
 from zerolint.model import Report
@@ -82,6 +82,12 @@ def build(seq_lens, num_sms):
 """,
     "pkg/helpers.py": "def halve(x):\n    return x // 2\n",
 }
+# Deep enough that interpreting the first meets the depth limit (MAX_DEPTH * 4 summaries
+# being made at once): that summary, and those made from it, depend on the order.
+FILES["pkg/kernels.py"] += (
+    "".join(f"\n\ndef chain{i}(x):\n    return chain{i + 1}(x)\n" for i in range(40))
+    + "\n\ndef chain40(x):\n    return x\n"
+)
 
 
 class Rounds(Analyzer):
@@ -140,6 +146,11 @@ def test_the_second_round_keeps_what_the_new_modules_cannot_change(tmp_path: Pat
     # being made, and `tock` used `via_builder`.
     assert not {("pkg.kernels", "tick"), ("pkg.kernels", "tock")} & kept
     assert {("pkg.kernels", "tick"), ("pkg.kernels", "tock")} <= set(final)
+    # Where the depth limit was met, the summary depends on the depth the question came
+    # at: made again, and so is every summary made from it; past the limit, kept.
+    limit = MAX_DEPTH * 4
+    assert not {("pkg.kernels", f"chain{i}") for i in range(limit + 1)} & kept
+    assert {("pkg.kernels", f"chain{i}") for i in range(limit + 1, 41)} <= kept
     assert analyzer.kept_summaries == len(kept)
 
 
