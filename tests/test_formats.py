@@ -171,6 +171,19 @@ def test_concise_is_the_text_formats_first_lines(case: str) -> None:
         assert all(line in text for line in lines)
 
 
+def test_check_offers_every_format_and_no_other() -> None:
+    """``zerolint check --format`` lists the formats itself (they are imported only when a
+    report is printed): the same ones, in the same order, as ``FORMATS``."""
+    import argparse
+
+    from zerolint.check import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    (action,) = [a for a in parser._actions if a.dest == "format"]
+    assert tuple(action.choices) == FORMATS
+
+
 # --- Colour ---------------------------------------------------------------------------
 
 

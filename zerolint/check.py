@@ -53,6 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output-format",
         dest="format",
         default="text",
+        # formats.FORMATS, written out: the formats are imported only when a report is
+        # printed, not to build the parser (tests/test_formats.py holds the two the same).
         choices=("text", "concise", "json", "sarif", "github"),
         help="output format",
     )
