@@ -10,7 +10,13 @@ paths are resolved through). This runs one check of a tree, in this process, and
   share of the interpretation time those took: a lower bound of what a check that
   interpreted on demand would still do (resolving the paths makes more on demand anyway);
 * each parsed module whose functions were none of them interpreted: parsed (and built)
-  for a question about its text or its classes alone.
+  for a question about its text or its classes alone;
+* the makings of summaries by where they were made (each round of the index, and the
+  paths), first makings apart from makings again after a recursion, and the own time of
+  every making of a function after its first: what making summaries again costs;
+* at each reset between rounds of the index (``Analyzer.reset_summaries``), the summaries
+  kept and dropped, and the answers whose changed tokens dropped them, by kind (a
+  ``RECURSION`` by the place that noted it).
 
     python -m devtools.needed_summaries vllm==0.33.0 [--select ALL --ignore ZL920]
     python -m devtools.needed_summaries path/to/tree/pkg
@@ -19,12 +25,14 @@ paths are resolved through). This runs one check of a tree, in this process, and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import gc
 import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -62,19 +70,26 @@ def main(argv: list[str] | None = None) -> int:
     files = discover([Path(folder.name)], settings.exclude, settings.root).files
 
     own: Counter[analyzer.FuncKey] = Counter()
+    later: Counter[analyzer.FuncKey] = Counter()  # own time of makings after the first
     nested: list[float] = []
     interpret = analyzer.Analyzer._interpret
 
     def timed(self: analyzer.Analyzer, key: analyzer.FuncKey) -> analyzer.Summary:
+        again = key in own
         start = time.perf_counter()
         nested.append(0.0)
         try:
             return interpret(self, key)
         finally:
             elapsed = time.perf_counter() - start
-            own[key] += elapsed - nested.pop()
+            spent = elapsed - nested.pop()
+            own[key] += spent
+            if again:
+                later[key] += spent
             if nested:
                 nested[-1] += elapsed
+
+    phases = Phases()
 
     kept: dict[str, analyzer.Analyzer] = {}
     analyse = engine.Engine.analyse
@@ -90,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     collecting = gc.isenabled()
     gc.disable()  # as `zerolint check` runs
     try:
-        outcome = engine.Engine(settings).run(files)
+        with phases.counting():
+            outcome = engine.Engine(settings).run(files)
     finally:
         analyzer.Analyzer._interpret = interpret  # type: ignore[method-assign]
         engine.Engine.analyse = analyse  # type: ignore[method-assign]
@@ -130,7 +146,143 @@ def main(argv: list[str] | None = None) -> int:
     print(f"parsed modules none of whose {sum(n for *_, n in idle)} functions was interpreted:")
     for lines, shown, count in sorted(idle, reverse=True):
         print(f"  {shown} ({count} functions, {lines} lines)")
+    makings = sum(phases.made.values())
+    again = sum(later.values())
+    print(
+        f"makings: {makings} of {len(own)} functions; {len(later)} made more than once, "
+        f"their later makings {again:.3f} s of the {total:.3f} s"
+    )
+    for phase in phases.order:
+        first, rerun = phases.made[phase, False], phases.made[phase, True]
+        print(f"  {phase}: {first} made, {rerun} made again after a recursion")
+    for number, (kept_count, dropped, causes) in enumerate(phases.resets, 2):
+        print(f"reset before index round {number}: {kept_count} summaries kept, {dropped} dropped")
+        for cause, count in sorted(causes.items(), key=lambda item: (-item[1], item[0])):
+            answers = "answer" if count == 1 else "answers"
+            print(f"  {count} {answers} with a changed token: {cause}")
     return 0
+
+
+class Phases:
+    """Where each summary was made (a round of the index, the paths) and whether it was
+    made again after a recursion; what each reset between rounds dropped, and why. It
+    patches the analyzer's methods while ``counting``: their originals are back after."""
+
+    def __init__(self) -> None:
+        self.phase = "index round 0"
+        self.order: list[str] = []
+        self.made: Counter[tuple[str, bool]] = Counter()
+        self.resets: list[tuple[int, int, Counter[str]]] = []
+        # The places that noted RECURSION in each making (by the node's id: a node is kept
+        # alive by the analyzer for the whole check).
+        self.sites: dict[int, set[str]] = {}
+        self.remade: list[analyzer.FuncKey] = []
+        self.causes: Counter[str] = Counter()  # the last reset's
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[None]:
+        A = analyzer.Analyzer
+        originals = (
+            A._summarise,
+            A._remake_order,
+            A.reset_summaries,
+            A._stale_nodes,
+            A.note,
+            A.summary,
+            engine.Engine.findings_in,
+        )
+        summarise, remake_order, reset, stale_nodes, note, summary, findings_in = originals
+        phases = self
+
+        def counted(self: analyzer.Analyzer, key: analyzer.FuncKey) -> analyzer.Summary:
+            # The rounds of making again run with nothing in progress (Analyzer.summary).
+            rerun = not self._in_progress and key in phases.remade
+            if phases.phase not in phases.order:
+                phases.order.append(phases.phase)
+            phases.made[phases.phase, rerun] += 1
+            return summarise(self, key)
+
+        def ordered(self: analyzer.Analyzer, again: list) -> list:
+            phases.remade = again
+            return remake_order(self, again)
+
+        def resetting(self: analyzer.Analyzer) -> None:
+            number = int(phases.phase.rsplit(" ", 1)[1]) + 1
+            phases.phase = f"index round {number}"
+            before = len(self.summaries)
+            reset(self)
+            if number > 1:
+                kept_now = len(self.summaries)
+                phases.resets.append((kept_now, before - kept_now, phases.causes))
+
+        def stale(self: analyzer.Analyzer) -> set:
+            phases.causes = Counter(
+                cause for node in self._reachable() for cause in phases.why(self, node)
+            )
+            return stale_nodes(self)
+
+        def noting(self: analyzer.Analyzer, token: object) -> None:
+            if token == analyzer.RECURSION and self._making:
+                caller = sys._getframe(1).f_code
+                phases.sites.setdefault(id(self._making[-1]), set()).add(
+                    f"RECURSION noted in {caller.co_name}"
+                )
+            note(self, token)
+
+        def summarising(self: analyzer.Analyzer, key: analyzer.FuncKey) -> analyzer.Summary:
+            if (
+                self._making
+                and key not in self.summaries
+                and key not in self._in_progress
+                and len(self._in_progress) > analyzer.MAX_DEPTH * 4
+            ):
+                phases.sites.setdefault(id(self._making[-1]), set()).add(
+                    "RECURSION: the depth limit of summaries made one inside another"
+                )
+            outermost = not self._in_progress
+            try:
+                return summary(self, key)
+            finally:
+                if outermost:  # its rounds of making again are over
+                    phases.remade = []
+
+        def finding(self: engine.Engine, mod, found: analyzer.Analyzer) -> list:
+            phases.phase = "paths"
+            return findings_in(self, mod, found)
+
+        A._summarise = counted  # type: ignore[method-assign]
+        A._remake_order = ordered  # type: ignore[method-assign]
+        A.reset_summaries = resetting  # type: ignore[method-assign]
+        A._stale_nodes = stale  # type: ignore[method-assign]
+        A.note = noting  # type: ignore[method-assign]
+        A.summary = summarising  # type: ignore[method-assign]
+        engine.Engine.findings_in = finding  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            (
+                A._summarise,
+                A._remake_order,
+                A.reset_summaries,
+                A._stale_nodes,
+                A.note,
+                A.summary,
+                engine.Engine.findings_in,
+            ) = originals
+
+    def why(self, found: analyzer.Analyzer, node: analyzer.DepNode) -> set[str]:
+        """The kinds of ``node``'s tokens that changed since it was made."""
+        out = set()
+        for token in node.tokens:
+            if not found._changed(token):
+                continue
+            if token == analyzer.RECURSION:
+                out |= self.sites.get(id(node), {"RECURSION"})
+            elif isinstance(token, tuple):
+                out.add(token[0].lstrip("*").upper())
+            else:
+                out.add("a module parsed or found to reach a sink since")
+        return out
 
 
 if __name__ == "__main__":
