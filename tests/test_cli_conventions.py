@@ -308,6 +308,19 @@ def test_concise_output_as_in_ruff(tmp_path: Path) -> None:
     assert quiet.stdout.splitlines() == lines[:2]
 
 
+def test_full_output_is_text_as_in_ruff(tmp_path: Path, check) -> None:
+    """Ruff calls its default format ``full``; zerolint's default, ``text``, is it."""
+    write(tmp_path, {"bad.py": unclamped()})
+    text = check("--output-format", "text", ".")
+    assert text[0] == 1 and "  witness: " in text[1]  # the paths, under the finding
+    assert check("--output-format", "full", ".") == text
+    assert check("--output-format=full", ".") == text
+    assert check("--format", "full", ".") == text
+    code, out, err = check("--output-format", "fulls", ".")
+    assert (code, out) == (2, "")
+    assert "invalid choice: 'fulls' (choose from 'text', 'concise', 'json'" in err
+
+
 # ------------------------------------------------------------------- ZL9xx codes
 
 

@@ -53,10 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output-format",
         dest="format",
         default="text",
+        # Ruff's name for its default format, which text is (docs/ruff.md).
+        type=lambda name: "text" if name == "full" else name,
         # formats.FORMATS, written out: the formats are imported only when a report is
         # printed, not to build the parser (tests/test_formats.py holds the two the same).
         choices=("text", "concise", "json", "sarif", "github"),
-        help="output format",
+        help="output format; full, Ruff's name for its default, is text",
     )
     parser.add_argument(
         "-o", "--output-file", type=Path, default=None, help="write the output to this file"
