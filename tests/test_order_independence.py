@@ -220,3 +220,33 @@ def test_a_field_written_by_a_subclass_of_a_subclass_reaches_the_kernel(tmp_path
         ),
     }
     assert order_fuzz.check(tmp_path, texts) == [("pkg/base.py", 9, 16, "ZL001")]
+
+
+def test_a_field_written_by_a_subclass_in_another_module_is_read_through_the_base(
+    tmp_path: Path,
+) -> None:
+    """Seed 136672 (up to 30 edits), and below the same cut down: ``plan(meta: Meta)``
+    reads ``meta.lens`` of a dataclass whose module writes no field and that nobody
+    constructs; a subclass of a subclass, in another module, writes it. Decided on the
+    class's module's text alone (``Resolution.may_write_field``), the read held nothing
+    unless another path had parsed that module first, and then the subclasses' writes
+    were found: the finding depended on the modules' names. A class statement that names
+    the class among its bases now makes the text's answer "may"."""
+    found = order_fuzz.run_seed(136672, 30, tmp_path / "seed")
+    assert found is None, (found["as_named_only"], found["renamed_only"])
+    texts = {
+        "pkg/__init__.py": "",
+        "pkg/meta.py": (
+            "from dataclasses import dataclass\n\n\n@dataclass\nclass Meta:\n    lens: object\n"
+        ),
+        "pkg/holder.py": "from .meta import Meta\n\n\nclass Holder(Meta):\n    pass\n",
+        "pkg/plan.py": (
+            "import deep_gemm\n\nfrom .holder import Holder\nfrom .meta import Meta\n\n\n"
+            "def plan(meta: Meta, num_sms):\n"
+            "    return deep_gemm.get_paged_mqa_logits_metadata(meta.lens, 64, num_sms)\n\n\n"
+            "class Halved(Holder):\n"
+            "    def __init__(self, seq_lens):\n"
+            "        self.lens = seq_lens // 2\n"
+        ),
+    }
+    assert order_fuzz.check(tmp_path / "cut", texts) == [("pkg/plan.py", 8, 12, "ZL001")]

@@ -3,6 +3,7 @@ they hold, when a trace reaches a sink; without parsing first, then with."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -40,6 +41,9 @@ from zerolint.dataflow.values import (
 )
 from zerolint.model import Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
+
+# A class statement's name and the text of its bases (``class Sub(pkg.Base, Mixin):``).
+_CLASS_STATEMENT = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.MULTILINE)
 
 R = TypeVar("R")
 
@@ -164,8 +168,9 @@ class Resolution:
 
     def may_write_field(self, qual: str, attr: str) -> bool:
         """Whether the unparsed class ``qual`` can have ``attr`` written: its module writes
-        ``self.attr``, or a parsed module calls its constructor. Decided on text, so that a
-        dataclass read through an annotation costs no parse when nobody builds it here.
+        ``self.attr``, or a module calls its constructor or derives a class from it (whose
+        writes are the field's too). Decided on text, so that a dataclass read through an
+        annotation costs no parse when nobody builds it here.
         Only where the module's text defines the class: a module that imports it from
         another (``from .meta import Meta``) says nothing of its fields, and whether that
         module is parsed yet depends on the order of the check."""
@@ -182,7 +187,21 @@ class Resolution:
         name = qual.rsplit(".", 1)[-1]
         if f"self.{attr}" in text or "cls(" in text or f"class {name}" not in text:
             return True
-        return bool(self.project.files_containing(f"{name}("))
+        if self.project.files_containing(f"{name}("):
+            return True
+        return self._subclassed_elsewhere(name)
+
+    def _subclassed_elsewhere(self, name: str) -> bool:
+        """Whether a module's text has a class statement naming the class ``name`` among
+        its bases. Such a subclass, or one of its own, may write the field (what parsing
+        finds: the search for subclasses follows them, ``Expressions.subclasses``), which
+        the text of the class's module does not say."""
+        named = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+        for path in self.project.files_containing(name):
+            text = self.project.text(path) or ""
+            if any(named.search(m.group(2)) for m in _CLASS_STATEMENT.finditer(text)):
+                return True
+        return False
 
     def field_values(self, cls_or_name: ClassInfo | str, attr: str) -> list[Val]:
         """Everything written to ``attr`` on instances of ``cls`` (its bases and subclasses)."""
