@@ -202,20 +202,21 @@ def test_a_configuration_is_a_file_or_a_link_to_one(tmp_path: Path, check) -> No
 
 
 @pytest.mark.parametrize(
-    ("name", "text"),
+    ("name", "text", "reason"),
     [
-        ("pyproject.toml", "[project]\nname = 'x'\n"),
-        ("other.toml", ""),
-        ("other.toml", "[tool.black]\nline-length = 1\n"),
+        ("pyproject.toml", "[project]\nname = 'x'\n", "no zerolint settings"),
+        ("other.toml", "", "no zerolint settings"),
+        # Not a pyproject.toml: its keys are top-level, and `tool` is none of them.
+        ("other.toml", "[tool.black]\nline-length = 1\n", "unknown key in configuration: tool"),
     ],
 )
 def test_a_config_option_file_with_no_zerolint_settings_is_refused(
-    tmp_path: Path, check, name: str, text: str
+    tmp_path: Path, check, name: str, text: str, reason: str
 ) -> None:
     write(tmp_path, {name: text, "bad.py": unclamped()})
     code, out, err = check("--config", name, ".")
     assert (code, out) == (2, "")
-    assert name in err and "no zerolint settings" in err
+    assert name in err and reason in err
 
 
 def test_a_config_option_file_in_zerolint_toml_form(tmp_path: Path, check) -> None:

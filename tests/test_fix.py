@@ -133,11 +133,18 @@ def test_calls_starting_at_the_same_place_are_told_apart_by_their_end() -> None:
 
 
 def test_two_targets_for_one_argument_clamp_it_once() -> None:
+    """Two findings on one argument (two rules on one sink, or a file named twice): the
+    one clamp fixes both, so both are applied; a second rule whose fix differs is not."""
     source = "import torch\nsink(lens)\n"
     by_name = FixTarget(2, 0, "context_lens", position=0)
     fixed = apply_fixes(source, [FixTarget(2, 0, 0), by_name])
     assert fixed.fixed == "import torch\nsink(torch.clamp(lens, min=1))\n"
-    assert [why for _, why in fixed.skipped] == ["same argument listed twice"]
+    assert fixed.applied == (FixTarget(2, 0, 0), by_name) and fixed.skipped == ()
+    assert fixed.fixed_calls == ((2, 0),)
+    other = FixTarget(2, 0, 0, template="torch.clamp({arg}, min=2)")
+    fixed = apply_fixes(source, [FixTarget(2, 0, 0), other])
+    assert fixed.applied == (FixTarget(2, 0, 0),)
+    assert fixed.skipped == ((other, "another rule's fix already wraps it"),)
 
 
 def test_targets_come_from_findings_grouped_by_file() -> None:

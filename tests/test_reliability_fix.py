@@ -151,6 +151,36 @@ def test_hard_links_are_kept(tmp_path: Path) -> None:
     assert bug.stat().st_ino == inode and bug.stat().st_nlink == 2
 
 
+def test_a_write_in_place_that_fails_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    """A file with another hard link is written in place, not replaced. Past the size
+    the process may write (``ulimit -f``, as a full disk would), the write fails: the file
+    keeps every byte it had (it was cut to the first kilobyte, then written to the limit)."""
+    import resource
+
+    bug = tmp_path / "bug.py"
+    bug.write_text(BUG + "".join(f"# line {i} of a longer file\n" for i in range(60)))
+    os.link(bug, tmp_path / "elsewhere.txt")
+    before = bug.read_bytes()
+    assert len(before) > 1024
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "zerolint", *ARGS, "--fix", "bug.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        preexec_fn=limit,
+    )
+    assert proc.returncode == 1
+    assert "bug.py: ZL902 cannot fix: File too large" in proc.stdout
+    assert bug.read_bytes() == before
+    assert fix(tmp_path, "bug.py")[0] == 0  # without the limit, it is fixed in place
+    assert bug.read_text().startswith(FIXED) and bug.stat().st_nlink == 2
+
+
 def test_a_read_only_file_is_not_rewritten(tmp_path: Path) -> None:
     bug = tmp_path / "bug.py"
     bug.write_text(BUG)

@@ -7,26 +7,34 @@ the user's: it keeps their owner, group, mode and hard links.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
 
 def atomic_write_bytes(
-    path: str | os.PathLike[str], data: bytes, *, keep_owner: bool = False
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    keep_owner: bool = False,
+    follow_symlinks: bool = True,
 ) -> None:
     """Replace ``path`` with ``data`` atomically, keeping the file's permission bits.
 
     The bytes go to a temporary file in the same directory, are fsync'ed, then renamed
     over the target (``os.replace``), so a crash or a concurrent writer leaves either the
     old or the new content. A symlink is followed: its target is replaced, the link stays.
+    Without ``follow_symlinks``, a symlink at ``path`` is replaced by the new file and its
+    target left alone (the results cache's files: a link planted in a checked project must
+    not have zerolint write outside it); the folder ``path`` names is the caller's to trust.
     A new file gets the mode a plain ``open(path, "w")`` would give it. With
     ``keep_owner``, the new file gets the old one's owner and group, or ``PermissionError``
     is raised and nothing changes.
     """
-    target = Path(os.path.realpath(path))
+    target = Path(os.path.realpath(path) if follow_symlinks else path)
     try:
-        old = target.stat()
+        old = target.stat() if follow_symlinks else _regular_lstat(target)
     except FileNotFoundError:
         old = None
     mode = stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_current_umask()
@@ -56,8 +64,10 @@ def rewrite_keeping_identity(path: str | os.PathLike[str], data: bytes) -> str:
     see ``atomic_write_bytes``) or ``"in place"``.
 
     A file with more than one link, or whose owner this process cannot give to a new file,
-    or in a folder it cannot write, is overwritten in place (truncated and written, then
-    fsync'ed): not atomic, which is why callers check the new content fully beforehand.
+    or in a folder it cannot write, is overwritten in place: not atomic, which is why
+    callers check the new content fully beforehand. The space the new content needs is
+    reserved before a byte changes, so a full disk or a file-size limit fails with the
+    file as it was; a write that fails after that puts the old bytes back (``_overwrite``).
     The caller decides whether the file may be written at all.
     """
     target = Path(os.path.realpath(path))
@@ -67,17 +77,60 @@ def rewrite_keeping_identity(path: str | os.PathLike[str], data: bytes) -> str:
             return "replaced"
         except PermissionError:
             pass  # cannot keep the owner, or cannot write the folder: write in place
-    with open(target, "r+b") as handle:
-        handle.truncate(0)
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    fd = os.open(target, os.O_RDWR)
+    try:
+        old = _read_all(fd)
+        _reserve(fd, max(len(old), len(data)))
+        try:
+            _overwrite(fd, data)
+        except BaseException:
+            try:
+                _overwrite(fd, old)
+            except OSError:
+                pass  # the error that matters is the first
+            raise
+    finally:
+        os.close(fd)
     return "in place"
 
 
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Allocate ``size`` bytes for the file (``posix_fallocate``): ``OSError`` (no space,
+    past the file-size limit) before anything is written. Where the file system or the
+    platform cannot reserve space, nothing is reserved."""
+    fallocate = getattr(os, "posix_fallocate", None)
+    if fallocate is None or size == 0:
+        return
+    try:
+        fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            raise
+
+
+def _overwrite(fd: int, data: bytes) -> None:
+    """The file's content is ``data``, synced: written from the start, then cut to size
+    (a write over the old bytes, not after a truncation that would lose them first)."""
+    view = memoryview(data)
+    done = 0
+    while done < len(data):
+        done += os.pwrite(fd, view[done:], done)
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
-    """``atomic_write_bytes`` of ``text`` encoded as given; line endings are written as-is."""
-    atomic_write_bytes(path, text.encode(encoding))
+    """``atomic_write_bytes`` of ``text`` encoded as given; line endings are written as-is.
+    A file name that is not UTF-8 in the text (its bytes held as surrogates, as
+    ``os.fsdecode`` gives them) is written as those bytes."""
+    atomic_write_bytes(path, text.encode(encoding, "surrogateescape"))
 
 
 def _current_umask() -> int:
@@ -106,3 +159,10 @@ def _remove_quietly(name: str) -> None:
         os.unlink(name)
     except FileNotFoundError:
         pass
+
+
+def _regular_lstat(path: Path) -> os.stat_result | None:
+    """The stat of the regular file at ``path`` itself; None for a link or anything else,
+    whose mode is not one to give the file that replaces it."""
+    st = path.lstat()
+    return st if stat.S_ISREG(st.st_mode) else None

@@ -26,6 +26,10 @@ that lives in the user's own cache folder (``$XDG_CACHE_HOME/zerolint/cache-key`
 the project. A bucket this user did not write (one committed to git and cloned, copied from
 another machine, or edited by hand) fails the check and is an empty cache: results are
 believed only where this machine computed them. Without a usable key there is no cache.
+What is in the folder is the project's too, links included: a cache folder that is a
+symbolic link means no cache (a warning says so), and a file of the cache that is one is
+neither read nor written through (a write replaces the link), so the cache writes nothing
+outside the project.
 
 Concurrent runs are safe: a bucket is written by atomic replace, so a reader sees one whole
 bucket; writers take turns (a lock file beside the bucket) and each merges in what the
@@ -48,6 +52,7 @@ import hmac
 import json
 import os
 import stat as stat_module
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -74,6 +79,8 @@ KEY_BYTES = 32
 _MAC_HEAD = b'{"mac":"'
 _MAC_LEN = 64  # hex digits of a 32-byte BLAKE2b
 _PAYLOAD_HEAD = b'","payload":'
+# Linked cache folders already warned about: a run makes a cache per configuration.
+_WARNED: set[str] = set()
 
 T = TypeVar("T")
 Stat = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
@@ -84,13 +91,18 @@ def content_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def read_regular(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]:
+def read_regular(
+    path: str | os.PathLike[str], *, follow_symlinks: bool = True
+) -> tuple[bytes, os.stat_result]:
     """The bytes of the regular file at ``path`` and its stat, taken on the open file.
 
     Raises ``OSError`` for anything else (a FIFO, a device such as ``/dev/zero``, a
-    folder) without blocking on it.
+    folder, and without ``follow_symlinks`` a symlink) without blocking on it.
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
         if not stat_module.S_ISREG(st.st_mode):
@@ -203,7 +215,7 @@ class ResultCache:
         # normalised: the root's own path need not be joined to it and taken off again.
         self._here = os.sep == "/" and self._cwd == str(self.root)
         self._key = machine_key(key_file) if enabled else None
-        self.enabled = enabled and self._key is not None
+        self.enabled = enabled and self._key is not None and not self._linked_folder()
         if self.enabled:
             self._files, self._results = self._read_bucket()
 
@@ -279,7 +291,7 @@ class ResultCache:
                     "files": self._merged(on_disk_files, self._files),
                     "results": self._merged(on_disk_results, self._results),
                 }
-                atomic_write_bytes(self.bucket_path, self._signed(payload))
+                atomic_write_bytes(self.bucket_path, self._signed(payload), follow_symlinks=False)
         except OSError:
             return False
         self._touched.clear()
@@ -382,7 +394,8 @@ class ResultCache:
 
     def _read_bucket(self) -> tuple[dict[str, list[Any]], dict[str, dict[str, Any]]]:
         try:
-            data, _ = read_regular(self.bucket_path)
+            # Not through a link: what it leads to is no bucket this cache wrote here.
+            data, _ = read_regular(self.bucket_path, follow_symlinks=False)
         except OSError:
             return {}, {}
         head = len(_MAC_HEAD) + _MAC_LEN
@@ -407,12 +420,39 @@ class ResultCache:
         return files, results
 
     def _make_cache_dir(self) -> None:
+        """Make the cache's folders and their tags; ``OSError`` where a folder is not one.
+
+        The folder is the project's, and so are any links in it (a cloned repository's):
+        each folder is made without following one, and a file is written in place of a
+        link, never through it, so that the cache writes nothing outside the project."""
         top = self.root / CACHE_DIR_NAME
-        self.bucket_path.parent.mkdir(parents=True, exist_ok=True)
+        for folder in (top, self.bucket_path.parent):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder)
+            if not stat_module.S_ISDIR(os.lstat(folder).st_mode):
+                raise NotADirectoryError(f"{folder}: not a folder")
         if not (top / ".gitignore").exists():
-            atomic_write_bytes(top / ".gitignore", b"# Created by zerolint.\n*\n")
+            atomic_write_bytes(
+                top / ".gitignore", b"# Created by zerolint.\n*\n", follow_symlinks=False
+            )
         if not (top / "CACHEDIR.TAG").exists():
-            atomic_write_bytes(top / "CACHEDIR.TAG", CACHEDIR_TAG.encode())
+            atomic_write_bytes(top / "CACHEDIR.TAG", CACHEDIR_TAG.encode(), follow_symlinks=False)
+
+    def _linked_folder(self) -> bool:
+        """Whether a cache folder is a symbolic link, said once on stderr: then there is no
+        cache. Wherever it leads, the project put it there, and the cache would read and
+        write (and prune) that folder's files; a cloned repository's could lead anywhere."""
+        for folder in (self.root / CACHE_DIR_NAME, self.bucket_path.parent):
+            if os.path.islink(folder):
+                if str(folder) not in _WARNED:
+                    _WARNED.add(str(folder))
+                    print(
+                        f"zerolint: warning: {paths.display_path(folder)} is a symbolic link;"
+                        " not using the cache",
+                        file=sys.stderr,
+                    )
+                return True
+        return False
 
     def _prune_buckets(self) -> None:
         """Drop all but the newest ``KEEP_BUCKETS`` other buckets (another run may race us)."""
@@ -485,7 +525,17 @@ def _exclusive(lock_path: Path) -> Iterator[None]:
     except ImportError:  # Windows: writes stay atomic; a racing run's entries may be lost
         yield
         return
-    with open(lock_path, "ab") as handle:
+    # Opened without following a link (one planted in the project's cache folder would have
+    # the file it leads to created); such a link is replaced by the lock file.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(lock_path, flags, 0o666)
+    except OSError:
+        if not os.path.islink(lock_path):
+            raise
+        os.unlink(lock_path)
+        fd = os.open(lock_path, flags, 0o666)
+    with os.fdopen(fd, "ab") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

@@ -103,6 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = _join_raw_values(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(_chosen(argv))
     args, extra = parser.parse_known_args(argv)
+    if extra and isinstance(getattr(args, "paths", None), list):
+        # Paths after an option (`check a.py --select ZL001 b.py`), as Ruff takes them:
+        # argparse gives a list of positionals its first run only.
+        paths = [e for e in extra if e == "-" or not e.startswith("-")]
+        if len(paths) == len(extra):
+            args.paths += paths
+            extra = []
     if extra:
         # The subcommand's own usage, as `ruff check --bogus` shows check's.
         command = getattr(args, "_command", None)

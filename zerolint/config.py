@@ -363,7 +363,8 @@ class Settings:
         return not self.select or matches(code, self.select)
 
     def ignored_in(self, path: str | os.PathLike[str]) -> frozenset[str]:
-        """Codes that ``per-file-ignores`` turns off for ``path``."""
+        """Codes that ``per-file-ignores`` turns off for ``path`` (its globs are relative to
+        this configuration's folder, as ``exclude``'s: see ``discovery.is_excluded``)."""
         if not self.per_file_ignores:
             return frozenset()
         from zerolint.discovery import is_excluded
@@ -453,15 +454,23 @@ def table_in(path: Path, *, required: bool) -> tuple[dict[str, Any], str] | None
     (``[tool.zerolint] `` or nothing), or None when it holds none.
 
     A ``pyproject.toml`` is only read when it could hold zerolint settings (it mentions
-    zerolint), so that someone else's broken one in a parent folder stops nothing;
-    ``required`` (``--config``) refuses a file that holds no zerolint settings."""
+    zerolint), so that someone else's broken one in a parent folder stops nothing; any
+    other file holds top-level keys, and a ``tool`` table there is refused. ``required``
+    (``--config``) refuses a file that holds no zerolint settings."""
     pyproject = path.name == "pyproject.toml"
     if pyproject and not required and not _mentions_zerolint(path):
         return None
     data, _ = _read_toml(path)
-    if not pyproject and "tool" not in data:  # zerolint.toml: top-level keys
+    if not pyproject:  # zerolint.toml (or any other name): top-level keys
         if required and not data:
             raise ConfigError(f"{path}: holds no zerolint settings")
+        if "tool" in data:
+            # As Ruff refuses [tool.ruff] in ruff.toml: read as a pyproject.toml, the file's
+            # top-level keys would be dropped without a word.
+            raise ConfigError(
+                f"{path}: unknown key in configuration: tool ([tool.*] tables belong in "
+                f"pyproject.toml; in {path.name} zerolint's settings are top-level keys)"
+            )
         return data, ""
     tool = data.get("tool", {})
     if not isinstance(tool, dict):

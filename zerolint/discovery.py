@@ -3,13 +3,14 @@ what the configuration excludes and what git ignores.
 
 Git is asked once per folder walked (``git ls-files --others --ignored --exclude-standard
 --directory``: .gitignore files, ``.git/info/exclude`` and the global excludes file, as git
-itself reads them); a folder outside any git repository, or a machine without git, is
-walked with the other rules only.
+itself reads them), and once more per nested repository met in it; a folder outside any git
+repository, or a machine without git, is walked with the other rules only.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
@@ -56,27 +57,61 @@ class Discovered:
 
 
 def is_excluded(path: Path, patterns: Sequence[str], root: Path | None) -> bool:
-    """True when ``path`` matches an exclude glob (relative to ``root`` or by any suffix)."""
+    """True when ``path``, or a folder it is in, matches an exclude glob.
+
+    As in Ruff, globs are relative to ``root``, the folder of the configuration that holds
+    them (the current folder when None), so what they match does not depend on the folder
+    zerolint is run from, and no folder above ``root`` is matched. A glob with a ``/``
+    (``tests/fixtures``, ``./gen``, ``**/gen``, an absolute path) is anchored at ``root``
+    (``**/`` also matches no folder at all); a bare name (``gen``, ``*_pb2.py``) matches a
+    file or folder of that name at any depth below it. A path outside ``root`` (``--config``
+    elsewhere) is matched by its absolute path."""
     if not patterns:
         return False
-    candidates = [path.as_posix()]
-    if root is not None:
-        try:
-            candidates.append(path.resolve().relative_to(root.resolve()).as_posix())
-        except ValueError:
-            pass
-    for text in candidates:
-        parts = text.split("/")
-        for pat in patterns:
-            pat = pat.rstrip("/")
-            if fnmatch.fnmatch(text, pat) or fnmatch.fnmatch(text, pat + "/*"):
+    anchor = os.path.abspath(root if root is not None else os.curdir)
+    full = os.path.abspath(path)
+    if full.startswith(os.path.join(anchor, "")):
+        inside, parts = True, full[len(anchor) :].lstrip(os.sep).split(os.sep)
+    elif full == anchor:
+        return False  # the configuration's own folder
+    else:
+        inside, parts = False, full.split(os.sep)
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if not pat:
+            continue
+        if "/" not in pat:  # a bare name, like .gitignore's: at any depth
+            if any(fnmatch.fnmatch(part, pat) for part in parts if part):
                 return True
-            # A bare name or a relative glob matches at any depth, like .gitignore.
-            for i in range(len(parts)):
-                tail = "/".join(parts[i:])
-                if fnmatch.fnmatch(tail, pat) or tail.startswith(pat + "/"):
-                    return True
+            continue
+        target = os.path.normpath(os.path.join(anchor, pat))  # ./gen, ../x, absolute
+        if target.startswith(os.path.join(anchor, "")):
+            if not inside:
+                continue
+            target = target[len(anchor) :].lstrip(os.sep)
+        elif inside:
+            continue  # a glob for a folder outside ``root`` names nothing inside it
+        # The path and each folder it is in, from ``root`` down (or from ``/``).
+        for end in range(1, len(parts) + 1):
+            here = "/".join(parts[:end])
+            if here and any(fnmatch.fnmatch(here, form) for form in _globstar_forms(target)):
+                return True
     return False
+
+
+@functools.cache
+def _globstar_forms(pattern: str) -> tuple[str, ...]:
+    """``pattern`` and the forms it has with any of its ``**/`` matching no folder:
+    ``**/gen`` matches ``gen`` too, ``a/**/b`` matches ``a/b`` (fnmatch's ``*`` already
+    matches any number of folders, but at least the one ``/``)."""
+    head, star, tail = pattern.partition("**/")
+    if not star:
+        return (pattern,)
+    rest = _globstar_forms(tail)
+    kept = tuple(head + star + form for form in rest)
+    if head and not head.endswith("/"):  # `x**/`: a plain `*`, as in .gitignore
+        return kept
+    return kept + tuple(head + form for form in rest)
 
 
 def _is_virtualenv(folder: str) -> bool:
@@ -167,7 +202,8 @@ def _walk(
     # with os.scandir's entries, which know a plain file or folder without a stat of it).
     # Symlinked folders are followed (a tree that links a package in is checked whole);
     # ``seen`` stops a loop and a folder reached twice.
-    pending: list[tuple[str, Path]] = [(os.fspath(folder), folder)]
+    start = os.fspath(folder)
+    pending: list[tuple[str, Path]] = [(start, folder)]
     while pending:
         dirpath, dir_path = pending.pop()
         try:
@@ -184,6 +220,10 @@ def _walk(
         if listed is not None:
             listed(dirpath, entries)
         exclude, root = rules_at(dir_path)  # once it can be read: its configuration too
+        if respect_gitignore and dirpath != start and any(e.name == ".git" for e in entries):
+            # A nested repository (or submodule): git does not look into it from the one
+            # above, so it is asked here what the nested one's ignore files leave out.
+            ignored |= git_ignored(dir_path) or set()
         dirnames, files = [], []
         for entry in entries:
             try:
@@ -235,6 +275,13 @@ def _walk_error(out: Discovered):
     return record
 
 
+def _rules(
+    folder: Path, exclude: Sequence[str], root: Path | None, exclude_for: ExcludeFor | None
+) -> tuple[Sequence[str], Path | None]:
+    """The exclude globs that apply in ``folder``, and the folder they are relative to."""
+    return (exclude, root) if exclude_for is None else exclude_for(folder)[:2]
+
+
 def discover(
     paths: Iterable[Path],
     exclude: Sequence[str] = (),
@@ -247,7 +294,7 @@ def discover(
 ) -> Discovered:
     """Every Python file under ``paths`` in a stable order, plus a diagnostic per bad path.
 
-    A file named explicitly is checked even if excluded (as Ruff does), unless
+    A file or folder named explicitly is checked even if excluded (as Ruff does), unless
     ``force_exclude`` is set (pre-commit passes file names and expects excludes to apply).
     ``exclude_for``, when given, says for each folder which globs apply there (the nearest
     configuration's) and whether git's ignore rules are respected; otherwise ``exclude``
@@ -260,13 +307,15 @@ def discover(
     for path in paths:
         try:
             if path.is_dir():
+                # The folder's own configuration: the one whose globs its walk would obey.
+                if force_exclude and is_excluded(path, *_rules(path, exclude, root, exclude_for)):
+                    continue
                 _walk(path, exclude, root, out, exclude_for, respect_gitignore, listed)
                 continue
             if path.is_file():
-                patterns, base = exclude, root
-                if exclude_for is not None:
-                    patterns, base = exclude_for(path.parent)[:2]
-                if force_exclude and is_excluded(path, patterns, base):
+                if force_exclude and is_excluded(
+                    path, *_rules(path.parent, exclude, root, exclude_for)
+                ):
                     continue
                 out.files.append(path)
                 continue

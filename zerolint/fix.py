@@ -88,6 +88,9 @@ class SourceFix:
     applied: tuple[FixTarget, ...] = ()
     # Targets left as they were, each with the reason ("already clamped", "no call at ...").
     skipped: tuple[tuple[FixTarget, str], ...] = ()
+    # Where each call edited starts in ``fixed`` (line, 0-based column, as a target's):
+    # a re-check's finding there was not fixed.
+    fixed_calls: tuple[tuple[int, int], ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -170,16 +173,23 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise FixError("<source>", f"cannot parse: {exc.message} (line {exc.raw_line})") from exc
+    if module.code != source:
+        # LibCST would write the rest of the file back otherwise (a last line ended by a
+        # lone carriage return loses it): an edit must change nothing else.
+        raise FixError("<source>", "LibCST does not write this file back byte for byte")
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     survey = _Survey()
     wrapper.visit(survey)
     plan = _Planner(wrapper, survey, module).plan(targets)
     if not plan.edits:
         return SourceFix(source, source, (), tuple(plan.skipped))
-    fixed_module = wrapper.module.visit(_ClampArguments(plan.edits))
+    clamp = _ClampArguments(plan.edits)
+    fixed_module = wrapper.module.visit(clamp)
     for name in sorted(plan.imports):
         fixed_module = insert_import(fixed_module, name)
-    return SourceFix(source, fixed_module.code, tuple(plan.applied), tuple(plan.skipped))
+    where = MetadataWrapper(fixed_module, unsafe_skip_copy=True).resolve(PositionProvider)
+    calls = tuple((where[c].start.line, where[c].start.column) for c in clamp.made)
+    return SourceFix(source, fixed_module.code, tuple(plan.applied), tuple(plan.skipped), calls)
 
 
 def fix_file(
@@ -187,15 +197,17 @@ def fix_file(
     targets: Sequence[FixTarget],
     *,
     diff_only: bool = False,
-    verify: Callable[[str], bool | int] | None = None,
+    verify: Callable[[str], bool | int | set[tuple[int, int]]] | None = None,
     expected_digest: str | None = None,
 ) -> FixResult:
     """Fix ``targets`` in the file at ``path``; write it back unless ``diff_only``.
 
     The fixed text must compile and, when ``verify`` is given, pass ``verify(fixed_text)``
-    (the analyzer re-checking it): True, or the number of findings left in it, which must
-    not exceed the targets that were skipped (those stay as they were); otherwise
-    ``FixError`` is raised and the file is not touched. When ``expected_digest`` is given (``zerolint.cache.content_digest`` of
+    (the analyzer re-checking it): True; or the number of findings left in it, which must
+    not exceed the targets that were skipped (those stay as they were); or where the
+    findings left start (line, 0-based column), none of which may be a call the fix
+    edited (``SourceFix.fixed_calls``; findings elsewhere, which the run did not report or
+    ask to fix, may stay). Otherwise ``FixError`` is raised and the file is not touched. When ``expected_digest`` is given (``zerolint.cache.content_digest`` of
     the bytes the targets were found in), a file whose bytes differ is not touched either:
     its positions may now name other code. A file without write permission, or read-only
     for everyone, is not rewritten. The write keeps the file's owner, group, mode, hard
@@ -220,8 +232,13 @@ def fix_file(
     _require_compiles(outcome.fixed, path)
     if verify is not None:
         verdict = verify(outcome.fixed)
-        left = (0 if verdict else 1) if isinstance(verdict, bool) else verdict
-        if left > (len(outcome.skipped) if not isinstance(verdict, bool) else 0):
+        if isinstance(verdict, set):
+            unfixed = bool(verdict & set(outcome.fixed_calls))
+        elif isinstance(verdict, bool):
+            unfixed = not verdict
+        else:
+            unfixed = verdict > len(outcome.skipped)
+        if unfixed:
             raise FixError(path, "the fixed source still has findings; file left unchanged")
     if not diff_only:
         _require_writable(path)
@@ -257,16 +274,21 @@ def plan_file(path: str | os.PathLike[str], targets: Sequence[FixTarget]) -> Sou
 def unified_diff(before: str, after: str, name: str) -> str:
     """A ``diff -u`` style patch from ``before`` to ``after``, both labelled ``name``."""
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=name,
-        tofile=name,
+        _patch_lines(before), _patch_lines(after), fromfile=name, tofile=name
     )
     # A last line without a newline would run into the next hunk line.
     return "".join(
-        line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
-        for line in lines
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     )
+
+
+def _patch_lines(text: str) -> list[str]:
+    """``text``'s lines as ``patch`` counts them: ended by ``\n`` alone (a ``\r\n`` line
+    keeps its ``\r``), not by the form feeds and other separators ``str.splitlines``
+    also breaks at."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
 
 
 def insert_import_torch(module: cst.Module) -> cst.Module:
@@ -387,8 +409,14 @@ class _Planner:
             except _Unfixable as why:
                 plan.skipped.append((target, str(why)))
                 continue
-            if any(edit.index == index for edit in plan.edits[call]):
-                plan.skipped.append((target, "same argument listed twice"))
+            same = [edit for edit in plan.edits[call] if edit.index == index]
+            if same:
+                # Two findings on one argument (two rules, or a file named twice): the
+                # one edit fixes both where their fixes are the same.
+                if same[0].template.deep_equals(template):
+                    plan.applied.append(target)
+                else:
+                    plan.skipped.append((target, "another rule's fix already wraps it"))
                 continue
             edit = _Edit(index, callee, template)
             plan.edits[call].append(edit)
@@ -431,6 +459,8 @@ class _Planner:
             return False
         for assignment in scope[func.value]:
             node = getattr(assignment, "node", None)
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                continue  # a wrapper of the sink: its arguments are its own, not the sink's
             while node is not None and not isinstance(
                 node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
             ):
@@ -560,6 +590,7 @@ class _ClampArguments(cst.CSTTransformer):
 
     def __init__(self, edits: dict[cst.Call, list[_Edit]]) -> None:
         self._edits = edits
+        self.made: list[cst.Call] = []  # the calls edited, as they are in the new tree
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         edits = self._edits.get(original_node)
@@ -569,7 +600,9 @@ class _ClampArguments(cst.CSTTransformer):
         for edit in edits:
             arg = args[edit.index]
             args[edit.index] = arg.with_changes(value=_rendered(edit, arg.value))
-        return updated_node.with_changes(args=args)
+        made = updated_node.with_changes(args=args)
+        self.made.append(made)
+        return made
 
 
 def _parse_template(text: str) -> tuple[cst.Call, str]:

@@ -250,11 +250,13 @@ def printable(text: str) -> str:
 
 def escape_json_text(text: str) -> str:
     """JSON text (already valid) with C1 and bidi controls written as ``\\uXXXX``: the same
-    data, but safe to print to a terminal (``json.dumps`` escapes only C0 controls)."""
+    data, but safe to print to a terminal (``json.dumps`` escapes only C0 controls). So are
+    lone surrogates, which stand for the bytes of a file name that is not UTF-8
+    (``os.fsdecode``): the JSON stays UTF-8, and the name reads back as Python holds it."""
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def display_path(path: str, root: str | None = None) -> str:
@@ -365,7 +367,9 @@ def with_fingerprints(
         )
         rank = seen[key]
         seen[key] += 1
-        digest = hashlib.sha256("\0".join((*key, str(rank))).encode("utf-8")).hexdigest()
+        # A path that is not UTF-8 holds its bytes as surrogates (os.fsdecode).
+        text = "\0".join((*key, str(rank))).encode("utf-8", "surrogateescape")
+        digest = hashlib.sha256(text).hexdigest()
         prints[id(finding)] = digest[:32]
     # Keyed by identity: a Finding is a mutable dataclass, so it has no hash.
     findings = [(f, prints[id(f)]) for f in sorted_findings(report.findings)]

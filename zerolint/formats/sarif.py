@@ -258,8 +258,9 @@ def _artifact(path: str, options: RenderOptions) -> dict[str, Any]:
     relative = relative_to_root(path, options.root)
     if relative is None:
         return {"uri": PurePath(os.path.abspath(path)).as_uri()}
-    # quote() also escapes ':' so a relative path never reads as a URI scheme.
-    return {"uri": quote(relative, safe="/"), "uriBaseId": SRCROOT}
+    # quote() also escapes ':' so a relative path never reads as a URI scheme; a name
+    # that is not UTF-8 is its bytes on disk (held as surrogates), escaped as they are.
+    return {"uri": quote(relative, safe="/", errors="surrogateescape"), "uriBaseId": SRCROOT}
 
 
 def _invocation(report: Report, options: RenderOptions) -> dict[str, Any]:

@@ -1,0 +1,120 @@
+"""The command line where a review found it wrong: a file name that is not UTF-8,
+``--stdin-filename`` without ``-``, a missing file named to ``--touching``, paths after an
+option, a report written to a FIFO or ``/dev/stdout``, ``--statistics`` in a format that
+has none, and ``--ignore ZL903`` on stdin. Each runs the real program."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUG = """\
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def build(seq_lens, num_sms):
+    return get_paged_mqa_logits_metadata(seq_lens // 4, 64, num_sms)
+"""
+# A terminal whose encoding refuses what it cannot encode (not this machine's default).
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8:strict"}
+
+
+def zerolint(cwd: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--color", "never", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        check=False,
+        env=ENV,
+    )
+
+
+def test_a_file_name_that_is_not_utf8_is_checked_and_shown_as_its_bytes(tmp_path: Path) -> None:
+    name = b"b\xe9.py"
+    (tmp_path / os.fsdecode(name)).write_text(BUG)
+    (tmp_path / os.fsdecode(b"n\xe9.py")).write_text("x = 1\n")
+    for args in ([], [], ["--no-cache"], ["--format", "concise"]):  # cold, then warm
+        run = zerolint(tmp_path, *args, ".")
+        assert run.returncode == 1, run.stderr
+        assert name + b":5:12: ZL001 " in run.stdout
+    run = zerolint(tmp_path, "--format", "json", ".")
+    assert [f["path"] for f in json.loads(run.stdout)["findings"]] == [os.fsdecode(name)]
+    run = zerolint(tmp_path, "--format", "sarif", ".")
+    sarif = json.loads(run.stdout)
+    (result,) = sarif["runs"][0]["results"]
+    uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "b%E9.py"
+    run = zerolint(tmp_path, "--format", "concise", "-o", "report.txt", ".")
+    assert run.returncode == 1, run.stderr
+    assert (tmp_path / "report.txt").read_bytes().startswith(name + b":5:12: ZL001 ")
+
+
+def test_stdin_filename_alone_reads_stdin(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text("x = 1\n")  # what is on disk is not what is checked
+    run = zerolint(tmp_path, "--no-cache", "--stdin-filename", "k.py", stdin=BUG.encode())
+    assert b"k.py:5:12: ZL001 " in run.stdout
+    assert run.returncode == 1
+    run = zerolint(tmp_path, "--stdin-filename", "k.py", "k.py", stdin=BUG.encode())
+    assert run.stdout == b""
+    assert run.stderr == (
+        b"zerolint: error: --stdin-filename names the text read from stdin: give - or no path\n"
+    )
+    assert run.returncode == 2
+
+
+def test_a_missing_file_named_to_touching_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(BUG)
+    run = zerolint(tmp_path, "--touching", "typo.py")
+    assert b"zerolint: error: path not found: typo.py" in run.stderr
+    assert b"All checks passed!" not in run.stdout
+    assert run.returncode == 2
+
+
+def test_paths_may_follow_an_option(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(BUG)
+    (tmp_path / "b.py").write_text(BUG)
+    run = zerolint(tmp_path, "--no-cache", "a.py", "--select", "ZL001", "b.py")
+    assert run.stdout.startswith(b"a.py:5:12: ZL001 ") and b"\nb.py:5:12: ZL001 " in run.stdout
+    assert run.returncode == 1
+    run = zerolint(tmp_path, "a.py", "--bogus", "b.py")  # an unknown option is still refused
+    assert b"unrecognized arguments: --bogus b.py" in run.stderr
+    assert run.returncode == 2
+
+
+def test_a_report_to_a_fifo_or_dev_stdout_is_written_into_it(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(BUG)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    run = zerolint(tmp_path, "--no-cache", "-o", "out.fifo", "k.py")
+    reader.join(timeout=60)
+    if reader.is_alive():  # nothing was written into the FIFO: let the reader go
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert run.returncode == 1, run.stderr
+    assert read and read[0].startswith(b"k.py:5:12: ZL001 ")
+    assert fifo.is_fifo()  # not replaced by a regular file
+    run = zerolint(tmp_path, "--no-cache", "-o", "/dev/stdout", "k.py")
+    assert run.stdout.startswith(b"k.py:5:12: ZL001 "), run.stderr
+    assert run.returncode == 1
+
+
+def test_statistics_in_a_format_without_them_is_refused_before_the_check(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(BUG)
+    run = zerolint(tmp_path, "--statistics", "--format", "sarif", "k.py")
+    assert run.stderr == b"zerolint: error: --statistics prints as text, concise, json, not sarif\n"
+    assert run.returncode == 2
+
+
+def test_zl903_on_stdin_can_be_ignored(tmp_path: Path) -> None:
+    run = zerolint(tmp_path, "-", stdin=b'x = "\xff"\n')
+    assert b"ZL903" in run.stdout and run.returncode == 2
+    run = zerolint(tmp_path, "--ignore", "ZL903", "-", stdin=b'x = "\xff"\n')
+    assert b"ZL903" not in run.stdout

@@ -1,0 +1,163 @@
+"""What ``exclude``, ``per-file-ignores``, ``--force-exclude``, ``zerolint.toml`` and nested
+git repositories do, as in Ruff: globs are relative to the configuration's folder whatever
+the current folder, a named folder is dropped with ``--force-exclude``, a ``zerolint.toml``
+holds top-level keys only, and a nested repository's ``.gitignore`` counts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli_check import CLEAN, findings, unclamped, write
+from tests.test_cli_conventions import git
+
+# ------------------------------------------------- globs relative to their configuration
+
+
+@pytest.fixture
+def nested(tmp_path: Path) -> Path:
+    """A project in ``tools/proj`` whose folder ``tools`` (inside it) holds a bug; the
+    ``tools`` folder above the configuration is not the one its globs name."""
+    write(
+        tmp_path,
+        {
+            "tools/proj/kern.py": unclamped(),
+            "tools/proj/tools/bad.py": unclamped(),
+        },
+    )
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("cwd", "args", "expected"),
+    [
+        ("tools/proj", ["."], [("kern.py", 6)]),
+        (".", ["."], [("tools/proj/kern.py", 6)]),
+        (".", ["tools/proj"], [("tools/proj/kern.py", 6)]),
+        (".", ["--force-exclude", "tools/proj/kern.py"], [("tools/proj/kern.py", 6)]),
+    ],
+)
+def test_exclude_is_relative_to_the_configurations_folder(
+    nested: Path, check, cwd: str, args: list[str], expected: list[tuple[str, int]]
+) -> None:
+    write(nested, {"tools/proj/pyproject.toml": '[tool.zerolint]\nexclude = ["tools"]\n'})
+    code, out, err = check("--format", "concise", *args, cwd=nested / cwd)
+    assert (code, findings(out), err) == (1, expected, "")
+
+
+@pytest.mark.parametrize(("cwd", "shown"), [("tools/proj", "kern.py"), (".", "tools/proj/kern.py")])
+def test_per_file_ignores_are_relative_to_the_configurations_folder(
+    nested: Path, check, cwd: str, shown: str
+) -> None:
+    write(
+        nested,
+        {"tools/proj/pyproject.toml": '[tool.zerolint.per-file-ignores]\n"tools/*" = ["ZL001"]\n'},
+    )
+    code, out, err = check("--format", "concise", ".", cwd=nested / cwd)
+    assert (code, findings(out), err) == (1, [(shown, 6)], "")
+
+
+# ---------------------------------------------------------- ./, absolute and ** globs
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reported"),
+    [
+        ("gen", ["src/kept.py"]),  # a bare name: at any depth
+        ("gen/", ["src/kept.py"]),
+        ("./gen", ["src/gen/bug.py", "src/kept.py"]),
+        ("ABSOLUTE/gen", ["src/gen/bug.py", "src/kept.py"]),
+        ("**/gen", ["src/kept.py"]),
+        ("src/**/gen", ["gen/bug.py", "src/kept.py"]),
+    ],
+)
+def test_exclude_globs_with_a_slash_are_anchored_at_the_configuration(
+    tmp_path: Path, check, pattern: str, reported: list[str]
+) -> None:
+    pattern = pattern.replace("ABSOLUTE", tmp_path.as_posix())
+    write(
+        tmp_path,
+        {
+            "zerolint.toml": f'exclude = ["{pattern}"]\n',
+            "gen/bug.py": unclamped(),
+            "src/gen/bug.py": unclamped(),
+            "src/kept.py": unclamped(),
+        },
+    )
+    assert findings(check(".")[1]) == [(p, 6) for p in reported]
+    # The same from another folder: what is shown is relative to it.
+    inside = [(p.removeprefix("src/"), 6) for p in reported if p.startswith("src/")]
+    assert findings(check(".", cwd=tmp_path / "src")[1]) == inside
+
+
+# ------------------------------------------------------- --force-exclude and folders
+
+
+def test_force_exclude_drops_a_named_folder(tmp_path: Path, check) -> None:
+    write(tmp_path, {"zerolint.toml": 'exclude = ["gen"]\n', "gen/sub/bug.py": unclamped()})
+    # As Ruff: a folder named is checked, unless --force-exclude and a glob matches it...
+    assert findings(check("gen")[1]) == [("gen/sub/bug.py", 6)]
+    assert findings(check("--force-exclude", "gen")[1]) == []
+    # ...or a folder it is in.
+    assert findings(check("--force-exclude", "gen/sub")[1]) == []
+    assert findings(check("--force-exclude", ".", cwd=tmp_path / "gen")[1]) == []
+
+
+# ------------------------------------------------- zerolint.toml holds top-level keys
+
+
+@pytest.mark.parametrize("name", ["zerolint.toml", ".zerolint.toml"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'exclude = ["bug.py"]\n[tool.black]\nline-length = 100\n',
+        'exclude = ["bug.py"]\n[tool.zerolint]\nignore = ["ZL001"]\n',
+        '[tool.zerolint]\nexclude = ["bug.py"]\n',
+    ],
+)
+def test_a_tool_table_in_zerolint_toml_is_refused(
+    tmp_path: Path, check, name: str, text: str
+) -> None:
+    # Before, any [tool.*] table made the file read as a pyproject.toml: the top-level
+    # `exclude` was dropped without a word and bug.py checked.
+    write(tmp_path, {name: text, "bug.py": unclamped(), "ok.py": CLEAN})
+    code, out, err = check(".")
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1
+    assert str(tmp_path / name) in err and "tool" in err and "pyproject.toml" in err
+
+
+def test_pyproject_toml_keeps_its_settings_under_tool_zerolint(tmp_path: Path, check) -> None:
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "x"\n[tool.zerolint]\nexclude = ["bug.py"]\n',
+            "bug.py": unclamped(),
+            "ok.py": CLEAN,
+        },
+    )
+    assert check(".")[:2] == (0, "All checks passed!\n")
+
+
+# --------------------------------------------------- a nested repository's .gitignore
+
+
+def test_a_nested_repositorys_gitignore_is_respected(tmp_path: Path, check) -> None:
+    git(tmp_path, "init", "-q")
+    write(
+        tmp_path,
+        {
+            "inner/.gitignore": "gen/\n",
+            "inner/gen/bug.py": unclamped(),
+            "inner/src/bug.py": unclamped(),
+            "gen/bug.py": unclamped(),  # the inner .gitignore says nothing of the outer tree
+        },
+    )
+    git(tmp_path / "inner", "init", "-q")
+    expected = [("gen/bug.py", 6), ("inner/src/bug.py", 6)]
+    assert findings(check(".")[1]) == expected
+    assert findings(check("inner")[1]) == [("inner/src/bug.py", 6)]
+    assert findings(check(".", cwd=tmp_path / "inner")[1]) == [("src/bug.py", 6)]
+    assert len(findings(check("--no-respect-gitignore", ".")[1])) == 3

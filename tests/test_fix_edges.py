@@ -1,0 +1,206 @@
+"""``--fix`` and ``--diff`` where a review found them wrong: what could not be checked
+hidden by ``--diff``, a patch broken by a form feed, the re-check run with another
+folder's configuration or counting findings the run did not report, a wrapper's argument
+taken for the sink's, stdin's diff followed by the report, a file named twice, and a
+last line ended by a lone carriage return."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from zerolint.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+BUG = """\
+import torch
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def build(seq_lens, num_sms):
+    lens = seq_lens // 4
+    return get_paged_mqa_logits_metadata(lens, 64, num_sms)
+"""
+FIXED = BUG.replace("metadata(lens,", "metadata(torch.clamp(lens, min=1),")
+ARGS = ["check", "--no-cache", "--color", "never"]
+WRAPPED = """\
+import torch
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def my_meta(num_sms, lens):
+    return get_paged_mqa_logits_metadata(lens, 64, num_sms)
+
+
+def build(seq_lens, num_sms):
+    lens = seq_lens // 4
+    return my_meta(num_sms, lens)
+"""
+
+
+def run(cwd: Path, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([*ARGS, *args])
+    finally:
+        os.chdir(old)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_stdin(cwd: Path, text: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "zerolint", *ARGS, *args],
+        cwd=cwd,
+        input=text,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def test_diff_names_what_it_could_not_check_and_fails(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text(
+        "from deep_gemm import get_paged_mqa_logits_metadata\ndef f(:\n"
+    )
+    (tmp_path / "bug.py").write_text(BUG)
+    code, out, err = run(tmp_path, "--diff", "bad.py", "bug.py")
+    assert out.startswith("--- bug.py\n+++ bug.py\n")  # stdout holds the diff alone
+    assert "bad.py:2:7: ZL901 syntax error" in err
+    assert code == 1
+    code, out, err = run(tmp_path, "--diff", "bad.py", "nope.py")
+    assert out == ""
+    assert "bad.py:2:7: ZL901 syntax error" in err
+    assert "zerolint: error: path not found: nope.py" in err
+    assert code == 2
+
+
+def test_a_diff_of_a_file_with_a_form_feed_applies(tmp_path: Path) -> None:
+    """``str.splitlines`` also breaks at a form feed; ``patch`` and ``git apply`` do not."""
+    source = BUG.replace(
+        "    lens = seq_lens // 4\n", "    lens = seq_lens // 4  # \f\v\x1c\u2028\n"
+    )
+    (tmp_path / "a.py").write_text(source, newline="")
+    code, diff, _ = run(tmp_path, "--diff", "a.py")
+    assert code == 1
+    (tmp_path / "fix.diff").write_text(diff, newline="")
+    applied = subprocess.run(
+        ["git", "apply", "-p0", "fix.diff"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert applied.returncode == 0, applied.stderr
+    assert (tmp_path / "a.py").read_bytes().decode() == source.replace(
+        "metadata(lens,", "metadata(torch.clamp(lens, min=1),"
+    )
+
+
+def test_the_fix_is_made_with_the_files_own_configuration(tmp_path: Path) -> None:
+    """A folder's configuration adds a sink (with ZL001's fix) and a sanitizer: its files
+    are fixed from the project's root as from the folder, with that sink's fix, and the
+    re-check of the fixed text knows the sanitizer."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "zerolint.toml").write_text(
+        'extra-sinks = [{ function = "mylib.plan", position = 0, rule = "ACME1", '
+        'based-on = "ZL001" }]\nextra-sanitizers = ["mylib.ensure_positive"]\n'
+    )
+    source = (
+        "import torch\nfrom mylib import ensure_positive, plan\n\n\n"
+        "def build(seq_lens):\n    lens = seq_lens // 4\n"
+        "    plan(ensure_positive(lens))\n    return plan(lens)\n"
+    )
+    (tmp_path / "sub" / "m.py").write_text(source)
+    code, out, err = run(tmp_path, "--fix", ".")
+    assert "ZL910" not in out
+    assert err == "zerolint: fixed 1 error in sub/m.py\n"
+    assert code == 0
+    assert (tmp_path / "sub" / "m.py").read_text() == source.replace(
+        "return plan(lens)", "return plan(torch.clamp(lens, min=1))"
+    )
+
+
+def test_findings_the_run_does_not_report_do_not_refuse_the_fix(tmp_path: Path) -> None:
+    """Another rule's finding that per-file-ignores hides, or one not touching
+    ``--touching``'s file, stays after the fix: the fix is still written."""
+    (tmp_path / "zerolint.toml").write_text(
+        'extra-sinks = [{ function = "mylib.plan", position = 0, rule = "ACME1", '
+        'based-on = "ZL001" }]\nper-file-ignores = { "p.py" = ["ACME1"] }\n'
+    )
+    (tmp_path / "p.py").write_text(
+        BUG.replace("import torch\n", "import torch\nfrom mylib import plan\n").replace(
+            "    return get_paged", "    plan(lens)\n    return get_paged"
+        )
+    )
+    code, out, err = run(tmp_path, "--fix", "p.py")
+    assert (code, err) == (0, "zerolint: fixed 1 error in p.py\n"), out
+    assert "    plan(lens)\n" in (tmp_path / "p.py").read_text()
+
+    touched = tmp_path / "touched"
+    touched.mkdir()
+    (touched / "h1.py").write_text("def lens_of(x):\n    return x // 4\n")
+    (touched / "sink.py").write_text(
+        BUG.replace("import torch\n", "import torch\nfrom h1 import lens_of\n")
+        + "\n\ndef one(seq_lens, num_sms):\n"
+        "    return get_paged_mqa_logits_metadata(lens_of(seq_lens), 64, num_sms)\n"
+    )
+    code, out, err = run(touched, "--fix", "--touching", "h1.py")
+    assert (code, err) == (0, "zerolint: fixed 1 error in sink.py\n"), out
+    text = (touched / "sink.py").read_text()
+    assert "metadata(torch.clamp(lens_of(seq_lens), min=1)," in text
+    assert "metadata(lens, 64" in text  # the finding not touching h1.py is left
+
+
+def test_a_call_of_a_wrapper_is_not_fixed_as_if_it_were_the_sink(tmp_path: Path) -> None:
+    """The wrapper's arguments are in its own order: clamping the sink's first argument
+    there would clamp ``num_sms``. It is not fixed, and not said to be fixable."""
+    source = WRAPPED
+    (tmp_path / "w.py").write_text(source)
+    findings = json.loads(run(tmp_path, "--format", "json", "w.py")[1])["findings"]
+    assert [(f["line"], f["fixable"]) for f in findings] == [(11, False)]
+    code, out, _ = run(tmp_path, "--fix", "w.py")
+    assert "w.py:11:12: ZL910 not fixed: the call at 11:11 is `my_meta`, not the sink" in out
+    assert (tmp_path / "w.py").read_text() == source
+    assert code == 1
+
+
+def test_a_diff_of_stdin_is_the_diff_alone_and_says_what_it_cannot_fix(tmp_path: Path) -> None:
+    proc = run_stdin(tmp_path, BUG, "--diff", "--format", "json", "-", "--stdin-filename", "x.py")
+    assert proc.stdout.startswith("--- x.py\n+++ x.py\n") and "{" not in proc.stdout
+    assert proc.returncode == 1
+    shadowed = BUG.replace(
+        "    lens = seq_lens // 4\n", "    torch = 1\n    lens = seq_lens // 4\n"
+    )
+    proc = run_stdin(tmp_path, shadowed, "--diff", "-", "--stdin-filename", "x.py")
+    assert proc.stdout == ""
+    assert "x.py:8:12: ZL910 not fixed: " in proc.stderr
+    assert proc.returncode == 1
+
+
+def test_a_file_named_twice_is_fixed_once(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(BUG)
+    (tmp_path / "b.py").symlink_to("a.py")
+    code, out, err = run(tmp_path, "--fix", ".")
+    assert "ZL910" not in out
+    assert err == "zerolint: fixed 2 errors in a.py\n"
+    assert code == 0
+    assert (tmp_path / "a.py").read_text() == FIXED and (tmp_path / "b.py").is_symlink()
+
+
+def test_a_last_line_ended_by_a_lone_carriage_return_is_not_lost(tmp_path: Path) -> None:
+    """LibCST drops it when it writes the tree back: such a file is not fixed at all."""
+    source = BUG.replace("\n", "\r")
+    (tmp_path / "cr.py").write_text(source, newline="")
+    code, out, _ = run(tmp_path, "--fix", "cr.py")
+    assert "cr.py: ZL910 not fixed: LibCST does not write this file back byte for byte" in out
+    assert (tmp_path / "cr.py").read_bytes().decode() == source
+    assert code == 1
