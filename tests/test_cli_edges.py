@@ -118,3 +118,34 @@ def test_zl903_on_stdin_can_be_ignored(tmp_path: Path) -> None:
     assert b"ZL903" in run.stdout and run.returncode == 2
     run = zerolint(tmp_path, "--ignore", "ZL903", "-", stdin=b'x = "\xff"\n')
     assert b"ZL903" not in run.stdout
+
+
+def test_a_report_to_dev_stdout_appends_to_the_file_the_shell_opened(tmp_path: Path) -> None:
+    """``zerolint check -o /dev/stdout >> log``: the log keeps what it held."""
+    (tmp_path / "k.py").write_text(BUG)
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"previous line\n")
+    with open(log, "ab") as out:
+        run = subprocess.run(
+            [sys.executable, "-m", "zerolint", "check", "--no-cache", "-o", "/dev/stdout", "k.py"],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            check=False,
+            env=ENV,
+        )
+    assert run.returncode == 1, run.stderr
+    assert log.read_bytes().startswith(b"previous line\nk.py:5:12: ZL001 ")
+
+
+def test_a_report_on_an_ascii_terminal_is_shown_with_escapes(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(BUG.replace("seq_lens", "longueur_séquences"))
+    run = subprocess.run(
+        [sys.executable, "-m", "zerolint", "check", "--no-cache", "--color", "never", "k.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+        env={**ENV, "PYTHONIOENCODING": "ascii:strict"},
+    )
+    assert run.returncode == 1, run.stderr
+    assert b"longueur_s\\xe9quences // 4" in run.stdout

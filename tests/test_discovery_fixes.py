@@ -161,3 +161,53 @@ def test_a_nested_repositorys_gitignore_is_respected(tmp_path: Path, check) -> N
     assert findings(check("inner")[1]) == [("inner/src/bug.py", 6)]
     assert findings(check(".", cwd=tmp_path / "inner")[1]) == [("src/bug.py", 6)]
     assert len(findings(check("--no-respect-gitignore", ".")[1])) == 3
+
+
+def test_a_config_kept_elsewhere_never_matches_a_folder_above_the_checked_tree(
+    tmp_path: Path, check
+) -> None:
+    """``--config ci/x.toml src``: ``src`` is not below the file's folder, so its globs are
+    relative to the current folder there (as Ruff reads such a file's). A bare name must not
+    match a folder above it (this test's tree is under ``/tmp``), and ``src/gen`` names the
+    folder below the current one."""
+    assert "tmp" in tmp_path.parts
+    write(
+        tmp_path,
+        {
+            "src/ok.py": unclamped(),
+            "src/gen/g.py": unclamped(),
+            "ci/pfi.toml": '[per-file-ignores]\n"tmp" = ["ZL001"]\n',
+            "ci/anc.toml": 'exclude = ["tmp", "src/gen"]\n',
+        },
+    )
+    code, out, _ = check("--format", "concise", "--config", "ci/pfi.toml", "src")
+    assert (code, findings(out)) == (1, [("src/gen/g.py", 6), ("src/ok.py", 6)])
+    code, out, _ = check("--format", "concise", "--config", "ci/anc.toml", "src")
+    assert (code, findings(out)) == (1, [("src/ok.py", 6)])
+    code, out, _ = check(
+        "--format", "concise", "--config", "ci/anc.toml", "--force-exclude", "src/ok.py"
+    )
+    assert (code, findings(out)) == (1, [("src/ok.py", 6)])
+    # Run from a folder beside both: the tree is outside the current folder too, and only
+    # an absolute glob could name it.
+    (tmp_path / "elsewhere").mkdir()
+    code, out, _ = check(
+        "--format", "concise", "--config", "../ci/pfi.toml", "../src", cwd=tmp_path / "elsewhere"
+    )
+    assert (code, findings(out)) == (1, [("../src/gen/g.py", 6), ("../src/ok.py", 6)])
+
+
+def test_command_line_excludes_are_relative_to_the_current_folder(tmp_path: Path, check) -> None:
+    """As Ruff's: ``--exclude gen/g.py`` run in ``pkg`` names ``pkg/gen/g.py``, though the
+    configuration (whose own globs are relative to its folder) is one folder up."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.zerolint]\n",
+            "pkg/ok.py": unclamped(),
+            "pkg/gen/g.py": unclamped(),
+        },
+    )
+    for option, glob in (("--exclude", "gen/g.py"), ("--extend-exclude", "./gen")):
+        code, out, _ = check("--format", "concise", option, glob, ".", cwd=tmp_path / "pkg")
+        assert (code, findings(out)) == (1, [("ok.py", 6)])

@@ -204,3 +204,16 @@ def test_a_last_line_ended_by_a_lone_carriage_return_is_not_lost(tmp_path: Path)
     assert "cr.py: ZL910 not fixed: LibCST does not write this file back byte for byte" in out
     assert (tmp_path / "cr.py").read_bytes().decode() == source
     assert code == 1
+
+
+def test_diff_names_the_findings_it_has_no_fix_for_and_fails(tmp_path: Path) -> None:
+    """ZL004 (on by default) has no fix: ``--fix`` leaves its finding in the report, and
+    ``--diff``, whose stdout is the diff alone, names it on stderr; both exit 1."""
+    fixture = ROOT / "tests" / "fixtures" / "ZL004" / "src_zeros_keyword.py"
+    (tmp_path / "z.py").write_text(fixture.read_text())
+    code, out, err = run(tmp_path, "z.py")
+    assert code == 1 and " ZL004 " in out
+    code, out, err = run(tmp_path, "--diff", "z.py")
+    assert out == ""
+    assert ": ZL910 not fixed: ZL004 has no fix" in err
+    assert code == 1

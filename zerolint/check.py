@@ -178,6 +178,15 @@ def codes(text: str | Sequence[str] | None) -> frozenset[str]:
     return frozenset(c.strip().upper() for p in parts for c in p.split(",") if c.strip())
 
 
+def _from_here(globs: Sequence[str]) -> tuple[str, ...]:
+    """Globs given on the command line, relative to the current folder (as Ruff's), where
+    a configuration's are relative to its own folder: one with a ``/`` is made absolute."""
+    here = os.getcwd()
+    return tuple(
+        os.path.join(here, g) if "/" in g.rstrip("/") and not os.path.isabs(g) else g for g in globs
+    )
+
+
 def _globs(values: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(g.strip() for v in values or () for g in v.split(",") if g.strip())
 
@@ -285,9 +294,9 @@ class SettingsFor:
         if args.ignore is not None:
             settings.ignore = settings.ignore | codes(args.ignore)
         if args.exclude is not None:
-            settings.exclude = _globs(args.exclude)
+            settings.exclude = _from_here(_globs(args.exclude))
         if args.extend_exclude is not None:
-            settings.exclude = tuple(settings.exclude) + _globs(args.extend_exclude)
+            settings.exclude = tuple(settings.exclude) + _from_here(_globs(args.extend_exclude))
         if args.respect_gitignore is not None:
             settings.respect_gitignore = args.respect_gitignore
         if args.no_whole_program:
@@ -336,6 +345,7 @@ def _run(args: argparse.Namespace) -> int:
             name = args.stdin_filename or "-"
             settings = settings_at(Path(os.path.abspath(name)).parent)
             changed, failed = _stdin_diff(report, settings, name, text)
+            failed += _without_fix(report, lambda _: settings)
             return finish_diff(report, args, changed, failed)
         return finish(report, args, settings_at)
     if args.stdin_filename is not None:
@@ -366,13 +376,10 @@ def _run(args: argparse.Namespace) -> int:
     if touched is not None:
         only_touching(report, touched)
     if fixing:
-        fixed, failed = apply_fixes(
-            report,
-            lambda shown: settings_at(Path(os.path.abspath(shown)).parent),
-            diff_only=args.diff,
-            analysed=analysed,
-        )
+        settings_for = lambda shown: settings_at(Path(os.path.abspath(shown)).parent)
+        fixed, failed = apply_fixes(report, settings_for, diff_only=args.diff, analysed=analysed)
         if args.diff:
+            failed += _without_fix(report, settings_for)
             missing = [*touched_missing, *run.missing]
             return finish_diff(report, args, bool(fixed), failed, missing=missing)
         if fixed:
@@ -412,6 +419,18 @@ def finish(
     if (report.findings or report.diagnostics) and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _without_fix(report: Report, settings_for: Callable[[str], Settings]) -> list[Diagnostic]:
+    """A ZL910 for each finding of a rule without a fix (ZL002, ZL004): ``--fix`` leaves it
+    in the report, and ``--diff``, whose stdout holds the diff alone, names it on stderr."""
+    out = []
+    for f in report.findings:
+        if not any(r.fix for r in settings_for(f.path).rules() if r.code == f.code):
+            out.append(
+                Diagnostic("ZL910", f.path, f"not fixed: {f.code} has no fix", f.line, f.col)
+            )
+    return out
 
 
 def finish_diff(
@@ -706,7 +725,8 @@ def print_report(report: Report, args: argparse.Namespace) -> None:
 
         try:
             if _is_stream(to_file):  # a FIFO, /dev/stdout: written into, never replaced
-                with open(to_file, "w", encoding="utf-8", errors="surrogateescape") as out:
+                # Appended: /dev/stdout may lead to a file the shell opened to append to.
+                with open(to_file, "a", encoding="utf-8", errors="surrogateescape") as out:
                     out.write(text)
                 return
             to_file.parent.mkdir(parents=True, exist_ok=True)
@@ -719,17 +739,29 @@ def print_report(report: Report, args: argparse.Namespace) -> None:
     try:
         sys.stdout.write(text)
     except UnicodeEncodeError:
-        # A file name that is not UTF-8 (its bytes held as surrogates), or code that the
-        # terminal's encoding cannot show: the bytes as they are, as `ls` prints them.
+        # A file name that is not UTF-8 (its bytes held as surrogates): its bytes as they
+        # are, as `ls` prints them; text the terminal's encoding cannot hold (an ASCII
+        # terminal, code in another script): as escapes, never an error that loses the
+        # report.
         sys.stdout.flush()
-        sys.stdout.buffer.write(text.encode(sys.stdout.encoding or "utf-8", "surrogateescape"))
+        encoding = sys.stdout.encoding or "utf-8"
+        try:
+            data = text.encode(encoding, "surrogateescape")
+        except UnicodeEncodeError:
+            data = text.encode(encoding, "backslashreplace")
+        sys.stdout.buffer.write(data)
     sys.stdout.flush()
 
 
 def _is_stream(path: Path) -> bool:
-    """Whether ``path`` (followed through links) is there and is no regular file."""
+    """Whether ``path`` is one to write into rather than replace: there and no regular
+    file (followed through links), or a name for an open file (``/dev/stdout``, or
+    ``/proc/self/fd/1``, which leads to whatever the shell redirected it to)."""
     import stat
 
+    absolute = os.path.abspath(path)
+    if absolute.startswith(("/dev/", "/proc/")):
+        return True
     try:
         return not stat.S_ISREG(os.stat(path).st_mode)
     except OSError:

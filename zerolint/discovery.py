@@ -64,24 +64,29 @@ def is_excluded(path: Path, patterns: Sequence[str], root: Path | None) -> bool:
     zerolint is run from, and no folder above ``root`` is matched. A glob with a ``/``
     (``tests/fixtures``, ``./gen``, ``**/gen``, an absolute path) is anchored at ``root``
     (``**/`` also matches no folder at all); a bare name (``gen``, ``*_pb2.py``) matches a
-    file or folder of that name at any depth below it. A path outside ``root`` (``--config``
-    elsewhere) is matched by its absolute path."""
+    file or folder of that name at any depth below it. A path outside ``root`` (a
+    ``--config`` kept elsewhere) is matched relative to the current folder instead, as Ruff
+    reads such a file's globs; one outside that too only by an absolute glob. No folder
+    above the one the globs are relative to is ever matched: a checkout under ``/tmp`` is
+    not excluded by ``tmp``."""
     if not patterns:
         return False
     anchor = os.path.abspath(root if root is not None else os.curdir)
     full = os.path.abspath(path)
+    if full == anchor:
+        return False  # the configuration's own folder
+    if not full.startswith(os.path.join(anchor, "")):
+        anchor = os.path.abspath(os.curdir)
     if full.startswith(os.path.join(anchor, "")):
         inside, parts = True, full[len(anchor) :].lstrip(os.sep).split(os.sep)
-    elif full == anchor:
-        return False  # the configuration's own folder
     else:
         inside, parts = False, full.split(os.sep)
     for pat in patterns:
         pat = pat.rstrip("/")
         if not pat:
             continue
-        if "/" not in pat:  # a bare name, like .gitignore's: at any depth
-            if any(fnmatch.fnmatch(part, pat) for part in parts if part):
+        if "/" not in pat:  # a bare name, like .gitignore's: at any depth below the anchor
+            if inside and any(fnmatch.fnmatch(part, pat) for part in parts if part):
                 return True
             continue
         target = os.path.normpath(os.path.join(anchor, pat))  # ./gen, ../x, absolute

@@ -126,6 +126,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.summaries: dict[FuncKey, Summary] = {}
         self._provisional: dict[FuncKey, Summary] = {}
         self._mention_cache: dict[tuple[str, bool], list[ModuleInfo]] = {}
+        # Whether a class statement names a class among its bases (by the class's name):
+        # Resolution._subclassed_elsewhere, on text that a run does not change.
+        self._subclassed_cache: dict[str, bool] = {}
         self._recursion_seen = False
         self._rerun: list[FuncKey] = []
         # The summaries of a round of remaking (``summary``) not made again yet, and

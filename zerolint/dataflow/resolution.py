@@ -196,12 +196,20 @@ class Resolution:
         its bases. Such a subclass, or one of its own, may write the field (what parsing
         finds: the search for subclasses follows them, ``Expressions.subclasses``), which
         the text of the class's module does not say."""
+        # Once per name and run where no question is recorded: a class read through many
+        # annotations would scan every file naming it for each read. (A recording run, the
+        # language server's, asks again: each making's replay checks the texts it read.)
+        known = None if self.recording else self._subclassed_cache.get(name)
+        if known is not None:
+            return known
         named = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-        for path in self.project.files_containing(name):
-            text = self.project.text(path) or ""
-            if any(named.search(m.group(2)) for m in _CLASS_STATEMENT.finditer(text)):
-                return True
-        return False
+        found = any(
+            named.search(m.group(2))
+            for path in self.project.files_containing(name)
+            for m in _CLASS_STATEMENT.finditer(self.project.text(path) or "")
+        )
+        self._subclassed_cache[name] = found
+        return found
 
     def field_values(self, cls_or_name: ClassInfo | str, attr: str) -> list[Val]:
         """Everything written to ``attr`` on instances of ``cls`` (its bases and subclasses)."""
