@@ -202,18 +202,20 @@ def fix_file(
 ) -> FixResult:
     """Fix ``targets`` in the file at ``path``; write it back unless ``diff_only``.
 
-    The fixed text must compile and, when ``verify`` is given, pass ``verify(fixed_text)``
-    (the analyzer re-checking it): True; or the number of findings left in it, which must
-    not exceed the targets that were skipped (those stay as they were); or where the
-    findings left start (line, 0-based column), none of which may be a call the fix
-    edited (``SourceFix.fixed_calls``; findings elsewhere, which the run did not report or
-    ask to fix, may stay). Otherwise ``FixError`` is raised and the file is not touched. When ``expected_digest`` is given (``zerolint.cache.content_digest`` of
-    the bytes the targets were found in), a file whose bytes differ is not touched either:
-    its positions may now name other code. A file without write permission, or read-only
-    for everyone, is not rewritten. The write keeps the file's owner, group, mode, hard
-    links, encoding and line endings, and is atomic unless the file has other links (see
-    ``zerolint.atomic.rewrite_keeping_identity``). ``diff`` is a unified diff (empty when
-    nothing changed).
+    The fixed text must compile and, when ``verify`` is given, pass
+    ``verify(fixed_text)`` (the analyzer re-checking it): True; or the number of
+    findings left in it, which must not exceed the targets that were skipped (those stay
+    as they were); or where the findings left start (line, 0-based column), none of
+    which may be a call the fix edited (``SourceFix.fixed_calls``; findings elsewhere,
+    which the run did not report or ask to fix, may stay). Otherwise ``FixError`` is
+    raised and the file is not touched. When ``expected_digest`` is given
+    (``zerolint.cache.content_digest`` of the bytes the targets were found in), a file
+    whose bytes differ is not touched either: its positions may now name other code. A
+    file without write permission, or read-only for everyone, is not rewritten. The
+    write keeps the file's owner, group, mode, hard links, encoding and line endings,
+    and is atomic unless the file has other links (see
+    ``zerolint.atomic.rewrite_keeping_identity``). ``diff`` is a unified diff (empty
+    when nothing changed).
     """
     from zerolint.cache import content_digest, read_regular
 
@@ -283,7 +285,7 @@ def unified_diff(before: str, after: str, name: str) -> str:
 
 
 def _patch_lines(text: str) -> list[str]:
-    """``text``'s lines as ``patch`` counts them: ended by ``\n`` alone (a ``\r\n`` line
+    r"""``text``'s lines as ``patch`` counts them: ended by ``\n`` alone (a ``\r\n`` line
     keeps its ``\r``), not by the form feeds and other separators ``str.splitlines``
     also breaks at."""
     lines = [line + "\n" for line in text.split("\n")]
