@@ -163,6 +163,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+# The methods ``Phases.counting`` wraps, in the order of its wrappers.
+PATCHED = (
+    (analyzer.Analyzer, "_summarise"),
+    (analyzer.Analyzer, "_remake_order"),
+    (analyzer.Analyzer, "reset_summaries"),
+    (analyzer.Analyzer, "_stale_nodes"),
+    (analyzer.Analyzer, "note"),
+    (analyzer.Analyzer, "summary"),
+    (engine.Engine, "findings_in"),
+)
+
+
 class Phases:
     """Where each summary was made (a round of the index, the paths) and whether it was
     made again after a recursion; what each reset between rounds dropped, and why. It
@@ -181,17 +193,10 @@ class Phases:
 
     @contextlib.contextmanager
     def counting(self) -> Iterator[None]:
-        A = analyzer.Analyzer
-        originals = (
-            A._summarise,
-            A._remake_order,
-            A.reset_summaries,
-            A._stale_nodes,
-            A.note,
-            A.summary,
-            engine.Engine.findings_in,
+        originals = [(owner, name, getattr(owner, name)) for owner, name in PATCHED]
+        summarise, remake_order, reset, stale_nodes, note, summary, findings_in = (
+            method for _, _, method in originals
         )
-        summarise, remake_order, reset, stale_nodes, note, summary, findings_in = originals
         phases = self
 
         def counted(self: analyzer.Analyzer, key: analyzer.FuncKey) -> analyzer.Summary:
@@ -250,25 +255,14 @@ class Phases:
             phases.phase = "paths"
             return findings_in(self, mod, found)
 
-        A._summarise = counted  # type: ignore[method-assign]
-        A._remake_order = ordered  # type: ignore[method-assign]
-        A.reset_summaries = resetting  # type: ignore[method-assign]
-        A._stale_nodes = stale  # type: ignore[method-assign]
-        A.note = noting  # type: ignore[method-assign]
-        A.summary = summarising  # type: ignore[method-assign]
-        engine.Engine.findings_in = finding  # type: ignore[method-assign]
+        wrappers = (counted, ordered, resetting, stale, noting, summarising, finding)
+        for (owner, name, _), wrapper in zip(originals, wrappers, strict=True):
+            setattr(owner, name, wrapper)
         try:
             yield
         finally:
-            (
-                A._summarise,
-                A._remake_order,
-                A.reset_summaries,
-                A._stale_nodes,
-                A.note,
-                A.summary,
-                engine.Engine.findings_in,
-            ) = originals
+            for owner, name, method in originals:
+                setattr(owner, name, method)
 
     def why(self, found: analyzer.Analyzer, node: analyzer.DepNode) -> set[str]:
         """The kinds of ``node``'s tokens that changed since it was made."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.needed_summaries import main
+from devtools.needed_summaries import PATCHED, main
 
 MODULE = """\
 from deep_gemm import get_paged_mqa_logits_metadata
@@ -121,30 +121,10 @@ def test_the_check_it_times_is_the_only_one_patched(
     from zerolint import engine
     from zerolint.dataflow import analyzer
 
-    A = analyzer.Analyzer
-    patched = (
-        A._interpret,
-        A._summarise,
-        A._remake_order,
-        A.reset_summaries,
-        A._stale_nodes,
-        A.note,
-        A.summary,
-        engine.Engine.analyse,
-        engine.Engine.findings_in,
-    )
+    methods = [(analyzer.Analyzer, "_interpret"), (engine.Engine, "analyse"), *PATCHED]
+    before = [getattr(owner, name) for owner, name in methods]
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "a.py").write_text(MODULE)
     monkeypatch.chdir(tmp_path)
     main([str(tmp_path / "pkg")])
-    assert (
-        A._interpret,
-        A._summarise,
-        A._remake_order,
-        A.reset_summaries,
-        A._stale_nodes,
-        A.note,
-        A.summary,
-        engine.Engine.analyse,
-        engine.Engine.findings_in,
-    ) == patched
+    assert [getattr(owner, name) for owner, name in methods] == before
