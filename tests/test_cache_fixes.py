@@ -13,12 +13,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from zerolint.cli import main
+from tests.test_reliability_cache import check, same_as_uncached, write
 
 FINDING = "ZL001"
 KERN = """\
@@ -56,37 +55,6 @@ def own_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "machine"
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     return home
-
-
-def write(root: Path, files: dict[str, str | bytes]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(text, bytes):
-            path.write_bytes(text)
-        else:
-            path.write_text(text)
-
-
-def check(cwd: Path, *args: str, cache: bool = True, fmt: str = "text") -> tuple[int, str]:
-    options = ["check", "--color", "never", "--format", fmt, *([] if cache else ["--no-cache"])]
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            code = main([*options, *args])
-    finally:
-        os.chdir(old)
-    return code, out.getvalue()
-
-
-def same_as_uncached(cwd: Path, *args: str, fmt: str = "text") -> str:
-    """The cached run's exit code and output, checked against a ``--no-cache`` run's."""
-    cached = check(cwd, *args, fmt=fmt)
-    fresh = check(cwd, *args, cache=False, fmt=fmt)
-    assert cached == fresh
-    return cached[1]
 
 
 def served_from_cache(cwd: Path, *args: str) -> bool:

@@ -140,7 +140,7 @@ def test_two_targets_for_one_argument_clamp_it_once() -> None:
     fixed = apply_fixes(source, [FixTarget(2, 0, 0), by_name])
     assert fixed.fixed == "import torch\nsink(torch.clamp(lens, min=1))\n"
     assert fixed.applied == (FixTarget(2, 0, 0), by_name) and fixed.skipped == ()
-    assert fixed.fixed_calls == ((2, 0),)
+    assert fixed.fixed_calls() == ((2, 0),)
     other = FixTarget(2, 0, 0, template="torch.clamp({arg}, min=2)")
     fixed = apply_fixes(source, [FixTarget(2, 0, 0), other])
     assert fixed.applied == (FixTarget(2, 0, 0),)

@@ -6,28 +6,15 @@ last line ended by a lone carriage return."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from zerolint.cli import main
+from tests.test_reliability_fix import ARGS, BUG, FIXED, run
 
 ROOT = Path(__file__).resolve().parent.parent
-BUG = """\
-import torch
-from deep_gemm import get_paged_mqa_logits_metadata
-
-
-def build(seq_lens, num_sms):
-    lens = seq_lens // 4
-    return get_paged_mqa_logits_metadata(lens, 64, num_sms)
-"""
-FIXED = BUG.replace("metadata(lens,", "metadata(torch.clamp(lens, min=1),")
-ARGS = ["check", "--no-cache", "--color", "never"]
 WRAPPED = """\
 import torch
 from deep_gemm import get_paged_mqa_logits_metadata
@@ -41,18 +28,6 @@ def build(seq_lens, num_sms):
     lens = seq_lens // 4
     return my_meta(num_sms, lens)
 """
-
-
-def run(cwd: Path, *args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main([*ARGS, *args])
-    finally:
-        os.chdir(old)
-    return code, out.getvalue(), err.getvalue()
 
 
 def run_stdin(cwd: Path, text: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -56,11 +56,14 @@ def own_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def write(root: Path, files: dict[str, str]) -> None:
+def write(root: Path, files: dict[str, str | bytes]) -> None:
     for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
 
 
 def check(cwd: Path, *args: str, cache: bool = True, fmt: str = "text") -> tuple[int, str]:
@@ -77,6 +80,7 @@ def check(cwd: Path, *args: str, cache: bool = True, fmt: str = "text") -> tuple
 
 
 def same_as_uncached(cwd: Path, *args: str, fmt: str = "text") -> str:
+    """The cached run's exit code and output, checked against a ``--no-cache`` run's."""
     cached = check(cwd, *args, fmt=fmt)
     fresh = check(cwd, *args, cache=False, fmt=fmt)
     assert cached == fresh

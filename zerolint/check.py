@@ -31,7 +31,7 @@ from zerolint.cache import (
 )
 from zerolint.codes import NOT_CHECKED, UNUSED
 from zerolint.config import ConfigError, Settings
-from zerolint.discovery import Discovered, discover
+from zerolint.discovery import NOT_FOUND, Discovered, discover
 from zerolint.model import Diagnostic, Finding, Report
 from zerolint.paths import display_path, module_names, rules_dir
 
@@ -408,15 +408,22 @@ def finish(
     """Print ``report`` and return the exit status."""
     report.missing = len(missing)  # the summary then claims no clean run
     print_report(report, args)
-    for d in missing:  # a path named on the command line that is not there: a usage error
-        print(f"zerolint: error: path not found: {d.path}", file=sys.stderr)
-    if missing:
-        return EXIT_ERROR
-    if report.files_checked <= 0 and report.diagnostics:
-        return EXIT_ERROR
     # As Ruff does: a file that could not be checked fails the run like a finding, since it
     # may hold an unclamped call.
-    if (report.findings or report.diagnostics) and not args.exit_zero:
+    return _exit_status(report, args, missing, bool(report.findings or report.diagnostics))
+
+
+def _exit_status(
+    report: Report, args: argparse.Namespace, missing: Sequence[Diagnostic], failing: bool
+) -> int:
+    """2 where a path named on the command line is not there (a usage error, each said on
+    stderr) or no file could be checked; 1 where the run is ``failing``, unless
+    ``--exit-zero``; else 0."""
+    for d in missing:
+        print(f"zerolint: error: path not found: {d.path}", file=sys.stderr)
+    if missing or (report.files_checked <= 0 and report.diagnostics):
+        return EXIT_ERROR
+    if failing and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
@@ -424,13 +431,11 @@ def finish(
 def _without_fix(report: Report, settings_for: Callable[[str], Settings]) -> list[Diagnostic]:
     """A ZL910 for each finding of a rule without a fix (ZL002, ZL004): ``--fix`` leaves it
     in the report, and ``--diff``, whose stdout holds the diff alone, names it on stderr."""
-    out = []
-    for f in report.findings:
-        if not any(r.fix for r in settings_for(f.path).rules() if r.code == f.code):
-            out.append(
-                Diagnostic("ZL910", f.path, f"not fixed: {f.code} has no fix", f.line, f.col)
-            )
-    return out
+    return [
+        Diagnostic("ZL910", f.path, f"not fixed: {f.code} has no fix", f.line, f.col)
+        for f in report.findings
+        if f.code not in settings_for(f.path).codes_with_fix()
+    ]
 
 
 def finish_diff(
@@ -448,13 +453,7 @@ def finish_diff(
 
     for d in [*report.diagnostics, *failed]:
         print(diagnostic_line(d, RenderOptions()), file=sys.stderr)
-    for d in missing:
-        print(f"zerolint: error: path not found: {d.path}", file=sys.stderr)
-    if missing or (report.files_checked <= 0 and report.diagnostics):
-        return EXIT_ERROR
-    if (changed or failed or report.diagnostics) and not args.exit_zero:
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
+    return _exit_status(report, args, missing, bool(changed or failed or report.diagnostics))
 
 
 class Run:
@@ -489,8 +488,8 @@ class Run:
             listed=self.settings_at.resolver.listed,
         )
         discovered = time.perf_counter() - clock
-        self.missing = [d for d in found.diagnostics if d.message == "path not found"]
-        diagnostics = [d for d in found.diagnostics if d.message != "path not found"]
+        self.missing = not_found(found)
+        diagnostics = [d for d in found.diagnostics if d not in self.missing]
         warn_empty_folders(self.paths, found.files)
         groups: dict[int, tuple[Settings, list[Path]]] = {}
         for path in found.files:
@@ -611,8 +610,12 @@ def touched_files(
     """The named files --touching reports on, as absolute paths, and those named that are
     not there (an error, as for any path named)."""
     found = discover(paths, force_exclude=force_exclude, exclude_for=settings_at.exclude_for)
-    missing = [d for d in found.diagnostics if d.message == "path not found"]
-    return {os.path.normpath(os.path.abspath(f)) for f in found.files}, missing
+    return {os.path.normpath(os.path.abspath(f)) for f in found.files}, not_found(found)
+
+
+def not_found(found: Discovered) -> list[Diagnostic]:
+    """The paths named on the command line that are not there (``discover`` says so)."""
+    return [d for d in found.diagnostics if d.message == NOT_FOUND]
 
 
 def only_touching(report: Report, touched: set[str]) -> None:
@@ -684,10 +687,7 @@ def _stdin_diff(
         except FixError as exc:
             failed.append(Diagnostic("ZL910", shown, f"not fixed: {exc.reason}"))
             continue
-        for target, reason in fixed.skipped:
-            failed.append(
-                Diagnostic("ZL910", shown, f"not fixed: {reason}", target.line, target.col + 1)
-            )
+        failed += not_fixed(shown, fixed.skipped)
         if fixed.changed:
             changed = True
             sys.stdout.write(unified_diff(text, fixed.fixed, shown))
@@ -1089,7 +1089,7 @@ def mark_fixable(report: Report, settings_for: Any) -> None:
             by_path.setdefault(finding.path, []).append(finding)
     for shown, findings in by_path.items():
         # A rule without a fix template (ZL002) has nothing to write: never fixable.
-        with_fix = {r.code for r in settings_for(shown).rules() if r.fix}
+        with_fix = settings_for(shown).codes_with_fix()
         for finding in findings:
             if finding.code not in with_fix:
                 finding.fixable = False
@@ -1105,6 +1105,14 @@ def mark_fixable(report: Report, settings_for: Any) -> None:
             applied = set()
         for finding, target in zip(findings, targets, strict=True):
             finding.fixable = target in applied
+
+
+def not_fixed(shown: str, skipped: Iterable[tuple[Any, str]]) -> list[Diagnostic]:
+    """A ZL910 for each target of ``shown`` a fix left as it was, at its call, with why."""
+    return [
+        Diagnostic("ZL910", shown, f"not fixed: {reason}", target.line, target.col + 1)
+        for target, reason in skipped
+    ]
 
 
 def apply_fixes(
@@ -1143,11 +1151,14 @@ def apply_fixes(
             continue
         # The re-check looks at the rules with a fix: an unfixable finding of another rule
         # at the same call (ZL002 beside ZL001) stays, and must not refuse the fix.
-        fixing = {rule.code for rule in settings.rules() if rule.fix}
+        fixing = settings.codes_with_fix()
         path = Path(shown)
 
         def verify(
-            text: str, path: Path = path, settings: Settings = settings, fixing: set = fixing
+            text: str,
+            path: Path = path,
+            settings: Settings = settings,
+            fixing: frozenset[str] = fixing,
         ) -> set[tuple[int, int]]:
             # Where findings are left: none may be at a call the fix edited. Others (of a
             # file's per-file-ignores, or not touching --touching's files) were not asked
@@ -1169,10 +1180,7 @@ def apply_fixes(
         except OSError as exc:
             failed.append(Diagnostic("ZL902", shown, f"cannot fix: {exc.strerror or exc}"))
             continue
-        for target, reason in result.skipped:
-            failed.append(
-                Diagnostic("ZL910", shown, f"not fixed: {reason}", target.line, target.col + 1)
-            )
+        failed += not_fixed(shown, result.skipped)
         if result.changed:
             fixed[shown] = len(result.applied)
             if diff_only:

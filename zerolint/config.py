@@ -343,6 +343,10 @@ class Settings:
             rule for rule in self.all_rules() if self.enabled(rule.code, opt_in=not rule.default)
         )
 
+    def codes_with_fix(self) -> frozenset[str]:
+        """The codes of ``rules()`` whose rule has a fix (``--fix`` can clamp its findings)."""
+        return frozenset(rule.code for rule in self.rules() if rule.fix)
+
     def enabled(self, code: str, *, opt_in: bool = False) -> bool:
         """Whether findings or diagnostics of ``code`` are reported.
 

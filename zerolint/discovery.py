@@ -48,6 +48,8 @@ SKIP_DIRS = frozenset(
     }
 )
 PY_SUFFIXES = (".py", ".pyi")
+# The message of the ZL902 of a path named on the command line that is not there.
+NOT_FOUND = "path not found"
 
 
 @dataclass(slots=True)
@@ -330,7 +332,7 @@ def discover(
             if os.path.islink(path):
                 out.diagnostics.append(Diagnostic("ZL902", str(path), "cannot read: broken link"))
             else:
-                out.diagnostics.append(Diagnostic("ZL902", str(path), "path not found"))
+                out.diagnostics.append(Diagnostic("ZL902", str(path), NOT_FOUND))
         except OSError as exc:
             reason = exc.strerror or str(exc)
             out.diagnostics.append(Diagnostic("ZL902", str(path), f"cannot read: {reason}"))

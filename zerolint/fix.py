@@ -88,13 +88,23 @@ class SourceFix:
     applied: tuple[FixTarget, ...] = ()
     # Targets left as they were, each with the reason ("already clamped", "no call at ...").
     skipped: tuple[tuple[FixTarget, str], ...] = ()
-    # Where each call edited starts in ``fixed`` (line, 0-based column, as a target's):
-    # a re-check's finding there was not fixed.
-    fixed_calls: tuple[tuple[int, int], ...] = ()
+    # The fixed tree and the calls edited in it, for ``fixed_calls``.
+    tree: cst.Module | None = field(default=None, compare=False, repr=False)
+    edited: tuple[cst.Call, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def changed(self) -> bool:
         return self.fixed != self.source
+
+    def fixed_calls(self) -> tuple[tuple[int, int], ...]:
+        """Where each call edited starts in ``fixed`` (line, 0-based column, as a
+        target's): a re-check's finding there was not fixed. Worked out when asked (only
+        ``fix_file``'s check does): LibCST's positions cost about twice its parse, which a
+        plan (``plan_file``, the language server's code actions) need not pay."""
+        if self.tree is None or not self.edited:
+            return ()
+        where = MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(PositionProvider)
+        return tuple((where[c].start.line, where[c].start.column) for c in self.edited)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,9 +197,14 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
     fixed_module = wrapper.module.visit(clamp)
     for name in sorted(plan.imports):
         fixed_module = insert_import(fixed_module, name)
-    where = MetadataWrapper(fixed_module, unsafe_skip_copy=True).resolve(PositionProvider)
-    calls = tuple((where[c].start.line, where[c].start.column) for c in clamp.made)
-    return SourceFix(source, fixed_module.code, tuple(plan.applied), tuple(plan.skipped), calls)
+    return SourceFix(
+        source,
+        fixed_module.code,
+        tuple(plan.applied),
+        tuple(plan.skipped),
+        fixed_module,
+        tuple(clamp.made),
+    )
 
 
 def fix_file(
@@ -235,7 +250,7 @@ def fix_file(
     if verify is not None:
         verdict = verify(outcome.fixed)
         if isinstance(verdict, set):
-            unfixed = bool(verdict & set(outcome.fixed_calls))
+            unfixed = bool(verdict & set(outcome.fixed_calls()))
         elif isinstance(verdict, bool):
             unfixed = not verdict
         else:
