@@ -105,6 +105,20 @@ def test_force_exclude_drops_a_named_folder(tmp_path: Path, check) -> None:
     assert findings(check("--force-exclude", ".", cwd=tmp_path / "gen")[1]) == []
 
 
+# ------------------------------------------------------- one file spelt two ways
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_file_spelt_two_ways_is_checked_and_reported_once(
+    tmp_path: Path, check, cache: bool
+) -> None:
+    write(tmp_path, {"bug.py": unclamped(), "pkg/bug.py": unclamped()})
+    spellings = ["bug.py", str(tmp_path / "bug.py"), "./bug.py", "pkg/../bug.py", "."]
+    code, out, _ = check("--format", "concise", *spellings, cache=cache)
+    assert (code, findings(out)) == (1, [("bug.py", 6), ("pkg/bug.py", 6)])
+    assert "Found 2 errors." in out
+
+
 # ------------------------------------------------- zerolint.toml holds top-level keys
 
 

@@ -336,8 +336,10 @@ def discover(
         except OSError as exc:
             reason = exc.strerror or str(exc)
             out.diagnostics.append(Diagnostic("ZL902", str(path), f"cannot read: {reason}"))
+    # One file named twice, or named and found in a folder, or spelt two ways
+    # (`bug.py $PWD/bug.py`), is checked and reported once: under its first spelling.
     unique: dict[str, Path] = {}
     for f in out.files:
-        unique.setdefault(os.path.normpath(str(f)), f)
-    out.files = [unique[k] for k in sorted(unique)]
+        unique.setdefault(os.path.abspath(f), f)
+    out.files = sorted(unique.values(), key=lambda f: os.path.normpath(str(f)))
     return out
