@@ -346,8 +346,8 @@ def guard_flash_mla_with_kvcache(fn: F) -> F:
         if q.shape[0] == 0:
             head_dim_v = _arg(args, kwargs, 4, "head_dim_v")
             out = _arg(args, kwargs, 16, "out")
-            if isinstance(head_dim_v, int) and out in (_MISSING, None):
-                return flash_mla_empty_outputs(q, head_dim_v)
+            if isinstance(head_dim_v, int):  # the caller's `out=` (0 rows) is returned
+                return flash_mla_empty_outputs(q, head_dim_v, None if out is _MISSING else out)
             return fn(*args, **kwargs)
         out, lse = fn(*args, **kwargs)
         lens = lens.reshape(-1)

@@ -172,6 +172,23 @@ def test_flashmla_guard_returns_empty_outputs_for_an_empty_batch() -> None:
     assert (lse.shape, lse.dtype) == ((0, 16, 1), torch.float32)
 
 
+@pytest.mark.parametrize("by_keyword", [True, False])
+def test_flashmla_guard_returns_the_callers_out_for_an_empty_batch(by_keyword: bool) -> None:
+    """The kernel refuses B = 0 whether or not the caller passes its own ``out`` buffer."""
+    calls = Calls()
+    q, lens = flashmla_inputs(0)
+    buffer = torch.empty(0, 1, 16, 512, dtype=torch.bfloat16)
+    guarded = guard_flash_mla_with_kvcache(flashmla_like(calls))
+    if by_keyword:
+        out, lse = guarded(q, None, None, lens, 512, None, out=buffer)
+    else:
+        # num_splits, softmax_scale, causal, is_fp8_kvcache, indices ... extra_topk_length
+        rest = (None, None, False, False, *[None] * 6)
+        out, lse = guarded(q, None, None, lens, 512, None, *rest, buffer)
+    assert calls.count == 0 and out is buffer
+    assert (lse.shape, lse.dtype) == ((0, 16, 1), torch.float32)
+
+
 @pytest.mark.parametrize(
     "extra", [{"indices": torch.zeros(5, 1, 8, dtype=torch.int32)}, {"is_fp8_kvcache": True}]
 )
