@@ -1,7 +1,8 @@
 """The command line where a review found it wrong: a file name that is not UTF-8,
-``--stdin-filename`` without ``-``, a missing file named to ``--touching``, paths after an
-option, a report written to a FIFO or ``/dev/stdout``, ``--statistics`` in a format that
-has none, and ``--ignore ZL903`` on stdin. Each runs the real program."""
+``--stdin-filename`` without ``-``, a file named to ``--touching`` that is missing or that a
+walk skips, paths after an option, a report written to a FIFO or ``/dev/stdout``,
+``--statistics`` in a format that has none, and ``--ignore ZL903`` on stdin. Each runs the
+real program."""
 
 from __future__ import annotations
 
@@ -74,6 +75,21 @@ def test_a_missing_file_named_to_touching_is_an_error(tmp_path: Path) -> None:
     assert b"zerolint: error: path not found: typo.py" in run.stderr
     assert b"All checks passed!" not in run.stdout
     assert run.returncode == 2
+
+
+def test_touching_checks_the_files_named_that_a_walk_would_skip(tmp_path: Path) -> None:
+    """pre-commit passes a script without a suffix (by its shebang) and a tracked file in
+    build/: the default hook (--touching) must check them, as naming them alone does."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "serve").write_text("#!/usr/bin/env python3\n" + BUG)
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "gen.py").write_text(BUG)
+    (tmp_path / "k.py").write_text("x = 1\n")
+    for name, line in (("bin/serve", 6), ("build/gen.py", 5)):
+        for _ in range(2):  # cold, then warm
+            run = zerolint(tmp_path, "--force-exclude", "--touching", name, "k.py")
+            assert run.stdout.startswith(f"{name}:{line}:12: ZL001 ".encode()), run.stderr
+            assert b"Found 1 error." in run.stdout and run.returncode == 1
 
 
 def test_paths_may_follow_an_option(tmp_path: Path) -> None:

@@ -383,3 +383,13 @@ def test_the_default_hook_fails_when_a_path_crosses_into_an_unchanged_module(
     stage_edit("other.py")  # a file on no path: the commit is not blocked by old findings
     unrelated = hook("zerolint")
     assert unrelated.returncode == 0, unrelated.stdout + unrelated.stderr
+
+    commit_all(server, "edit an unrelated module")
+    script = server / "bin" / "serve"  # pre-commit takes it for Python by its shebang
+    script.parent.mkdir()
+    script.write_text("#!/usr/bin/env python3\n" + BUILDER)
+    script.chmod(0o755)
+    git("add", "-A", cwd=server)
+    added = hook("zerolint")  # no walk of the project finds it: the hook checks it as named
+    assert added.returncode == 1, added.stdout + added.stderr
+    assert f"bin/serve:{SINK_LINE + 1}:" in added.stdout + added.stderr
