@@ -9,6 +9,7 @@ wait for the diagnostics of one document to satisfy a condition.
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -157,6 +158,22 @@ class Client:
             )
         )
 
+    def change_range(
+        self, uri: str, start: tuple[int, int], end: tuple[int, int], text: str
+    ) -> None:
+        """Replace the text from ``start`` to ``end`` (line, character; 0-based) with
+        ``text``, as a client with incremental sync does."""
+        self.versions[uri] = self.versions.get(uri, 0) + 1
+        where = lsp.Range(lsp.Position(*start), lsp.Position(*end))
+        self.lsp.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(
+                    uri=uri, version=self.versions[uri]
+                ),
+                content_changes=[lsp.TextDocumentContentChangePartial(range=where, text=text)],
+            )
+        )
+
     def close(self, uri: str) -> None:
         self.lsp.text_document_did_close(
             lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=uri))
@@ -205,7 +222,9 @@ class Client:
         self, uri: str, condition: Callable[[Diagnostics], bool], timeout: float = 60
     ) -> Diagnostics:
         """Wait until the last diagnostics published for ``uri`` satisfy ``condition``."""
-        await self.wait_for(lambda: uri in self.diagnostics and condition(self.diagnostics[uri]))
+        await self.wait_for(
+            lambda: uri in self.diagnostics and condition(self.diagnostics[uri]), timeout
+        )
         return self.diagnostics[uri]
 
     async def log_matching(self, needle: str, timeout: float = 60) -> str:
@@ -214,8 +233,12 @@ class Client:
 
 
 def apply_edit(text: str, edits: list[lsp.TextEdit]) -> str:
-    """``text`` with the (non-overlapping) ``edits`` applied, as an editor applies them."""
-    lines = text.splitlines(keepends=True)
+    """``text`` with the (non-overlapping) ``edits`` applied, as an editor applies them:
+    lines end at ``\\n``, ``\\r\\n`` or ``\\r`` (not at form feeds or U+2028), and
+    characters are counted in UTF-16 code units, the protocol's default."""
+    lines = re.split(r"(?<=\n)|(?<=\r)(?!\n)", text)
+    if lines and lines[-1] == "":
+        lines.pop()
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line))
@@ -223,7 +246,8 @@ def apply_edit(text: str, edits: list[lsp.TextEdit]) -> str:
     def offset(p: lsp.Position) -> int:
         if p.line >= len(lines):
             return len(text)
-        return offsets[p.line] + p.character
+        units = lines[p.line].encode("utf-16-le")[: 2 * p.character].decode("utf-16-le")
+        return offsets[p.line] + len(units)
 
     out = text
     for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):

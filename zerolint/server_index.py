@@ -425,6 +425,12 @@ class WorkspaceIndex:
             self.dropped(context)
         self.contexts.clear()
 
+    def set_folders(self, folders: Iterable[Path]) -> None:
+        """The workspace's folders changed: every context is rebuilt on next use (a file
+        checked by itself, outside the folders, may now be in one)."""
+        self.folders = [Path(os.path.abspath(f)) for f in folders]
+        self.reload()
+
     def forget_tree(self, path: Path) -> None:
         """A file appeared or disappeared on disk: the trees holding it are rebuilt."""
         for key, context in list(self.contexts.items()):
@@ -497,13 +503,37 @@ def fix_all(text: str, findings: list[Finding], settings: Settings) -> str | Non
     return fixed.fixed if fixed.changed else None
 
 
-def suppression_line(line: str, code: str) -> str:
-    """``line`` with ``code`` suppressed: added to its ``# noqa:`` list, or a new one."""
+def suppression_edit(text: str, first: int, last: int, code: str) -> tuple[int, str] | None:
+    """Where ``# noqa: CODE`` can go on the lines ``first`` to ``last`` (from 1: a finding's
+    call, any of whose lines a comment suppresses it from), and that line (without its line
+    break) with it: added to a ``# noqa:`` comment's list, or a comment of its own. Lines are
+    numbered as ``zerolint.suppression`` reads them, from Python's tokens: a line that ends
+    inside a string, or with a backslash, holds no comment. None where no line of the call
+    can take one, or the text does not tokenize."""
+    import io
+    import tokenize
+
     from zerolint.suppression import NOQA
 
-    body = line.rstrip("\r\n")
-    ending = line[len(body) :]
-    m = NOQA.search(body)
-    if m is not None and m.group("codes"):
-        return body[: m.end()] + f", {code}" + body[m.end() :] + ending
-    return body.rstrip() + f"  # noqa: {code}" + ending
+    ends: set[int] = set()  # lines that end with a token of their own: a comment fits there
+    comments: dict[int, tokenize.TokenInfo] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.NEWLINE, tokenize.NL):
+                ends.add(tok.start[0])
+            elif tok.type == tokenize.COMMENT:
+                comments[tok.start[0]] = tok
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    lines = text.split("\n")
+    for number in range(first, max(first, last) + 1):
+        if number not in ends or number > len(lines):
+            continue
+        body = lines[number - 1].rstrip("\r")
+        comment = comments.get(number)
+        m = NOQA.search(comment.string) if comment is not None else None
+        if comment is not None and m is not None and m.group("codes"):
+            at = comment.start[1] + m.end()
+            return number - 1, body[:at] + f", {code}" + body[at:]
+        return number - 1, body.rstrip() + f"  # noqa: {code}"
+    return None

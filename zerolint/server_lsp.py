@@ -20,6 +20,7 @@ import difflib
 import gc
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +32,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace import TextDocument
 
 from zerolint import __version__
 from zerolint.config import CONFIG_NAMES
@@ -42,7 +44,7 @@ from zerolint.server_index import (
     absolute,
     fix_all,
     fix_edit,
-    suppression_line,
+    suppression_edit,
 )
 
 SOURCE = "zerolint"
@@ -72,9 +74,47 @@ def is_python(path: Path) -> bool:
     return path.suffix in (".py", ".pyi")
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def lsp_lines(text: str) -> list[str]:
+    """``text``'s lines, ends kept, as LSP and Python count them: broken at ``\\n``,
+    ``\\r\\n`` and ``\\r`` only. ``str.splitlines`` also breaks at form feeds, U+2028 and
+    other separators, and positions counted by it land on the wrong line after one."""
+    return _LINE.findall(text)
+
+
+class Document(TextDocument):
+    """pygls' document, with its lines (which incremental changes are applied by) counted
+    as the client counts them."""
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return tuple(lsp_lines(self.source))
+
+
 class Protocol(LanguageServerProtocol):
     """pygls' protocol, except that a change, save or close of a document that was never
-    opened is logged and ignored instead of failing inside pygls."""
+    opened is logged and ignored instead of failing inside pygls, and documents are
+    ``Document``s."""
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
+        workspace = self.workspace
+        codec = workspace.position_codec
+
+        def create(uri: str, source=None, version=None, language_id=None) -> Document:
+            return Document(
+                uri,
+                source=source,
+                version=version,
+                language_id=language_id,
+                sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                position_codec=codec,
+            )
+
+        workspace._create_text_document = create  # type: ignore[method-assign]
+        yield from super().lsp_text_document__did_open(params)
 
     def _unknown(self, method: str, uri: str) -> bool:
         if unquote(uri) in self.workspace.text_documents:
@@ -111,6 +151,13 @@ class ZerolintServer(LanguageServer):
         self.index: WorkspaceIndex | None = None
         # One thread owns the index: analyses never overlap and never block the loop.
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zerolint-index")
+        # Code actions' fixes (LibCST) run on a thread of their own; each file's are kept
+        # for the text they were made from.
+        self.fixer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zerolint-fix")
+        self.fixes: dict[Path, tuple[str, dict[Any, lsp.WorkspaceEdit | None]]] = {}
+        # The URI each open file was opened under (diagnostics are published under it).
+        self.uris: dict[Path, str] = {}
+        self.shut_down = False
         self.sleeping: dict[str, asyncio.Task] = {}
         # Documents being analysed, and those edited meanwhile: however fast the typing,
         # one analysis per document is in flight and at most one more is owed.
@@ -161,6 +208,14 @@ class ZerolintServer(LanguageServer):
             if path is not None and is_python(path):
                 out[path] = (doc.source, doc.version)
         return out
+
+    def roots(self) -> list[Path]:
+        """The workspace folders (or the root the client gave), as the index checks them."""
+        folders = [path_of(f.uri) for f in self.workspace.folders.values()]
+        roots = [f for f in folders if f is not None]
+        if not roots and self.workspace.root_path:
+            roots = [Path(self.workspace.root_path)]
+        return roots
 
     def edited(self, uri: str) -> None:
         """An edit of ``uri``: debounced on both edges. The first edit after a pause (no
@@ -322,10 +377,10 @@ class ZerolintServer(LanguageServer):
         self.published[path] = key
         convert = self.encoder(path, result.text)
         diagnostics = [to_diagnostic(f, convert) for f in result.findings]
-        diagnostics += [from_engine_diagnostic(d) for d in result.diagnostics]
+        diagnostics += [from_engine_diagnostic(d, convert) for d in result.diagnostics]
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(
-                uri=from_fs_path(str(path)) or path.as_uri(),
+                uri=self.uris.get(path) or from_fs_path(str(path)) or path.as_uri(),
                 version=version,
                 diagnostics=diagnostics,
             )
@@ -412,20 +467,39 @@ class ZerolintServer(LanguageServer):
             await self.in_worker(self.index.disk_changed, paths)
 
     def encoder(self, path: Path, text: str | None) -> Convert:
-        """Positions in ``path`` (whose text is ``text``) in the client's units."""
-        if not text or text.isascii():
-            return same
+        """Positions in the client's units: in ``path`` from ``text``, in another file (a
+        step of a path) from its open buffer or, closed, from the file on disk (as the
+        analysis read them)."""
         codec = self.workspace.position_codec
-        lines = text.splitlines(keepends=True)
+        known: dict[Path, list[str] | None] = {path: _wide_lines(text)}
+        buffers: dict[Path, tuple[str, int | None]] | None = None
+
+        def lines_of(file: Path) -> list[str] | None:
+            nonlocal buffers
+            if file not in known:
+                if buffers is None:
+                    buffers = self.open_documents()
+                if file in buffers:
+                    known[file] = _wide_lines(buffers[file][0])
+                else:
+                    try:
+                        known[file] = _wide_lines(file.read_bytes().decode("utf-8"))
+                    except (OSError, UnicodeDecodeError):
+                        known[file] = None
+            return known[file]
 
         def convert(file: Path, position: lsp.Position) -> lsp.Position:
-            return codec.position_to_client_units(lines, position) if file == path else position
+            lines = lines_of(file)
+            return position if lines is None else codec.position_to_client_units(lines, position)
 
         return convert
 
     # ------------------------------------------------------------------ code actions
 
-    def code_actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    async def code_actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        """The actions for the findings the request's range overlaps. LibCST's fix takes a
+        second on a large module: it runs on a thread of its own, so edits go on being
+        read and analysed meanwhile, and its result is kept until the buffer changes."""
         uri = params.text_document.uri
         doc = self.workspace.text_documents.get(unquote(uri))
         path = path_of(uri)
@@ -439,52 +513,77 @@ class ZerolintServer(LanguageServer):
         text = result.text
         if text is None or text != doc.source or settings is None:
             return []  # the buffer changed since: new diagnostics (and actions) are coming
+        convert = self.encoder(path, text)
         wanted = params.context.only
-        actions: list[lsp.CodeAction] = []
+        findings = []
         for finding in result.findings:
-            diagnostic = to_diagnostic(finding, self.encoder(path, text))
-            if not overlaps(diagnostic.range, params.range):
-                continue
-            if wants(wanted, lsp.CodeActionKind.QuickFix):
-                fixed = fix_edit(text, finding, settings)
-                if fixed is not None:
+            diagnostic = to_diagnostic(finding, convert)
+            if overlaps(diagnostic.range, params.range):
+                findings.append((finding, diagnostic))
+        fix_all_wanted = bool(result.findings) and wants(wanted, lsp.CodeActionKind.SourceFixAll)
+        quick = wants(wanted, lsp.CodeActionKind.QuickFix)
+        if not (findings and quick) and not fix_all_wanted:
+            return []
+        cached = self.fixes.get(path)
+        if cached is None or cached[0] is not text:
+            cached = (text, {})
+            self.fixes[path] = cached
+        known = cached[1]
+
+        def edits() -> list[lsp.CodeAction]:  # on the fixes' thread
+            actions: list[lsp.CodeAction] = []
+            for finding, diagnostic in findings if quick else ():
+                key = (finding.code, finding.line, finding.col, finding.sink, finding.argument)
+                if key not in known:
+                    fixed = fix_edit(text, finding, settings)
+                    known[key] = None if fixed is None else workspace_edit(uri, text, fixed)
+                if known[key] is not None:
                     actions.append(
                         lsp.CodeAction(
                             title=f"Clamp the lengths at `{finding.sink}` to >= 1 ({finding.code})",
                             kind=lsp.CodeActionKind.QuickFix,
                             diagnostics=[diagnostic],
                             is_preferred=True,
-                            edit=workspace_edit(uri, text, fixed),
+                            edit=known[key],
                         )
                     )
-                lines = text.splitlines(keepends=True)
-                if 0 < finding.line <= len(lines):
-                    line = lines[finding.line - 1]
-                    new = suppression_line(line, finding.code)
+                where = suppression_edit(text, finding.line, finding.end_line, finding.code)
+                if where is not None:
+                    line, new = where
+                    old = lsp_lines(text)[line].rstrip("\r\n")
+                    width = self.workspace.position_codec.client_num_units(old)
                     actions.append(
                         lsp.CodeAction(
                             title=f"Suppress {finding.code} on this line (# noqa)",
                             kind=lsp.CodeActionKind.QuickFix,
                             diagnostics=[diagnostic],
-                            edit=line_edit(
-                                uri,
-                                finding.line - 1,
-                                self.workspace.position_codec.client_num_units(line.rstrip("\r\n")),
-                                new,
-                            ),
+                            edit=line_edit(uri, line, width, new),
                         )
                     )
-        if result.findings and wants(wanted, lsp.CodeActionKind.SourceFixAll):
-            fixed = fix_all(text, result.findings, settings)
-            if fixed is not None:
-                actions.append(
-                    lsp.CodeAction(
-                        title="zerolint: clamp the lengths at every reported sink",
-                        kind=FIX_ALL,
-                        edit=workspace_edit(uri, text, fixed),
+            if fix_all_wanted:
+                if "all" not in known:
+                    fixed = fix_all(text, result.findings, settings)
+                    known["all"] = None if fixed is None else workspace_edit(uri, text, fixed)
+                if known["all"] is not None:
+                    actions.append(
+                        lsp.CodeAction(
+                            title="zerolint: clamp the lengths at every reported sink",
+                            kind=FIX_ALL,
+                            edit=known["all"],
+                        )
                     )
-                )
+            return actions
+
+        actions = await asyncio.get_running_loop().run_in_executor(self.fixer, edits)
+        now = self.workspace.text_documents.get(unquote(uri))
+        if now is None or now.source != text:
+            return []  # edited while the fixes were made: they are for the old text
         return actions
+
+
+def _wide_lines(text: str | None) -> list[str] | None:
+    """``text``'s lines where positions in them need converting (None: ASCII or unknown)."""
+    return None if not text or text.isascii() else lsp_lines(text)
 
 
 def wants(only: list[str] | None, kind: str) -> bool:
@@ -562,8 +661,8 @@ def to_diagnostic(finding: Finding, convert: Convert = same) -> lsp.Diagnostic:
     )
 
 
-def from_engine_diagnostic(d: Diagnostic) -> lsp.Diagnostic:
-    where = lsp.Position(max(d.line - 1, 0), max(d.col - 1, 0))
+def from_engine_diagnostic(d: Diagnostic, convert: Convert = same) -> lsp.Diagnostic:
+    where = convert(absolute(d.path), lsp.Position(max(d.line - 1, 0), max(d.col - 1, 0)))
     return lsp.Diagnostic(
         range=lsp.Range(where, where),
         message=d.message,
@@ -588,18 +687,29 @@ def line_edit(uri: str, line: int, width: int, new: str) -> lsp.WorkspaceEdit:
 
 
 def workspace_edit(uri: str, before: str, after: str) -> lsp.WorkspaceEdit:
-    """The edits turning ``before`` into ``after``: one per changed run of lines."""
-    old = before.splitlines(keepends=True)
-    new = after.splitlines(keepends=True)
+    """The edits turning ``before`` into ``after``: one per changed run of lines. The lines
+    both share at the start and at the end are set aside before they are compared (a fix
+    changes a few lines of a large module: the comparison's cost grows with the square of
+    the lines it is given where many are alike, such as blank ones)."""
+    old = lsp_lines(before)
+    new = lsp_lines(after)
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
     edits = []
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        a=old[head : len(old) - tail], b=new[head : len(new) - tail], autojunk=False
+    )
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
         edits.append(
             lsp.TextEdit(
-                range=lsp.Range(lsp.Position(i1, 0), lsp.Position(i2, 0)),
-                new_text="".join(new[j1:j2]),
+                range=lsp.Range(lsp.Position(head + i1, 0), lsp.Position(head + i2, 0)),
+                new_text="".join(new[head + j1 : head + j2]),
             )
         )
     return lsp.WorkspaceEdit(changes={uri: edits})
@@ -615,10 +725,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: ZerolintServer, params: lsp.InitializedParams) -> None:
         ls.loop = asyncio.get_running_loop()
-        folders = [path_of(f.uri) for f in ls.workspace.folders.values()]
-        roots = [f for f in folders if f is not None]
-        if not roots and ls.workspace.root_path:
-            roots = [Path(ls.workspace.root_path)]
+        roots = ls.roots()
         ls.index = WorkspaceIndex(roots, ls.log)
         ls.log("info", f"zerolint {__version__}: checking {', '.join(map(str, roots)) or '-'}")
         warming = ls.in_worker(ls.warm)
@@ -628,8 +735,28 @@ def build(debounce: float = 0.05) -> ZerolintServer:
             await ls.watch_configuration()
         await warming
 
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def folders_changed(
+        ls: ZerolintServer, params: lsp.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        # pygls has updated ls.workspace.folders before this runs.
+        if ls.index is None:
+            return
+        roots = ls.roots()
+        await ls.in_worker(ls.index.set_folders, roots)
+        await ls.in_worker(ls.thaw)
+        ls.log(
+            "info",
+            f"zerolint: workspace folders changed: checking {', '.join(map(str, roots)) or '-'}",
+        )
+        await ls.in_worker(ls.warm)
+        await ls.refresh_open()
+
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: ZerolintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        path = path_of(params.text_document.uri)
+        if path is not None:  # published under the client's own spelling of the URI
+            ls.uris[path] = params.text_document.uri
         ls.schedule(params.text_document.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -659,6 +786,9 @@ def build(debounce: float = 0.05) -> ZerolintServer:
             if not path.exists() and ls.index is not None:
                 await ls.forget_tree(path)
             await ls.analyse(uri, closed=True)
+        if path is not None:
+            ls.fixes.pop(path, None)
+            ls.uris.pop(path, None)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def watched(ls: ZerolintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
@@ -697,15 +827,16 @@ def build(debounce: float = 0.05) -> ZerolintServer:
             code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False
         ),
     )
-    def code_action(ls: ZerolintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    async def code_action(ls: ZerolintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         try:
-            return ls.code_actions(params)
+            return await ls.code_actions(params)
         except Exception as exc:  # noqa: BLE001 - answer nothing rather than fail
             ls.log("error", f"zerolint: code action failed: {type(exc).__name__}: {exc}")
             return []
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: ZerolintServer, *args: Any) -> None:
+        ls.shut_down = True
         for task in ls.sleeping.values():
             task.cancel()
         ls.sleeping.clear()
@@ -713,12 +844,16 @@ def build(debounce: float = 0.05) -> ZerolintServer:
             ls.collecting.cancel()
             ls.collecting = None
         ls.worker.shutdown(wait=False, cancel_futures=True)
+        ls.fixer.shutdown(wait=False, cancel_futures=True)
 
     return server
 
 
 def serve(debounce: float = 0.05) -> int:
-    """Run the server on stdin/stdout until the client says exit."""
+    """Run the server on stdin/stdout until the client says exit; the exit status."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
-    build(debounce).start_io()
-    return 0
+    server = build(debounce)
+    server.start_io()
+    # As the protocol says: 0 after a shutdown request, 1 for an exit (or the end of the
+    # input) without one.
+    return 0 if server.shut_down else 1
