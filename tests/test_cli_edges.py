@@ -13,6 +13,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 BUG = """\
 from deep_gemm import get_paged_mqa_logits_metadata
@@ -90,6 +92,31 @@ def test_touching_checks_the_files_named_that_a_walk_would_skip(tmp_path: Path) 
             run = zerolint(tmp_path, "--force-exclude", "--touching", name, "k.py")
             assert run.stdout.startswith(f"{name}:{line}:12: ZL001 ".encode()), run.stderr
             assert b"Found 1 error." in run.stdout and run.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "found"),
+    [
+        # Old Mac line ends: a comment on the first line did hide the whole file from the
+        # search for files that name a kernel.
+        ("cr.py", b"# serving\r" + BUG.encode().replace(b"\n", b"\r"), [b"cr.py:6:12: ZL001 "]),
+        # A lone \r above the call: a noqa comment on the call's line did not count.
+        (
+            "stray.py",
+            b"# one\r" + BUG.encode().replace(b"64, num_sms)", b"64, num_sms)  # noqa: ZL001"),
+            [],
+        ),
+        # A whole-file comment in a file with old Mac line ends.
+        ("whole.py", b"# zerolint: noqa\r" + BUG.encode().replace(b"\n", b"\r"), []),
+    ],
+)
+def test_a_lone_carriage_return_ends_a_line_as_python_reads_it(
+    tmp_path: Path, name: str, data: bytes, found: list[bytes]
+) -> None:
+    (tmp_path / name).write_bytes(data)
+    run = zerolint(tmp_path, "--no-cache", "--select", "ALL", "--format", "concise", ".")
+    assert [line.split(b"`")[0] for line in run.stdout.splitlines()[:-1]] == found, run.stdout
+    assert run.returncode == int(bool(found)), run.stderr
 
 
 def test_paths_may_follow_an_option(tmp_path: Path) -> None:

@@ -79,8 +79,8 @@ def mention_pattern(names: Iterable[str]) -> re.Pattern[str]:
 
 
 def mentions(text: str, names: Iterable[str], pattern: re.Pattern[str]) -> bool:
-    """Whether ``text`` may use one of ``names``: ``pattern.search(text)``, computed on the
-    lines that hold a name only. The pattern never matches across lines, and run over a
+    """Whether ``text`` may use one of ``names``: ``pattern.search`` of each line (ended by
+    ``\\n``, ``\\r\\n`` or ``\\r``, as Python ends them) that holds a name. The pattern never matches across lines, and run over a
     whole file it tries every alternative at every character (a second per large tree
     once wrappers with common names join the names)."""
     tried: set[int] = set()
@@ -91,7 +91,14 @@ def mentions(text: str, names: Iterable[str], pattern: re.Pattern[str]) -> bool:
             end = text.find("\n", at)
             if start not in tried:
                 tried.add(start)
-                if pattern.search(text, start, len(text) if end == -1 else end) is not None:
+                stop = len(text) if end == -1 else end
+                if text.find("\r", start, stop) == -1:
+                    if pattern.search(text, start, stop) is not None:
+                        return True
+                # A lone \r ends a line for Python too (a file saved with old Mac line
+                # ends is one line here): each of its lines is looked at on its own, or a
+                # comment on the first would hide the rest.
+                elif any(pattern.search(line) for line in text[start:stop].split("\r")):
                     return True
             if end == -1:
                 break

@@ -513,10 +513,11 @@ def suppression_edit(text: str, first: int, last: int, code: str) -> tuple[int, 
     import io
     import tokenize
 
-    from zerolint.suppression import NOQA
+    from zerolint.suppression import NOQA, universal
 
     ends: set[int] = set()  # lines that end with a token of their own: a comment fits there
     comments: dict[int, tokenize.TokenInfo] = {}
+    text = universal(text)  # lines as the editor and Python's parser count them
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type in (tokenize.NEWLINE, tokenize.NL):
@@ -529,7 +530,7 @@ def suppression_edit(text: str, first: int, last: int, code: str) -> tuple[int, 
     for number in range(first, max(first, last) + 1):
         if number not in ends or number > len(lines):
             continue
-        body = lines[number - 1].rstrip("\r")
+        body = lines[number - 1]
         comment = comments.get(number)
         m = NOQA.search(comment.string) if comment is not None else None
         if comment is not None and m is not None and m.group("codes"):

@@ -73,6 +73,13 @@ def _codes(text: str | None, split: str) -> frozenset[str] | None:
     return frozenset(c.strip().upper() for c in re.split(split, text) if c.strip())
 
 
+def universal(text: str) -> str:
+    """``text`` with its lines ended by ``\\n`` alone: a lone ``\\r`` ends a line for
+    Python's parser (the findings' lines) as ``\\r\\n`` does, but not for ``tokenize`` fed
+    lines split at ``\\n``. Columns do not change."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def parse(text: str) -> Suppressions:
     """The suppression comments in ``text`` (Python source); a file that cannot be
     tokenized has none (it cannot have findings either)."""
@@ -80,7 +87,7 @@ def parse(text: str) -> Suppressions:
     if not KEYWORD.search(text):  # in any case, as the comments' own patterns read them
         return out
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        tokens = list(tokenize.generate_tokens(io.StringIO(universal(text)).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return out
     own_line: set[int] = set()
@@ -126,10 +133,10 @@ FILE_LINE = re.compile(r"^\s*#\s*zerolint:\s*noqa", re.IGNORECASE | re.MULTILINE
 
 def _keyword_lines(text: str) -> set[int]:
     """The numbers of the lines (from 1) of ``text`` holding ``KEYWORD``, numbered as
-    ``parse`` numbers them (its tokens come from ``io.StringIO(text).readline``, which ends
-    a line at ``\\n`` only)."""
+    ``parse`` and Python's parser number them (``universal``)."""
     lines: set[int] = set()
     line, counted = 1, 0
+    text = universal(text)
     for match in KEYWORD.finditer(text):
         line += text.count("\n", counted, match.start())
         counted = match.start()
