@@ -151,6 +151,11 @@ def write(root: Path, files: dict[str, str]) -> None:
         ),
         (("({argument})", "({argument}) {where}"), "message: bad placeholder 'where'"),
         (('code = "ACME001"', "code = 1"), "code: must be a rule code such as ZL001"),
+        # Selectors, --ignore and noqa comments read codes in capitals: these could never
+        # be selected, ignored or suppressed.
+        (('code = "ACME001"', 'code = "Acme001"'), "code: must be a rule code such as ZL001"),
+        (('code = "ACME001"', 'code = "ALL"'), "code: must be a rule code such as ZL001"),
+        (('code = "ACME001"', 'code = "ACME"'), "code: must be a rule code such as ZL001"),
         (('summary = "Zero rows reach acme\'s planner"\n', ""), "summary: is required"),
     ],
 )

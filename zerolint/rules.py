@@ -13,6 +13,7 @@ message is one line naming the file and the key.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -440,8 +441,10 @@ def rule_from_data(data: Mapping[str, Any], origin: str, doc: str = "") -> Rule:
     t = _Table(data, "", origin)
     code = t.required(
         "code",
-        lambda v: _is_str(v) and v[:1].isalpha() and v.isalnum(),
-        "a rule code such as ZL001",
+        # As selectors and noqa comments spell codes: capitals, then digits (`ALL` selects
+        # every rule, so no rule may be called that).
+        lambda v: _is_str(v) and re.fullmatch(r"[A-Z]+[0-9]+", v) is not None,
+        "a rule code such as ZL001 (capital letters, then digits)",
     )
     kernel_raw = t.get("kernel", _is_table, "a table", {})
     kt = _Table(kernel_raw, "kernel", origin)
