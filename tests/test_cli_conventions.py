@@ -348,6 +348,19 @@ def test_zerolint_rule_documents_every_zl9xx_code(tmp_path: Path, code: str) -> 
     assert f"| `{code}` |" in readme
 
 
+def test_the_shipped_rules_are_documented_beside_a_broken_configuration(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.zerolint]\nexlude = []\n")
+    run = zerolint("rule", "ZL001", cwd=tmp_path)
+    assert run.returncode == 0 and run.stdout.startswith("# ZL001: ")
+    assert run.stderr.startswith(f"zerolint: warning: {tmp_path / 'pyproject.toml'}: unknown key")
+    assert run.stderr.endswith("; showing the shipped rules only\n")
+    listed = zerolint("rules", "--format", "json", cwd=tmp_path)
+    assert listed.returncode == 0
+    opt_in = {r["code"]: r["opt_in"] for r in json.loads(listed.stdout)}
+    # The rules off by default are opt-in, as the ZL9xx codes that are.
+    assert (opt_in["ZL001"], opt_in["ZL002"], opt_in["ZL920"]) == (False, True, True)
+
+
 # ------------------------------------------------------------------- messages
 
 

@@ -26,7 +26,13 @@ def run(args: argparse.Namespace) -> int:
     if args._command == "rules":
         if args.format == "json":
             data = [
-                {"code": r.code, "name": r.name, "summary": r.summary, "fixable": bool(r.fix)}
+                {
+                    "code": r.code,
+                    "name": r.name,
+                    "summary": r.summary,
+                    "fixable": bool(r.fix),
+                    "opt_in": not r.default,
+                }
                 for r in rules
             ]
             data += [
@@ -86,10 +92,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _known_rules() -> tuple[Rule, ...]:
     """The shipped rules and those the project here adds."""
-    from zerolint.cli import UsageError
-    from zerolint.config import ConfigError, load_settings
+    from zerolint.config import ConfigError, Settings, load_settings
 
     try:
         return load_settings([Path.cwd()]).all_rules()
     except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+        # The shipped rules' documentation does not depend on the project's settings: a
+        # broken configuration here is said, and they are shown.
+        print(f"zerolint: warning: {exc}; showing the shipped rules only", file=sys.stderr)
+        return Settings().all_rules()
