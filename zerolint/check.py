@@ -409,7 +409,7 @@ def finish(
     missing: Sequence[Diagnostic] = (),
 ) -> int:
     """Print ``report`` and return the exit status."""
-    report.missing = len(missing)  # the summary then claims no clean run
+    report.missing = list(missing)  # the summary then claims no clean run
     print_report(report, args)
     # As Ruff does: a file that could not be checked fails the run like a finding, since it
     # may hold an unclamped call.

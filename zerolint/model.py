@@ -285,7 +285,8 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_checked: int = 0
     fixed: int = 0  # findings --fix fixed in this run (they are no longer in ``findings``)
-    missing: int = 0  # paths named on the command line that are not there (an error)
+    # Paths named on the command line that are not there (ZL902, an error: exit status 2).
+    missing: list[Diagnostic] = field(default_factory=list)
     # Findings a suppression comment hid (for ZL920, unused suppressions); never shown.
     suppressed: list[Finding] = field(default_factory=list)
 

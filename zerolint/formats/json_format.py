@@ -12,7 +12,8 @@ Schema version 1 (a field is never removed or renamed without bumping ``version`
       ],                               # ZL910 not fixed, ZL930 a limit; line/col 0: unknown
       "summary": {
         "files_checked": int, "findings": int, "proved": int, "diagnostics": int,
-        "files_not_checked": int, "fixed": int, "by_code": {"ZL001": int, ...}
+        "files_not_checked": int, "fixed": int, "by_code": {"ZL001": int, ...},
+        "paths_not_found": [str, ...]  # named on the command line, not there (exit 2)
       }
     }
 
@@ -150,6 +151,7 @@ def _summary(report: Report) -> dict[str, Any]:
         "files_not_checked": unchecked_files(report),
         "fixed": report.fixed,
         "by_code": dict(sorted(by_code.items())),
+        "paths_not_found": [d.path for d in report.missing],
     }
 
 

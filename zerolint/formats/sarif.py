@@ -264,11 +264,11 @@ def _artifact(path: str, options: RenderOptions) -> dict[str, Any]:
 
 
 def _invocation(report: Report, options: RenderOptions) -> dict[str, Any]:
-    notifications = [
-        _notification(d, options) for d in sorted(report.diagnostics, key=Diagnostic.sort_key)
-    ]
-    # Mirrors the exit status: the run failed only if no file at all could be checked.
-    successful = report.files_checked > 0 or not report.diagnostics
+    named = [*report.diagnostics, *report.missing]
+    notifications = [_notification(d, options) for d in sorted(named, key=Diagnostic.sort_key)]
+    # Mirrors the exit status: the run failed if a path named is not there, or if no file
+    # at all could be checked.
+    successful = not report.missing and (report.files_checked > 0 or not report.diagnostics)
     return {"executionSuccessful": successful, "toolExecutionNotifications": notifications}
 
 
@@ -283,5 +283,5 @@ def _notification(diagnostic: Diagnostic, options: RenderOptions) -> dict[str, A
 
 
 def _notification_descriptors(report: Report, options: RenderOptions) -> list[dict[str, Any]]:
-    codes = sorted({d.code for d in report.diagnostics})
+    codes = sorted({d.code for d in [*report.diagnostics, *report.missing]})
     return [_descriptor(code, options.rules.get(code)) for code in codes]

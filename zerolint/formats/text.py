@@ -245,5 +245,5 @@ def _summary(report: Report, paint: _Painter) -> str:
     if limits:  # ZL930: a finding may be missing there
         parts.append(f"{plural(limits, 'analysis limit')} reached.")
     if report.missing:  # named on stderr
-        parts.append(f"{plural(report.missing, 'path')} not found.")
+        parts.append(f"{plural(len(report.missing), 'path')} not found.")
     return " ".join(parts)
