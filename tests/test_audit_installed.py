@@ -46,6 +46,23 @@ def test_pth_folder_lines_extend_the_path_and_import_lines_are_not_run(tmp_path)
     assert env.search_path == (site, source)
 
 
+def test_a_malformed_file_of_another_package_is_a_note_not_an_error(tmp_path):
+    """site.py skips a .pth line it cannot use, and pip a broken entry_points.txt: one file
+    of an unrelated package must not stop the audit of the rest."""
+    deep_gemm(tmp_path, "2.6.1")
+    info = tmp_path / "other-1.0.dist-info"
+    write(info / "METADATA", "Metadata-Version: 2.1\nName: other\nVersion: 1.0\n")
+    write(info / "entry_points.txt", "[console_scripts]\nother\n")  # no "="
+    (tmp_path / "x.pth").write_bytes(b"a\x00b\n")
+    env = find_environment([tmp_path])
+    assert env.pip_deep_gemm is not None and env.pip_deep_gemm.version == "2.6.1"
+    assert "other" in env.distributions and env.distributions["other"].entry_points == ()
+    assert [n.split(" (")[0] for n in env.notes] == [
+        f"{tmp_path / 'x.pth'}:1: not a folder",
+        "other: entry_points.txt cannot be read",
+    ]
+
+
 def test_the_owner_comes_from_record_when_there_is_no_top_level(tmp_path):
     deep_gemm(tmp_path, "4.0")
     info = tmp_path / "DeepGEMM-4.0.0.dist-info"

@@ -151,9 +151,10 @@ def find_environment(site_packages: Sequence[Path | str]) -> Environment:
     for folder in folders:
         if not folder.is_dir():
             raise SitePackagesError(f"{folder}: no such site-packages folder")
-    search = tuple(_search_path(folders))
-    env = Environment(site_packages=folders, search_path=search)
-    env.distributions = _distributions(search)
+    notes: list[str] = []
+    search = tuple(_search_path(folders, notes))
+    env = Environment(site_packages=folders, search_path=search, notes=notes)
+    env.distributions = _distributions(search, notes)
     env.vllm = _module("vllm", search, env)
     env.sglang = _module("sglang", search, env)
     pip = _module(PIP_DEEP_GEMM, search, env)
@@ -203,34 +204,40 @@ def deep_gemm_version(package: Path) -> str | None:
     return None
 
 
-def _search_path(folders: Sequence[Path]) -> Iterable[Path]:
+def _search_path(folders: Sequence[Path], notes: list[str]) -> Iterable[Path]:
     """The folders themselves, each followed by the folders its ``.pth`` files add (as site.py)."""
     seen: set[Path] = set()
     for folder in folders:
-        for entry in (folder, *_pth_folders(folder)):
+        for entry in (folder, *_pth_folders(folder, notes)):
             resolved = entry.resolve()
             if resolved not in seen:
                 seen.add(resolved)
                 yield entry
 
 
-def _pth_folders(folder: Path) -> Iterable[Path]:
+def _pth_folders(folder: Path, notes: list[str]) -> Iterable[Path]:
     for pth in sorted(folder.glob("*.pth")):
         try:
             lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             continue
-        for line in lines:
+        for number, line in enumerate(lines, 1):
             line = line.strip()
             # site.py executes "import" lines; zerolint only reads the plain folder lines.
             if not line or line.startswith(("#", "import ", "import\t")):
                 continue
-            path = (folder / line).resolve()
-            if path.is_dir():
+            try:
+                path = (folder / line).resolve()
+                found = path.is_dir()
+            except (OSError, ValueError) as exc:  # a NUL byte, a name too long
+                # site.py reports such a line and goes on; so does the audit.
+                notes.append(f"{pth}:{number}: not a folder ({exc}); skipped")
+                continue
+            if found:
                 yield path
 
 
-def _distributions(search: Sequence[Path]) -> dict[str, Distribution]:
+def _distributions(search: Sequence[Path], notes: list[str]) -> dict[str, Distribution]:
     found: dict[str, Distribution] = {}
     for dist in metadata.distributions(path=[str(p) for p in search]):
         name = dist.metadata["Name"] if dist.metadata else None
@@ -240,7 +247,13 @@ def _distributions(search: Sequence[Path]) -> dict[str, Distribution]:
         if key in found:  # the first on the path shadows later ones, as in importlib
             continue
         location = Path(str(dist.locate_file("")))
-        points = tuple((ep.group, ep.name, ep.value) for ep in dist.entry_points)
+        try:
+            points = tuple((ep.group, ep.name, ep.value) for ep in dist.entry_points)
+        except (TypeError, ValueError, AttributeError) as exc:  # a line without "=", ...
+            notes.append(
+                f"{name}: entry_points.txt cannot be read ({exc}); its entry points are left out"
+            )
+            points = ()
         found[key] = Distribution(name, dist.version or "", location, points, _top_level(dist))
     return found
 
