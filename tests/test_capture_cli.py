@@ -191,6 +191,20 @@ def test_capture_sizes_are_bounded(sizes, message):
     assert message in result.stderr and len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("cap", "message"),
+    [
+        ("99999999999999999999", "a batch of 1 to 16,777,216 tokens, not 99,999,999,999"),
+        ("2000000", "makes more than 65,536 capture sizes"),
+    ],
+)
+def test_the_sizes_vllm_would_make_are_bounded_too(cap, message):
+    """Not given, the sizes come from max_cudagraph_capture_size: held to the same limits."""
+    result = capture("--max-num-batched-tokens", cap, "--max-cudagraph-capture-size", cap)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.splitlines()) == 1
+
+
 @pytest.mark.parametrize("gpu", ["sm80", "sm89", "sm120"])
 def test_gpus_that_do_not_run_the_scheduler_are_not_affected(gpu):
     result = capture("--gpu", gpu)

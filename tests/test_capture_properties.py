@@ -22,10 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from zerolint.capture import CaptureConfig, CaptureConfigError, analyze, capture_sizes
+from zerolint.capture import (
+    CaptureConfig,
+    CaptureConfigError,
+    analyze,
+    capture_sizes,
+    full_decode_sizes,
+)
+from zerolint.decode_model import SIZES_PER_QUESTION
 
 GENERATOR = Path(__file__).parent / "fixtures" / "capture" / "generate.py"
 VLLM = "0.27.1"
@@ -188,6 +196,25 @@ def brute_idle(config: CaptureConfig) -> dict[str, int] | None:
 @given(configs)
 def test_capture_hazards_match_brute_force(config):
     assume(accepted(config))
+    assert analyze(config).hazardous_sizes == brute_capture(config)
+
+
+@pytest.mark.parametrize("step", [1, 32])  # every size; only multiples of 32 (most fault)
+@pytest.mark.parametrize("speculative", [0, 1, 3])
+@pytest.mark.parametrize("ratios", [(4,), (2, 8)])
+def test_hundreds_of_sizes_match_brute_force(step, speculative, ratios):
+    """More sizes than one solver question asks about (decode_model.SIZES_PER_QUESTION):
+    no size is lost or doubled where the questions meet."""
+    config = CaptureConfig(
+        max_num_seqs=4800,
+        max_num_batched_tokens=4800,
+        cudagraph_capture_sizes=tuple(range(step, 4801, step)),
+        num_speculative_tokens=speculative,
+        compress_ratios=ratios,
+    )
+    assert accepted(config)
+    asked = full_decode_sizes(config, capture_sizes(config))
+    assert len(asked) > 2 * SIZES_PER_QUESTION  # several questions, and their edges crossed
     assert analyze(config).hazardous_sizes == brute_capture(config)
 
 

@@ -361,12 +361,13 @@ def _zl001(package: Path, ratios: tuple[int, ...]) -> tuple[list[Finding], list[
 
 def _capture(vllm_args: str, gpu: Gpu, ratios: tuple[int, ...]) -> CaptureResult:
     from zerolint.capture import CaptureConfig, CaptureConfigError, analyze, parse_vllm_args
+    from zerolint.smt import SolverGaveUp
 
     try:
         fields = parse_vllm_args(vllm_args) if vllm_args else {}
         arch = gpu.arch if gpu.arch in ("sm90", "sm100") else "sm90"
         return analyze(CaptureConfig(**{**fields, "gpu": arch, "compress_ratios": ratios}))
-    except CaptureConfigError as exc:
+    except (CaptureConfigError, SolverGaveUp) as exc:
         raise AuditError(f"--vllm-args: {exc}") from None
 
 

@@ -220,6 +220,7 @@ def capture_sizes(config: CaptureConfig) -> list[int]:
     if config.cudagraph_capture_sizes is not None:
         sizes = sorted({s for s in config.cudagraph_capture_sizes if s <= max_tokens})
     else:
+        _check_default_cap(cap)
         sizes = _default_sizes(cap, max_tokens, config.performance_mode)
     largest = sizes[-1] if sizes else 0
     if (
@@ -234,6 +235,22 @@ def capture_sizes(config: CaptureConfig) -> list[int]:
     if config.full_decode_graphs and config.next_n > 1 and sizes:
         sizes = _round_for_spec_decode(sizes, config.next_n, largest)
     return sizes
+
+
+def _check_default_cap(cap: int) -> None:
+    """The limits a list of sizes given is held to (``MAX_CAPTURE_SIZE``,
+    ``MAX_CAPTURE_SIZES``), for the sizes vLLM would make up to ``cap``: every 16 tokens
+    above 256."""
+    if cap > MAX_CAPTURE_SIZE:
+        raise CaptureConfigError(
+            f"max_cudagraph_capture_size: a capture size is a batch of 1 to "
+            f"{MAX_CAPTURE_SIZE:,} tokens, not {cap:,}"
+        )
+    if len(range(256, cap + 1, 16)) > MAX_CAPTURE_SIZES - 64:  # 63 at most below 256
+        raise CaptureConfigError(
+            f"max_cudagraph_capture_size {cap:,} makes more than {MAX_CAPTURE_SIZES:,} capture "
+            "sizes (one every 16 tokens above 256), the most that are checked"
+        )
 
 
 def _default_sizes(cap: int, max_tokens: int, mode: str) -> list[int]:
@@ -755,7 +772,7 @@ def run(args: argparse.Namespace) -> int:
         args.gpu = "sm90"  # vLLM's capture sizes outside the SM100 family
     try:
         result = analyze(config_from_args(args))
-    except CaptureConfigError as exc:
+    except (CaptureConfigError, smt.SolverGaveUp) as exc:  # a limit hit is said, never hidden
         raise UsageError(f"capture: {exc}") from None
     if unaffected:
         sys.stdout.write(render_unaffected(result, unaffected, args.format))

@@ -41,6 +41,10 @@ class DecodeShape:
         return tuple(seq_len - self.next_n + j + 1 for j in range(self.next_n))
 
 
+SIZES_PER_QUESTION = 64
+"""How many capture sizes one solver question asks about (``faulting_sizes``)."""
+
+
 def faulting_sizes(
     shape: DecodeShape,
     ops: Sequence[Op],
@@ -65,14 +69,22 @@ def faulting_sizes(
         enc, predicate, shape, ops, seq_len=z3.IntVal(seq_len), requests=requests
     )
     solver = enc.solver()
-    solver.add(_member(z3, size, sizes), size % shape.next_n == 0, fault)
+    solver.add(size % shape.next_n == 0, fault)
     found = []
-    while (answer := solver.check()) == z3.sat:
-        value = solver.model().eval(size).as_long()
-        found.append(value)
-        solver.add(size != value)
-    if answer != z3.unsat:
-        raise smt.SolverGaveUp(f"capture sizes: solver gave up ({smt.why_unknown(solver)})")
+    # A few sizes at a time: each check then carries the blocking clauses of its part only
+    # (one per faulting size), where one question over thousands of sizes grew a clause
+    # per answer and took time growing with the square of the faulting sizes.
+    values = sorted(set(sizes))
+    for start in range(0, len(values), SIZES_PER_QUESTION):
+        solver.push()
+        solver.add(_member(z3, size, values[start : start + SIZES_PER_QUESTION]))
+        while (answer := solver.check()) == z3.sat:
+            value = solver.model().eval(size).as_long()
+            found.append(value)
+            solver.add(size != value)
+        if answer != z3.unsat:
+            raise smt.SolverGaveUp(f"capture sizes: solver gave up ({smt.why_unknown(solver)})")
+        solver.pop()
     return sorted(found)
 
 
