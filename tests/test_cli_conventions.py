@@ -219,13 +219,21 @@ def test_unused_suppressions_are_reported_when_selected(tmp_path: Path, check) -
             "stale_file.py": "# zerolint: noqa\n" + CLEAN,
             # Read in any case, as the comment's own pattern reads it.
             "stale_upper.py": CLEAN.replace("// 4", "// 4  # NOQA: ZL001"),
+            # Names no code: quoted as written, not as the bare comment (which hides all).
+            "stale_empty.py": CLEAN.replace("// 4", "// 4  # zerolint: ignore[]"),
         },
     )
     assert check(".")[:2] == (0, "All checks passed!\n")  # opt-in: off by default
     code, out, _ = check("--select", "ZL001,ZL920", ".")
     assert code == 1
-    assert findings(out) == [("stale.py", 2), ("stale_file.py", 1), ("stale_upper.py", 2)]
+    assert findings(out) == [
+        ("stale.py", 2),
+        ("stale_empty.py", 2),
+        ("stale_file.py", 1),
+        ("stale_upper.py", 2),
+    ]
     assert "stale.py:2:27: ZL920 unused suppression `# noqa: ZL001`" in out
+    assert "stale_empty.py:2:27: ZL920 unused suppression `# zerolint: ignore[]`" in out
     assert findings(check("--select", "ALL", ".")[1]) == findings(out)
 
 

@@ -247,8 +247,8 @@ def unused(path: str, text: str, suppressed: Iterable[Finding]) -> list[Finding]
                 continue
             what = f"`# noqa: {', '.join(ours)}`"
         elif comment.kind == "ignore":
-            what = "`# zerolint: ignore" + (
-                f"[{', '.join(sorted(comment.codes))}]`" if comment.codes else "`"
+            what = "`# zerolint: ignore" + (  # `ignore[]` names no code: it hides nothing
+                f"[{', '.join(sorted(comment.codes))}]`" if comment.codes is not None else "`"
             )
         else:
             what = "`# zerolint: noqa" + (
