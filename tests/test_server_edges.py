@@ -2,7 +2,8 @@
 real LSP client: lines broken only where the protocol breaks them (not at a form feed or
 U+2028), the suppression comment put only where Python reads it as one, positions in
 UTF-16 in every file, workspace folders added while running, code actions that do not hold
-up the edits behind them, the client's own spelling of a URI, and the exit status.
+up the edits behind them, the client's own spelling of a URI, the exit status, and what is
+logged of an unknown method and of a buffer on no file.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from lsprotocol import types as lsp
 
 from devtools.lsp_client import Client, apply_edit
 from tests import test_server
-from tests.test_server import BUILDER, HELPER, is_clean, is_zl001
+from tests.test_server import BUILDER, CLAMPED_BUILDER, HELPER, is_clean, is_zl001
 
 workspace = test_server.workspace  # the fixtures: a small project, and a server over it
 session = test_server.session
@@ -287,3 +288,22 @@ def test_exit_without_shutdown_exits_with_status_1(workspace: Path) -> None:
         assert code == 1
 
     asyncio.run(main())
+
+
+def test_an_unknown_method_and_a_buffer_off_disk_are_said_once(workspace: Path, session) -> None:
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        with pytest.raises(Exception, match="[Mm]ethod [Nn]ot [Ff]ound|not found"):
+            await client.lsp.protocol.send_request_async("zerolint/nothing", {})
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        builder.unlink()
+        for text, shown in ((CLAMPED_BUILDER, is_clean), (BUILDER, is_zl001)) * 2:
+            client.change(uri, text)  # four edits of a buffer on no file, each analysed
+            await client.diagnostics_for(uri, shown)
+        await client.log_matching("not on disk")
+        assert len([m for m in client.logs if "not on disk" in m]) == 1
+        assert not [m for m in client.logs if "internal error" in m]
+
+    session(scenario)

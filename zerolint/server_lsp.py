@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path, to_fs_path
@@ -158,6 +159,7 @@ class ZerolintServer(LanguageServer):
         # The URI each open file was opened under (diagnostics are published under it).
         self.uris: dict[Path, str] = {}
         self.shut_down = False
+        self.off_disk: set[Path] = set()  # open buffers said to be on no file on disk
         self.sleeping: dict[str, asyncio.Task] = {}
         # Documents being analysed, and those edited meanwhile: however fast the typing,
         # one analysis per document is in flight and at most one more is owed.
@@ -197,6 +199,9 @@ class ZerolintServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Requests answer with their error; everything else is logged, never shown as a popup.
+        if isinstance(error, JsonRpcMethodNotFound):  # answered so; a client's probe, not ours
+            self.log("info", f"zerolint: {error}")
+            return
         self.log("error", f"zerolint: internal error: {type(error).__name__}: {error}")
 
     # ------------------------------------------------------------------ documents
@@ -269,11 +274,15 @@ class ZerolintServer(LanguageServer):
         doc = None if closed else self.workspace.text_documents.get(unquote(uri))
         text = doc.source if doc is not None else None
         if doc is not None and not path.exists():
-            self.log(
-                "warning",
-                f"zerolint: {path} is not on disk (deleted or not saved yet); "
-                "checking the editor's buffer",
-            )
+            if path not in self.off_disk:  # said once, not at every edit
+                self.off_disk.add(path)
+                self.log(
+                    "warning",
+                    f"zerolint: {path} is not on disk (deleted or not saved yet); "
+                    "checking the editor's buffer",
+                )
+        else:
+            self.off_disk.discard(path)
         opened = self.open_documents()
         loop = asyncio.get_running_loop()
         self.analysing += 1
