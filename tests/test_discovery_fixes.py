@@ -117,6 +117,11 @@ def test_a_file_spelt_two_ways_is_checked_and_reported_once(
     code, out, _ = check("--format", "concise", *spellings, cache=cache)
     assert (code, findings(out)) == (1, [("bug.py", 6), ("pkg/bug.py", 6)])
     assert "Found 2 errors." in out
+    # From below: a path that climbs, and the absolute one.
+    code, out, _ = check(
+        "--format", "concise", "../bug.py", str(tmp_path / "bug.py"), cwd=tmp_path / "pkg"
+    )
+    assert (code, findings(out), out.count("ZL001")) == (1, [("../bug.py", 6)], 1)
 
 
 # ------------------------------------------------- zerolint.toml holds top-level keys

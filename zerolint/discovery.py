@@ -311,6 +311,7 @@ def discover(
     does not exist gets a ZL902 "path not found".
     """
     out = Discovered()
+    paths = list(paths)
     for path in paths:
         try:
             if path.is_dir():
@@ -340,6 +341,14 @@ def discover(
     # (`bug.py $PWD/bug.py`), is checked and reported once: under its first spelling.
     unique: dict[str, Path] = {}
     for f in out.files:
-        unique.setdefault(os.path.abspath(f), f)
-    out.files = sorted(unique.values(), key=lambda f: os.path.normpath(str(f)))
+        unique.setdefault(os.path.normpath(str(f)), f)
+    # A file is spelt from outside the current folder only below a path named so.
+    if any(os.path.normpath(p).startswith((os.sep, os.pardir)) for p in paths):
+        here = os.getcwd().rstrip(os.sep)
+        merged: dict[str, tuple[str, Path]] = {}
+        for norm, f in unique.items():
+            key = norm if norm.startswith(os.sep) else os.path.normpath(here + os.sep + norm)
+            merged.setdefault(key, (norm, f))
+        unique = dict(merged.values())
+    out.files = [unique[k] for k in sorted(unique)]
     return out
