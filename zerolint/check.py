@@ -941,10 +941,7 @@ def report_from_cache(
         return shown[key]
 
     report = Report(diagnostics=list(diagnostics), files_checked=len(files))
-    # A file named twice (``bug.py $PWD/bug.py``) is two files of the run, as in the
-    # analysis, and one cache entry, which holds what both showed (store_results groups
-    # by the path shown): counted twice, shown once.
-    added: set[str] = set()
+    # Each file once: discovery merges a file named twice or spelt two ways.
     try:
         for path in files:
             lk = lookups[path]
@@ -955,9 +952,6 @@ def report_from_cache(
                 continue  # most files: nothing to show (and no comprehension to run)
             if any(d.get("code") in NOT_CHECKED for d in diagnostics):
                 report.files_checked -= 1
-            if lk.key in added:
-                continue
-            added.add(lk.key)
             report.findings += [finding_from_dict(relocated(f, show)) for f in found]
             report.proved += [finding_from_dict(relocated(f, show)) for f in proved]
             report.diagnostics += [diagnostic_from_dict(relocated(d, show)) for d in diagnostics]
