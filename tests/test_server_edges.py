@@ -3,7 +3,8 @@ real LSP client: lines broken only where the protocol breaks them (not at a form
 U+2028), the suppression comment put only where Python reads it as one, positions in
 UTF-16 in every file, workspace folders added while running, code actions that do not hold
 up the edits behind them, the client's own spelling of a URI, the exit status, and what is
-logged of an unknown method and of a buffer on no file.
+answered or logged for an unknown method, parameters that cannot be read, and a buffer on
+no file.
 """
 
 from __future__ import annotations
@@ -290,12 +291,30 @@ def test_exit_without_shutdown_exits_with_status_1(workspace: Path) -> None:
     asyncio.run(main())
 
 
-def test_an_unknown_method_and_a_buffer_off_disk_are_said_once(workspace: Path, session) -> None:
+def test_an_unknown_method_bad_params_and_a_buffer_off_disk_are_answered_once(
+    workspace: Path, session
+) -> None:
     builder = workspace / "pkg" / "builder.py"
 
     async def scenario(client: Client) -> None:
         with pytest.raises(Exception, match="[Mm]ethod [Nn]ot [Ff]ound|not found"):
             await client.lsp.protocol.send_request_async("zerolint/nothing", {})
+        # Parameters pygls cannot read (sent as bytes: the client's own pygls would refuse
+        # them): answered with the error, not left unanswered.
+        protocol = client.lsp.protocol
+        answer = asyncio.get_running_loop().create_future()
+        protocol._request_futures["bad-params"] = answer
+        bad = {"x": 1}
+        protocol._send_data(
+            {
+                "jsonrpc": "2.0",
+                "id": "bad-params",
+                "method": "textDocument/codeAction",
+                "params": bad,
+            }
+        )
+        with pytest.raises(Exception, match="[Ii]nvalid [Pp]arams"):
+            await asyncio.wait_for(answer, 20)
         uri = client.open(builder)
         await client.diagnostics_for(uri, is_zl001)
         builder.unlink()

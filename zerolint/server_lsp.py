@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcMethodNotFound
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path, to_fs_path
@@ -98,6 +98,17 @@ class Protocol(LanguageServerProtocol):
     """pygls' protocol, except that a change, save or close of a document that was never
     opened is logged and ignored instead of failing inside pygls, and documents are
     ``Document``s."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """pygls' reading of a message, except that a request whose parameters it cannot
+        read is answered with the error (pygls logs it and answers nothing: the client
+        would wait for ever)."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                self._send_response(data["id"], None, exc.to_response_error())
+            raise
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
@@ -201,6 +212,9 @@ class ZerolintServer(LanguageServer):
         # Requests answer with their error; everything else is logged, never shown as a popup.
         if isinstance(error, JsonRpcMethodNotFound):  # answered so; a client's probe, not ours
             self.log("info", f"zerolint: {error}")
+            return
+        if isinstance(error, JsonRpcInvalidParams):  # answered so (Protocol.structure_message)
+            self.log("warning", f"zerolint: a message's parameters could not be read: {error}")
             return
         self.log("error", f"zerolint: internal error: {type(error).__name__}: {error}")
 
