@@ -130,6 +130,10 @@ def test_repeated_compress_ratios():
             ["--cudagraph-capture-sizes", "1..x"],
             "zerolint: error: capture: --cudagraph-capture-sizes expects an integer, got 'x'",
         ),
+        (  # vLLM refuses a value for the switch; it was read as eager mode
+            ["--vllm-args", "--enforce-eager=false"],
+            "zerolint: error: capture: --vllm-args: --enforce-eager=false: --enforce-eager takes",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):

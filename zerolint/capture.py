@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 from collections.abc import Iterator, Sequence
@@ -384,6 +385,12 @@ def parse_vllm_args(text: str, unknown: list[str] | None = None) -> dict[str, An
         tokens = shlex.split(text)
     except ValueError as exc:
         raise CaptureConfigError(f"--vllm-args: {exc}") from None
+    for token in tokens:  # a switch given a value: vLLM's parser refuses it
+        if re.match(r"--(no[-_])?enforce[-_]eager=", token):
+            raise CaptureConfigError(
+                f"--vllm-args: {token}: --enforce-eager takes no value (vLLM refuses one; "
+                "--no-enforce-eager turns it off)"
+            )
     fields: dict[str, Any] = {}
     level_mode: str | None = None
     for flag, values in _flags(tokens):
