@@ -106,8 +106,9 @@ def test_touching_checks_the_files_named_that_a_walk_would_skip(tmp_path: Path) 
             b"# one\r" + BUG.encode().replace(b"64, num_sms)", b"64, num_sms)  # noqa: ZL001"),
             [],
         ),
-        # A whole-file comment in a file with old Mac line ends.
+        # A whole-file comment in a file with old Mac line ends, first or after a line.
         ("whole.py", b"# zerolint: noqa\r" + BUG.encode().replace(b"\n", b"\r"), []),
+        ("later.py", b"# one\r# zerolint: noqa\r" + BUG.encode().replace(b"\n", b"\r"), []),
     ],
 )
 def test_a_lone_carriage_return_ends_a_line_as_python_reads_it(

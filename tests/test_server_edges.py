@@ -20,7 +20,7 @@ from lsprotocol import types as lsp
 
 from devtools.lsp_client import Client, apply_edit
 from tests import test_server
-from tests.test_server import BUILDER, CLAMPED_BUILDER, HELPER, is_clean, is_zl001
+from tests.test_server import BUILDER, CLAMPED_BUILDER, CLAMPED_HELPER, HELPER, is_clean, is_zl001
 
 workspace = test_server.workspace  # the fixtures: a small project, and a server over it
 session = test_server.session
@@ -324,5 +324,36 @@ def test_an_unknown_method_bad_params_and_a_buffer_off_disk_are_answered_once(
         await client.log_matching("not on disk")
         assert len([m for m in client.logs if "not on disk" in m]) == 1
         assert not [m for m in client.logs if "internal error" in m]
+
+    session(scenario)
+
+
+def test_fix_all_follows_the_findings_when_a_helper_changes(workspace: Path, session) -> None:
+    """The fixes are kept per buffer, but a file's findings also come from the modules it
+    calls: an edit of the helper must not leave a fix for a finding that is gone."""
+    local = (
+        "\n\ndef build_local(seq_lens, num_sms):\n"
+        "    return deep_gemm.get_paged_mqa_logits_metadata("
+        "(seq_lens // 4).unsqueeze(-1), 64, num_sms)\n"
+    )
+    builder = workspace / "pkg" / "builder.py"
+    builder.write_text(BUILDER + local)
+    helper = workspace / "pkg" / "utils.py"
+
+    async def fix_all_clamps(client: Client, uri: str, diagnostic: lsp.Diagnostic) -> int:
+        [fix_all] = [
+            a for a in await client.code_actions(uri, diagnostic) if a.kind and "fixAll" in a.kind
+        ]
+        assert fix_all.edit is not None and fix_all.edit.changes is not None
+        return apply_edit(BUILDER + local, fix_all.edit.changes[uri]).count("torch.clamp(")
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        two = await client.diagnostics_for(uri, lambda d: len(d) == 2)
+        assert await fix_all_clamps(client, uri, two[0]) == 2
+        h = client.open(helper)
+        client.change(h, CLAMPED_HELPER)  # the helper's finding goes; the local one stays
+        [one] = await client.diagnostics_for(uri, lambda d: len(d) == 1)
+        assert await fix_all_clamps(client, uri, one) == 1
 
     session(scenario)

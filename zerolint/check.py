@@ -187,11 +187,12 @@ def _from_here(globs: Sequence[str]) -> tuple[str, ...]:
     )
 
 
-def _below_here(path: str) -> str:
-    """``path`` relative to the current folder where it is below it (as a walk of ``.``
-    spells it: discovery then merges the two without working out absolute paths)."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith(os.pardir) else relative
+def _below(path: str, here: str) -> str:
+    """``path`` (absolute, normalised) relative to the folder ``here`` (ending in a
+    separator) where it is below it, as a walk of ``.`` spells it: discovery then merges
+    the two without working out absolute paths (and the current folder is not asked for
+    once per file)."""
+    return path.removeprefix(here)
 
 
 def _globs(values: Sequence[str] | None) -> tuple[str, ...]:
@@ -367,7 +368,8 @@ def _run(args: argparse.Namespace) -> int:
         # The project, and the files named: a walk takes only *.py and *.pyi and skips
         # build/, venv/ and the like, where a file pre-commit passes (a script named by its
         # shebang, a tracked build/gen.py) is checked as when named without --touching.
-        paths = [Path("."), *(Path(_below_here(f)) for f in sorted(touched))]
+        here = os.getcwd().rstrip(os.sep) + os.sep
+        paths = [Path("."), *(Path(_below(f, here)) for f in sorted(touched))]
     show_progress = _progress_wanted(args)
     fixing = args.fix or args.diff
     timings: dict[str, float] = {}

@@ -164,9 +164,9 @@ class ZerolintServer(LanguageServer):
         # One thread owns the index: analyses never overlap and never block the loop.
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zerolint-index")
         # Code actions' fixes (LibCST) run on a thread of their own; each file's are kept
-        # for the text they were made from.
+        # for the results (and settings) they were made from.
         self.fixer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zerolint-fix")
-        self.fixes: dict[Path, tuple[str, dict[Any, lsp.WorkspaceEdit | None]]] = {}
+        self.fixes: dict[Path, tuple[FileResult, Any, dict[Any, lsp.WorkspaceEdit | None]]] = {}
         # The URI each open file was opened under (diagnostics are published under it).
         self.uris: dict[Path, str] = {}
         self.shut_down = False
@@ -522,7 +522,7 @@ class ZerolintServer(LanguageServer):
     async def code_actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         """The actions for the findings the request's range overlaps. LibCST's fix takes a
         second on a large module: it runs on a thread of its own, so edits go on being
-        read and analysed meanwhile, and its result is kept until the buffer changes."""
+        read and analysed meanwhile, and its result is kept until the findings change."""
         uri = params.text_document.uri
         doc = self.workspace.text_documents.get(unquote(uri))
         path = path_of(uri)
@@ -547,11 +547,13 @@ class ZerolintServer(LanguageServer):
         quick = wants(wanted, lsp.CodeActionKind.QuickFix)
         if not (findings and quick) and not fix_all_wanted:
             return []
+        # Kept for these results: the text, and what other files and the settings made
+        # of it (an edit of a helper or of the configuration publishes new ones).
         cached = self.fixes.get(path)
-        if cached is None or cached[0] is not text:
-            cached = (text, {})
+        if cached is None or cached[0] is not result or cached[1] is not settings:
+            cached = (result, settings, {})
             self.fixes[path] = cached
-        known = cached[1]
+        known = cached[2]
 
         def edits() -> list[lsp.CodeAction]:  # on the fixes' thread
             actions: list[lsp.CodeAction] = []

@@ -148,7 +148,7 @@ def _may_suppress(text: str, findings: list[Finding]) -> bool:
     """Whether a comment of ``text`` can suppress one of ``findings`` (all of that file):
     a line that may hold a whole-file comment, or a keyword on a line of a finding's call.
     When not, tokenizing the file would find nothing that matters to them."""
-    if FILE_LINE.search(text):
+    if FILE_LINE.search(universal(text)):  # a line may start after a lone \r too
         return True
     lines = _keyword_lines(text)
     return any(
