@@ -80,9 +80,10 @@ def mention_pattern(names: Iterable[str]) -> re.Pattern[str]:
 
 def mentions(text: str, names: Iterable[str], pattern: re.Pattern[str]) -> bool:
     """Whether ``text`` may use one of ``names``: ``pattern.search`` of each line (ended by
-    ``\\n``, ``\\r\\n`` or ``\\r``, as Python ends them) that holds a name. The pattern never matches across lines, and run over a
-    whole file it tries every alternative at every character (a second per large tree
-    once wrappers with common names join the names)."""
+    ``\\n``, ``\\r\\n`` or ``\\r``, as Python ends them) that holds a name. The pattern
+    never matches across lines, and run over a whole file it tries every alternative at
+    every character (a second per large tree once wrappers with common names join the
+    names)."""
     tried: set[int] = set()
     for name in names:
         at = text.find(name)
