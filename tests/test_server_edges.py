@@ -2,9 +2,9 @@
 real LSP client: lines broken only where the protocol breaks them (not at a form feed or
 U+2028), the suppression comment put only where Python reads it as one, positions in
 UTF-16 in every file, workspace folders added while running, code actions that do not hold
-up the edits behind them, the client's own spelling of a URI, the exit status, and what is
-answered or logged for an unknown method, parameters that cannot be read, and a buffer on
-no file.
+up the edits behind them nor outlive the findings they fix, the client's own spelling of a
+URI, the exit status, and what is answered or logged for an unknown method, parameters that
+cannot be read, a request after shutdown, and a buffer on no file.
 """
 
 from __future__ import annotations
@@ -357,3 +357,21 @@ def test_fix_all_follows_the_findings_when_a_helper_changes(workspace: Path, ses
         assert await fix_all_clamps(client, uri, one) == 1
 
     session(scenario)
+
+
+def test_a_request_after_shutdown_is_answered_invalid_request(workspace: Path) -> None:
+    async def main() -> None:
+        client = Client(workspace)
+        await client.start()
+        await client.lsp.shutdown_async(None)
+        with pytest.raises(Exception, match="after shutdown"):
+            await asyncio.wait_for(
+                client.lsp.protocol.send_request_async("zerolint/anything", {}), 20
+            )
+        client.lsp.exit(None)
+        process = client.lsp._server
+        assert process is not None
+        assert await asyncio.wait_for(process.wait(), 30) == 0  # it had been shut down
+        await client.lsp.stop()
+
+    asyncio.run(main())

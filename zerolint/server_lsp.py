@@ -29,7 +29,12 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcMethodNotFound
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcMethodNotFound,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path, to_fs_path
@@ -109,6 +114,16 @@ class Protocol(LanguageServerProtocol):
             if isinstance(data, dict) and "id" in data and "method" in data:
                 self._send_response(data["id"], None, exc.to_response_error())
             raise
+
+    def handle_message(self, message: Any) -> None:
+        """pygls' dispatch, except that a request after ``shutdown`` is answered with
+        ``InvalidRequest``, as the protocol says (pygls answers nothing)."""
+        method = getattr(message, "method", None)
+        if self._shutdown and method not in (None, lsp.EXIT) and hasattr(message, "id"):
+            error = JsonRpcInvalidRequest(f"{method} after shutdown").to_response_error()
+            self._send_response(message.id, None, error)
+            return
+        super().handle_message(message)
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
