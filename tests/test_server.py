@@ -69,25 +69,28 @@ def workspace(tmp_path: Path) -> Path:
 Session = Callable[[Callable[[Client], Awaitable[None]]], None]
 
 
+def run_session(root: Path, scenario: Callable[[Client], Awaitable[None]]) -> None:
+    """Run a scenario against a fresh server over ``root``; the server must shut down and
+    exit 0."""
+
+    async def main() -> None:
+        client = Client(root, "--debounce-ms", "20")
+        await client.start()
+        try:
+            await asyncio.wait_for(scenario(client), 240)
+        except BaseException:
+            await client.kill()
+            raise
+        code = await client.stop()
+        assert code == 0, client.stderr.decode(errors="replace")
+
+    asyncio.run(main())
+
+
 @pytest.fixture
 def session(workspace: Path) -> Session:
-    """Run a scenario against a fresh server; the server must shut down and exit 0."""
-
-    def run(scenario: Callable[[Client], Awaitable[None]]) -> None:
-        async def main() -> None:
-            client = Client(workspace, "--debounce-ms", "20")
-            await client.start()
-            try:
-                await asyncio.wait_for(scenario(client), 240)
-            except BaseException:
-                await client.kill()
-                raise
-            code = await client.stop()
-            assert code == 0, client.stderr.decode(errors="replace")
-
-        asyncio.run(main())
-
-    return run
+    """Run a scenario against a fresh server over the workspace (``run_session``)."""
+    return lambda scenario: run_session(workspace, scenario)
 
 
 def test_initialize_announces_the_features(session: Session) -> None:

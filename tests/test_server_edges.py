@@ -20,7 +20,15 @@ from lsprotocol import types as lsp
 
 from devtools.lsp_client import Client, apply_edit
 from tests import test_server
-from tests.test_server import BUILDER, CLAMPED_BUILDER, CLAMPED_HELPER, HELPER, is_clean, is_zl001
+from tests.test_server import (
+    BUILDER,
+    CLAMPED_BUILDER,
+    CLAMPED_HELPER,
+    HELPER,
+    is_clean,
+    is_zl001,
+    run_session,
+)
 
 workspace = test_server.workspace  # the fixtures: a small project, and a server over it
 session = test_server.session
@@ -193,33 +201,27 @@ def test_positions_are_in_utf16_in_every_file(workspace: Path, session) -> None:
 
 
 def test_a_workspace_folder_added_while_running_is_checked_as_a_project(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, session
 ) -> None:
     other = tmp_path / "other"
     shutil.copytree(workspace, other)
 
-    async def main() -> None:
-        client = Client(workspace, "--debounce-ms", "20")
-        await client.start()
-        try:
-            client.lsp.workspace_did_change_workspace_folders(
-                lsp.DidChangeWorkspaceFoldersParams(
-                    event=lsp.WorkspaceFoldersChangeEvent(
-                        added=[lsp.WorkspaceFolder(uri=other.as_uri(), name="other")],
-                        removed=[],
-                    )
+    async def scenario(client: Client) -> None:
+        client.lsp.workspace_did_change_workspace_folders(
+            lsp.DidChangeWorkspaceFoldersParams(
+                event=lsp.WorkspaceFoldersChangeEvent(
+                    added=[lsp.WorkspaceFolder(uri=other.as_uri(), name="other")], removed=[]
                 )
             )
-            await client.log_matching("workspace folders changed")
-            uri = client.open(other / "pkg" / "builder.py")
-            [diag] = await client.diagnostics_for(uri, is_zl001)
-            steps = [r.location.uri for r in diag.related_information or []]
-            assert (other / "pkg" / "utils.py").as_uri() in steps  # followed into the helper
-            assert not [m for m in client.logs if "outside the workspace" in m]
-        finally:
-            assert await client.stop() == 0
+        )
+        await client.log_matching("workspace folders changed")
+        uri = client.open(other / "pkg" / "builder.py")
+        [diag] = await client.diagnostics_for(uri, is_zl001)
+        steps = [r.location.uri for r in diag.related_information or []]
+        assert (other / "pkg" / "utils.py").as_uri() in steps  # followed into the helper
+        assert not [m for m in client.logs if "outside the workspace" in m]
 
-    asyncio.run(main())
+    session(scenario)
 
 
 def test_a_code_action_does_not_hold_up_the_diagnostics_of_an_edit(
@@ -256,25 +258,20 @@ def test_diagnostics_are_published_under_the_uri_the_client_opened(
     shutil.copytree(workspace, odd)
     builder = odd / "pkg" / "builder.py"
 
-    async def main() -> None:
-        client = Client(odd, "--debounce-ms", "20")
-        await client.start()
-        try:
-            spelt = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), builder.as_uri())
-            assert spelt != builder.as_uri()
-            client.versions[spelt] = 1
-            client.lsp.text_document_did_open(
-                lsp.DidOpenTextDocumentParams(
-                    lsp.TextDocumentItem(
-                        uri=spelt, language_id="python", version=1, text=builder.read_text()
-                    )
+    async def scenario(client: Client) -> None:
+        spelt = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), builder.as_uri())
+        assert spelt != builder.as_uri()
+        client.versions[spelt] = 1
+        client.lsp.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                lsp.TextDocumentItem(
+                    uri=spelt, language_id="python", version=1, text=builder.read_text()
                 )
             )
-            await client.diagnostics_for(spelt, is_zl001, timeout=20)
-        finally:
-            assert await client.stop() == 0
+        )
+        await client.diagnostics_for(spelt, is_zl001, timeout=20)
 
-    asyncio.run(main())
+    run_session(odd, scenario)
 
 
 def test_exit_without_shutdown_exits_with_status_1(workspace: Path) -> None:

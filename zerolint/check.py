@@ -187,14 +187,6 @@ def _from_here(globs: Sequence[str]) -> tuple[str, ...]:
     )
 
 
-def _below(path: str, here: str) -> str:
-    """``path`` (absolute, normalised) relative to the folder ``here`` (ending in a
-    separator) where it is below it, as a walk of ``.`` spells it: discovery then merges
-    the two without working out absolute paths (and the current folder is not asked for
-    once per file)."""
-    return path.removeprefix(here)
-
-
 def _globs(values: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(g.strip() for v in values or () for g in v.split(",") if g.strip())
 
@@ -362,14 +354,14 @@ def _run(args: argparse.Namespace) -> int:
     touched: set[str] | None = None
     touched_missing: list[Diagnostic] = []
     if args.touching:
-        touched, touched_missing = touched_files(
+        touched, touched_missing, named = touched_files(
             paths, settings_at, force_exclude=args.force_exclude
         )
-        # The project, and the files named: a walk takes only *.py and *.pyi and skips
-        # build/, venv/ and the like, where a file pre-commit passes (a script named by its
-        # shebang, a tracked build/gen.py) is checked as when named without --touching.
-        here = os.getcwd().rstrip(os.sep) + os.sep
-        paths = [Path("."), *(Path(_below(f, here)) for f in sorted(touched))]
+        # The project, and the files named (spelt as named: relative ones merge with the
+        # walk's without working out absolute paths): a walk takes only *.py and *.pyi and
+        # skips build/, venv/ and the like, where a file pre-commit passes (a script named
+        # by its shebang, a tracked build/gen.py) is checked as when named without --touching.
+        paths = [Path("."), *named]
     show_progress = _progress_wanted(args)
     fixing = args.fix or args.diff
     timings: dict[str, float] = {}
@@ -618,11 +610,12 @@ def print_timings(timings: dict[str, float]) -> None:
 
 def touched_files(
     paths: Sequence[Path], settings_at: SettingsFor, *, force_exclude: bool
-) -> tuple[set[str], list[Diagnostic]]:
-    """The named files --touching reports on, as absolute paths, and those named that are
-    not there (an error, as for any path named)."""
+) -> tuple[set[str], list[Diagnostic], list[Path]]:
+    """The named files --touching reports on, as absolute paths; those named that are
+    not there (an error, as for any path named); and the files, spelt as named."""
     found = discover(paths, force_exclude=force_exclude, exclude_for=settings_at.exclude_for)
-    return {os.path.normpath(os.path.abspath(f)) for f in found.files}, not_found(found)
+    touched = {os.path.normpath(os.path.abspath(f)) for f in found.files}
+    return touched, not_found(found), found.files
 
 
 def not_found(found: Discovered) -> list[Diagnostic]:

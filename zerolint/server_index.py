@@ -503,10 +503,11 @@ def fix_all(text: str, findings: list[Finding], settings: Settings) -> str | Non
     return fixed.fixed if fixed.changed else None
 
 
-def suppression_edit(text: str, first: int, last: int, code: str) -> tuple[int, str] | None:
+def suppression_edit(text: str, first: int, last: int, code: str) -> tuple[int, str, str] | None:
     """Where ``# noqa: CODE`` can go on the lines ``first`` to ``last`` (from 1: a finding's
-    call, any of whose lines a comment suppresses it from), and that line (without its line
-    break) with it: added to a ``# noqa:`` comment's list, or a comment of its own. Lines are
+    call, any of whose lines a comment suppresses it from): the line's index, and the line
+    (without its line break) as it is and with the comment: added to a ``# noqa:``
+    comment's list, or a comment of its own. Lines are
     numbered as ``zerolint.suppression`` reads them, from Python's tokens: a line that ends
     inside a string, or with a backslash, holds no comment. None where no line of the call
     can take one, or the text does not tokenize."""
@@ -535,6 +536,6 @@ def suppression_edit(text: str, first: int, last: int, code: str) -> tuple[int, 
         m = NOQA.search(comment.string) if comment is not None else None
         if comment is not None and m is not None and m.group("codes"):
             at = comment.start[1] + m.end()
-            return number - 1, body[:at] + f", {code}" + body[at:]
-        return number - 1, body.rstrip() + f"  # noqa: {code}"
+            return number - 1, body, body[:at] + f", {code}" + body[at:]
+        return number - 1, body, body.rstrip() + f"  # noqa: {code}"
     return None

@@ -589,8 +589,7 @@ class ZerolintServer(LanguageServer):
                     )
                 where = suppression_edit(text, finding.line, finding.end_line, finding.code)
                 if where is not None:
-                    line, new = where
-                    old = lsp_lines(text)[line].rstrip("\r\n")
+                    line, old, new = where
                     width = self.workspace.position_codec.client_num_units(old)
                     actions.append(
                         lsp.CodeAction(

@@ -148,7 +148,8 @@ def _may_suppress(text: str, findings: list[Finding]) -> bool:
     """Whether a comment of ``text`` can suppress one of ``findings`` (all of that file):
     a line that may hold a whole-file comment, or a keyword on a line of a finding's call.
     When not, tokenizing the file would find nothing that matters to them."""
-    if FILE_LINE.search(universal(text)):  # a line may start after a lone \r too
+    text = universal(text)  # a line may start after a lone \r too
+    if FILE_LINE.search(text):
         return True
     lines = _keyword_lines(text)
     return any(
@@ -211,7 +212,7 @@ def may_hold_ours(data: bytes) -> bool:
 def text_of(data: bytes) -> str:
     """A file's text as ZL920 reads it: UTF-8 (UnicodeDecodeError otherwise), with
     universal newlines, as ``read_text`` gives it."""
-    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    return universal(data.decode("utf-8"))
 
 
 def file_may_hold_ours(data: bytes) -> bool:
