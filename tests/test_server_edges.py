@@ -114,11 +114,19 @@ def test_an_incremental_edit_after_a_form_feed_lands_where_the_client_put_it(
             ),
             False,
         ),
-        # The call's first line ends inside a string: the comment goes on its last line.
+        # The call's second line ends inside a string: the comment goes on its first.
         (
             (
                 "    return deep_gemm.get_paged_mqa_logits_metadata(\n"
                 '        lens.unsqueeze(-1), 64, num_sms, note="""\nmulti-line note""")\n'
+            ),
+            True,
+        ),
+        # The call's first line ends inside a string: the comment goes on its last line.
+        (
+            (
+                "    return deep_gemm.get_paged_mqa_logits_metadata("
+                'lens.unsqueeze(-1), 64, num_sms, note="""\nmulti-line note""")\n'
             ),
             True,
         ),
@@ -151,6 +159,14 @@ def test_the_suppression_comment_goes_only_where_python_reads_one(
         if not offered:
             return
         assert suppress[0].edit is not None and suppress[0].edit.changes is not None
+        [edit] = suppress[0].edit.changes[uri]
+        # The title names the line the comment goes on: the call's own, else which.
+        at = edit.range.start.line
+        where = "this line" if at == diag.range.start.line else f"line {at + 1}"
+        assert suppress[0].title == f"Suppress ZL001 on {where} (# noqa)"
+        assert (at > diag.range.start.line) == (
+            "metadata(lens.unsqueeze(-1), 64, num_sms, note" in text
+        )
         after = apply_edit(text, suppress[0].edit.changes[uri])
         assert compiles(after)
         assert "'# noqa: X1'" in after or "'# noqa" not in text  # the string is unchanged

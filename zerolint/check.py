@@ -838,11 +838,15 @@ def lint(
     negatives: set[Path] = set()
     # Without a cache, a lookup only stats the file: needed for --fix's digests alone.
     looked_up = found.files if cache.enabled or analysed is not None else ()
+    # A file of the set that could not be read: what this run finds is not what the set
+    # gives (a path through it is cut), so none of it is stored as the set's results.
+    unread: set[Path] = set()
     for path in looked_up:
         try:
             lk = cache.lookup(path)
         except OSError:
             warm = False
+            unread.add(path)
             continue
         lookups[path] = lk
         # A result was made with this bucket's rules and settings (its fingerprint), so
@@ -882,8 +886,9 @@ def lint(
         timings,
         jobs,
         quiet_files,
+        unread,
     )
-    if cache.enabled:
+    if cache.enabled and not unread:
         store_results(outcome, lookups, cache, universe)
     if analysed is not None:
         for path, shown in outcome.display.items():
@@ -904,12 +909,18 @@ def universe_key(files: Sequence[Path], cache: ResultCache, namespaces: Sequence
     return hashlib.blake2b(text, digest_size=16).hexdigest()
 
 
-def reader_for(lookups: dict[Path, FileLookup]):
-    """Reads a file through its lookup (once, and what was hashed), else from disk."""
+def reader_for(lookups: dict[Path, FileLookup], unread: set[Path] | None = None):
+    """Reads a file through its lookup (once, and what was hashed), else from disk; adds
+    a file it cannot read to ``unread``."""
 
     def read(path: Path) -> bytes:
         lk = lookups.get(path)
-        return lk.take() if lk is not None else read_regular(path)[0]
+        try:
+            return lk.take() if lk is not None else read_regular(path)[0]
+        except OSError:
+            if unread is not None:
+                unread.add(path)
+            raise
 
     return read
 
@@ -966,7 +977,9 @@ def analyse(
     timings: dict[str, float],
     jobs: int = 0,
     quiet_files: set[Path] | None = None,
+    unread: set[Path] | None = None,
 ) -> tuple[Report, Any]:
+    """Analyse ``files``; each one that cannot be read is added to ``unread``."""
     from zerolint.prescan import prescan
     from zerolint.progress import Progress
 
@@ -975,7 +988,7 @@ def analyse(
 
     clock = time.perf_counter()
     pending = [f for f in files if f not in negatives]
-    read = reader_for(lookups)
+    read = reader_for(lookups, unread)
 
     def peek(path: Path) -> bytes:  # what the child scans: what the cache hashed, if it did
         lk = lookups.get(path)

@@ -591,9 +591,11 @@ class ZerolintServer(LanguageServer):
                 if where is not None:
                     line, old, new = where
                     width = self.workspace.position_codec.client_num_units(old)
+                    # The comment goes on the first line of the call that can hold one.
+                    on = "this line" if line + 1 == finding.line else f"line {line + 1}"
                     actions.append(
                         lsp.CodeAction(
-                            title=f"Suppress {finding.code} on this line (# noqa)",
+                            title=f"Suppress {finding.code} on {on} (# noqa)",
                             kind=lsp.CodeActionKind.QuickFix,
                             diagnostics=[diagnostic],
                             edit=line_edit(uri, line, width, new),
