@@ -353,21 +353,23 @@ def _run(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths or ["."]]
     touched: set[str] | None = None
     touched_missing: list[Diagnostic] = []
+    named: list[Path] = []
     if args.touching:
         touched, touched_missing, named = touched_files(
             paths, settings_at, force_exclude=args.force_exclude
         )
         # The project, and the files named (spelt as named: relative ones merge with the
-        # walk's without working out absolute paths): a walk takes only *.py and *.pyi and
-        # skips build/, venv/ and the like, where a file pre-commit passes (a script named
-        # by its shebang, a tracked build/gen.py) is checked as when named without --touching.
-        paths = [Path("."), *named]
+        # walk's without working out absolute paths; found once, not looked for again): a
+        # walk takes only *.py and *.pyi and skips build/, venv/ and the like, where a file
+        # pre-commit passes (a script named by its shebang, a tracked build/gen.py) is
+        # checked as when named without --touching.
+        paths = [Path(".")]
     show_progress = _progress_wanted(args)
     fixing = args.fix or args.diff
     timings: dict[str, float] = {}
     # The digests --fix compares before it edits (the files' lookups: a stat of each).
     analysed: dict[str, str] | None = {} if fixing else None
-    run = Run(paths, settings_at, force_exclude=args.force_exclude)
+    run = Run(paths, settings_at, force_exclude=args.force_exclude, known=named)
     report = run.lint(
         use_cache=not args.no_cache and not fixing,
         progress=show_progress,
@@ -465,8 +467,16 @@ class Run:
     analysis per configuration (files under different configurations are separate
     projects, as in Ruff), then what each file's configuration says about the report."""
 
-    def __init__(self, paths: Sequence[Path], settings_at: SettingsFor, *, force_exclude: bool):
+    def __init__(
+        self,
+        paths: Sequence[Path],
+        settings_at: SettingsFor,
+        *,
+        force_exclude: bool,
+        known: Sequence[Path] = (),
+    ):
         self.paths = list(paths)
+        self.known = list(known)  # files a discovery found already (``discover``)
         self.settings_at = settings_at
         self.force_exclude = force_exclude
         self.missing: list[Diagnostic] = []
@@ -490,11 +500,12 @@ class Run:
             force_exclude=self.force_exclude,
             exclude_for=self.settings_at.exclude_for,
             listed=self.settings_at.resolver.listed,
+            known=self.known,
         )
         discovered = time.perf_counter() - clock
         self.missing = not_found(found)
         diagnostics = [d for d in found.diagnostics if d not in self.missing]
-        warn_empty_folders(self.paths, found.files)
+        warn_empty_folders(self.paths, found.files)  # ``known`` holds files only
         groups: dict[int, tuple[Settings, list[Path]]] = {}
         for path in found.files:
             settings = self.settings_at(os.path.dirname(path))

@@ -298,6 +298,7 @@ def discover(
     exclude_for: ExcludeFor | None = None,
     respect_gitignore: bool = False,
     listed: Listed | None = None,
+    known: Sequence[Path] = (),
 ) -> Discovered:
     """Every Python file under ``paths`` in a stable order, plus a diagnostic per bad path.
 
@@ -308,11 +309,12 @@ def discover(
     (relative to ``root``) and ``respect_gitignore`` hold everywhere. ``listed``, when
     given, is told what each folder walked holds before ``exclude_for`` is asked about it
     (the configuration's resolver then need not look for its files there). A path that
-    does not exist gets a ZL902 "path not found".
+    does not exist gets a ZL902 "path not found". ``known`` are files an earlier discovery
+    found (each a regular file, excludes applied): added as they are, not looked at again.
     """
-    out = Discovered()
-    paths = list(paths)
-    for path in paths:
+    out = Discovered(files=list(known))
+    paths = [*paths, *known]
+    for path in paths[: len(paths) - len(known)]:
         try:
             if path.is_dir():
                 # The folder's own configuration: the one whose globs its walk would obey.
