@@ -94,6 +94,50 @@ def test_touching_checks_the_files_named_that_a_walk_would_skip(tmp_path: Path) 
             assert b"Found 1 error." in run.stdout and run.returncode == 1
 
 
+def git(repo: Path, *args: str) -> None:
+    identity = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid"}
+    identity |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t.invalid"}
+    done = subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", *args],
+        cwd=repo,
+        capture_output=True,
+        check=False,
+        env={**os.environ, **identity},
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_touching_leaves_out_what_git_does_not_track(tmp_path: Path) -> None:
+    """The default hook checks the project as the commit holds it: an untracked scratch
+    file that divides lengths through a staged helper does not block the commit, and the
+    same file staged does. Outside the hook's mode the scratch file is checked, as any."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ratios.py").write_text("def quarter(lens):\n    return lens // 4\n")
+    (tmp_path / "pkg" / "scratch.py").write_text(
+        "from deep_gemm import get_paged_mqa_logits_metadata\n\n"
+        "from pkg.ratios import quarter\n\n\n"
+        "def probe(seq_lens, num_sms):\n"
+        "    return get_paged_mqa_logits_metadata(quarter(seq_lens), 64, num_sms)\n"
+    )
+    (tmp_path / "scratch").mkdir()  # a whole folder git does not track
+    (tmp_path / "scratch" / "bug.py").write_text(BUG)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "pkg/__init__.py", "pkg/ratios.py")
+    scratch = b"pkg/scratch.py:7:12: ZL001 "
+    everything = zerolint(tmp_path, ".")
+    assert scratch in everything.stdout and b"scratch/bug.py:5:12: ZL001 " in everything.stdout
+    for _ in range(2):  # cold, then warm
+        hook = zerolint(tmp_path, "--force-exclude", "--touching", "pkg/ratios.py")
+        assert (hook.returncode, hook.stdout) == (0, b"All checks passed!\n"), hook.stdout
+    git(tmp_path, "add", "pkg/scratch.py")
+    hook = zerolint(tmp_path, "--force-exclude", "--touching", "pkg/ratios.py")
+    assert hook.returncode == 1 and hook.stdout.startswith(scratch), hook.stdout
+    # A file named is checked even when git does not track it.
+    named = zerolint(tmp_path, "--force-exclude", "--touching", "scratch/bug.py")
+    assert named.returncode == 1 and named.stdout.startswith(b"scratch/bug.py:5:12: ZL001 ")
+
+
 @pytest.mark.parametrize(
     ("name", "data", "found"),
     [

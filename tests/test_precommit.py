@@ -393,3 +393,19 @@ def test_the_default_hook_fails_when_a_path_crosses_into_an_unchanged_module(
     added = hook("zerolint")  # no walk of the project finds it: the hook checks it as named
     assert added.returncode == 1, added.stdout + added.stderr
     assert f"bin/serve:{SINK_LINE + 1}:" in added.stdout + added.stderr
+
+    commit_all(server, "add a script")
+    (server / "serving" / "ratios.py").write_text("def quarter(lens):\n    return lens // 4\n")
+    git("add", "serving/ratios.py", cwd=server)
+    # Not in the commit: a scratch file whose path runs through the staged module.
+    (server / "serving" / "scratch.py").write_text(
+        CALLER.replace("serving.helper import compressed", "serving.ratios import quarter").replace(
+            "compressed(seq_lens, ratio)", "quarter(seq_lens)"
+        )
+    )
+    untracked = hook("zerolint")
+    assert untracked.returncode == 0, untracked.stdout + untracked.stderr
+    git("add", "serving/scratch.py", cwd=server)
+    staged = hook("zerolint")
+    assert staged.returncode == 1, staged.stdout + staged.stderr
+    assert "serving/scratch.py:8:12: ZL001" in staged.stdout + staged.stderr

@@ -148,8 +148,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--touching",
         action="store_true",
-        help="check the whole project (the current folder) and report only the findings whose "
-        "path passes through one of the named files (the pre-commit hook's default)",
+        help="check the whole project (the current folder; in a git work tree, the files git "
+        "tracks) and the named files, and report only the findings whose path passes through "
+        "one of the named files (the pre-commit hook's default)",
     )
     parser.add_argument(
         "--color",
@@ -358,18 +359,27 @@ def _run(args: argparse.Namespace) -> int:
         touched, touched_missing, named = touched_files(
             paths, settings_at, force_exclude=args.force_exclude
         )
-        # The project, and the files named (spelt as named: relative ones merge with the
-        # walk's without working out absolute paths; found once, not looked for again): a
-        # walk takes only *.py and *.pyi and skips build/, venv/ and the like, where a file
-        # pre-commit passes (a script named by its shebang, a tracked build/gen.py) is
-        # checked as when named without --touching.
+        # The project as a commit holds it, and the files named (spelt as named: relative
+        # ones merge with the walk's without working out absolute paths; found once, not
+        # looked for again). In a git work tree the walk leaves out what git does not
+        # track: a scratch file is in no commit, and a path through it is not the commit's
+        # (pre-commit has set the tracked files' unstaged changes aside). A walk takes only
+        # *.py and *.pyi and skips build/, venv/ and the like, where a file pre-commit
+        # passes (a script named by its shebang, a tracked build/gen.py) is checked as when
+        # named without --touching.
         paths = [Path(".")]
     show_progress = _progress_wanted(args)
     fixing = args.fix or args.diff
     timings: dict[str, float] = {}
     # The digests --fix compares before it edits (the files' lookups: a stat of each).
     analysed: dict[str, str] | None = {} if fixing else None
-    run = Run(paths, settings_at, force_exclude=args.force_exclude, known=named)
+    run = Run(
+        paths,
+        settings_at,
+        force_exclude=args.force_exclude,
+        known=named,
+        tracked_only=touched is not None,
+    )
     report = run.lint(
         use_cache=not args.no_cache and not fixing,
         progress=show_progress,
@@ -474,9 +484,11 @@ class Run:
         *,
         force_exclude: bool,
         known: Sequence[Path] = (),
+        tracked_only: bool = False,
     ):
         self.paths = list(paths)
         self.known = list(known)  # files a discovery found already (``discover``)
+        self.tracked_only = tracked_only
         self.settings_at = settings_at
         self.force_exclude = force_exclude
         self.missing: list[Diagnostic] = []
@@ -501,6 +513,7 @@ class Run:
             exclude_for=self.settings_at.exclude_for,
             listed=self.settings_at.resolver.listed,
             known=self.known,
+            tracked_only=self.tracked_only,
         )
         discovered = time.perf_counter() - clock
         self.missing = not_found(found)

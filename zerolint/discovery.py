@@ -149,16 +149,18 @@ def in_git_work_tree(folder: Path) -> bool:
     return False
 
 
-def git_ignored(folder: Path) -> set[str] | None:
-    """Absolute paths (files, and folders as a whole) under ``folder`` that git ignores, or
-    None when ``folder`` is not in a git work tree or git cannot be run."""
+def git_ignored(folder: Path, untracked: bool = False) -> set[str] | None:
+    """Absolute paths (files, and folders as a whole) under ``folder`` that git ignores (with
+    ``untracked``: that git does not track, ignored or not), or None when ``folder`` is not
+    in a git work tree or git cannot be run."""
     if not in_git_work_tree(folder):
         return None
     import subprocess  # only here: a run outside git does not pay for the import
 
+    ignored = [] if untracked else ["--ignored", "--exclude-standard"]
     try:
         done = subprocess.run(
-            ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+            ["git", "ls-files", "-z", "--others", *ignored, "--directory"],
             cwd=folder,
             capture_output=True,
             timeout=60,
@@ -185,6 +187,7 @@ def _walk(
     exclude_for: ExcludeFor | None = None,
     respect_gitignore: bool = False,
     listed: Listed | None = None,
+    tracked_only: bool = False,
 ) -> None:
     # A folder named on the command line is checked even if a pattern matches it; only
     # patterns that do not match it apply to what lies below.
@@ -201,7 +204,9 @@ def _walk(
 
     if exclude_for is not None:
         respect_gitignore = exclude_for(folder)[2]
-    ignored = git_ignored(folder) if respect_gitignore else None
+    # What git does not track is left out as what it ignores is (``discover``).
+    respect_gitignore = respect_gitignore or tracked_only
+    ignored = git_ignored(folder, tracked_only) if respect_gitignore else None
     ignored = {p for p in ignored if p != named} if ignored else set()
     seen: set[tuple[int, int]] = set()
     record = _walk_error(out)
@@ -230,7 +235,7 @@ def _walk(
         if respect_gitignore and dirpath != start and any(e.name == ".git" for e in entries):
             # A nested repository (or submodule): git does not look into it from the one
             # above, so it is asked here what the nested one's ignore files leave out.
-            ignored |= git_ignored(dir_path) or set()
+            ignored |= git_ignored(dir_path, tracked_only) or set()
         dirnames, files = [], []
         for entry in entries:
             try:
@@ -299,6 +304,7 @@ def discover(
     respect_gitignore: bool = False,
     listed: Listed | None = None,
     known: Sequence[Path] = (),
+    tracked_only: bool = False,
 ) -> Discovered:
     """Every Python file under ``paths`` in a stable order, plus a diagnostic per bad path.
 
@@ -311,6 +317,8 @@ def discover(
     (the configuration's resolver then need not look for its files there). A path that
     does not exist gets a ZL902 "path not found". ``known`` are files an earlier discovery
     found (each a regular file, excludes applied): added as they are, not looked at again.
+    ``tracked_only``: in a git work tree, a walk leaves out what git does not track, as a
+    commit does (a file named is checked still).
     """
     out = Discovered(files=list(known))
     paths = [*paths, *known]
@@ -320,7 +328,9 @@ def discover(
                 # The folder's own configuration: the one whose globs its walk would obey.
                 if force_exclude and is_excluded(path, *_rules(path, exclude, root, exclude_for)):
                     continue
-                _walk(path, exclude, root, out, exclude_for, respect_gitignore, listed)
+                _walk(
+                    path, exclude, root, out, exclude_for, respect_gitignore, listed, tracked_only
+                )
                 continue
             if path.is_file():
                 if force_exclude and is_excluded(
