@@ -318,17 +318,25 @@ sys.exit(main({ARGS + ["target"]!r}))
 """
 
 
-def test_unreadable_file_and_folder(unreadable_tree: Path) -> None:
-    if os.geteuid() != 0 and os.access(unreadable_tree / "target" / "secret.py", os.R_OK):
-        pytest.skip("this user reads chmod 000 files without being root")
-    proc = subprocess.run(
-        [sys.executable, "-c", DROP_AND_CHECK],
-        cwd=unreadable_tree,
+def python_script(
+    script: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -c SCRIPT`` in ``cwd``."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         check=False,
-        timeout=60,
+        timeout=120,
     )
+
+
+def test_unreadable_file_and_folder(unreadable_tree: Path) -> None:
+    if os.geteuid() != 0 and os.access(unreadable_tree / "target" / "secret.py", os.R_OK):
+        pytest.skip("this user reads chmod 000 files without being root")
+    proc = python_script(DROP_AND_CHECK, unreadable_tree)
     assert_no_traceback(proc)
     assert_one_diagnostic(proc.stdout, "target/secret.py", "ZL902", "Permission denied")
     assert_one_diagnostic(proc.stdout, "target/locked", "ZL902", "Permission denied")
@@ -393,15 +401,7 @@ def test_a_run_that_could_not_read_a_file_stores_no_result(unreadable_tree: Path
     for path in (base, base / "pkg", *(base / "pkg").iterdir()):
         path.chmod(0o777 if path.is_dir() else 0o666)  # `nobody` writes the cache here
     env = {**os.environ, "XDG_CACHE_HOME": str(base / "pkg" / "home")}  # `nobody`'s key
-    proc = subprocess.run(
-        [sys.executable, "-c", STALE_AFTER_UNREADABLE],
-        cwd=base,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    proc = python_script(STALE_AFTER_UNREADABLE, base, env)
     assert_no_traceback(proc)
     runs = re.split(r"^exit (\d+)\n", proc.stdout, flags=re.MULTILINE)
     first, second, third, cold = runs[0], runs[2], runs[4], runs[6]
