@@ -101,6 +101,44 @@ def test_the_tree_and_a_file_naming_no_sink_alternate_warm(tmp_path: Path) -> No
     assert served_from_cache(tmp_path, "plain.py")
 
 
+# --- two files of one module name; a file that cannot be decoded ------------------------
+
+
+def test_which_of_two_same_named_modules_imports_reach_is_part_of_the_set(
+    tmp_path: Path,
+) -> None:
+    """`from helper import ratio` reaches the first file named `helper` in the run's order,
+    which is by path as spelt: an absolute spelling sorts first. The same files spelt
+    otherwise are another set for the cache, not one whose results can be shared."""
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.zerolint]\n",
+            "x/helper.py": "def ratio(lens):\n    return max(lens // 4, 1)\n",
+            "y/helper.py": "def ratio(lens):\n    return lens // 4\n",
+            "main.py": "import deep_gemm\n\nfrom helper import ratio\n\n\ndef build(seq_lens):\n"
+            "    return deep_gemm.get_paged_mqa_logits_metadata(ratio(seq_lens), 64, 132)\n",
+        },
+    )
+    assert FINDING not in same_as_uncached(tmp_path, "main.py", "x", "y")
+    assert FINDING in same_as_uncached(tmp_path, "main.py", "x", str(tmp_path / "y"))
+
+
+def test_a_file_that_cannot_be_decoded_is_reported_by_every_set_it_is_in(
+    tmp_path: Path,
+) -> None:
+    """It names no sink, so it is no candidate; but only reading it says it cannot be
+    decoded, and a cached "no candidate" must not leave it unread."""
+    write(tmp_path, {"pyproject.toml": "[tool.zerolint]\n", "ok.py": "x = 1\n"})
+    write(tmp_path, {"bad.py": b'x = "caf\xe9"\n', "nul.py": b"x = 1\0\n"})
+    assert "bad.py: ZL903 " in same_as_uncached(tmp_path, ".")
+    assert "bad.py: ZL903 " in same_as_uncached(tmp_path, "bad.py")
+    write(tmp_path, {"ok.py": "x = 2\n"})  # the tree again, not served warm
+    for _ in range(2):
+        out = same_as_uncached(tmp_path, ".", fmt="json")
+        assert json.loads(out)["summary"]["files_checked"] == 1  # ok.py: the others not
+
+
 # --- symbolic links planted in the cache folder -----------------------------------------
 
 

@@ -230,3 +230,26 @@ def test_command_line_excludes_are_relative_to_the_current_folder(tmp_path: Path
     for option, glob in (("--exclude", "gen/g.py"), ("--extend-exclude", "./gen")):
         code, out, _ = check("--format", "concise", option, glob, ".", cwd=tmp_path / "pkg")
         assert (code, findings(out)) == (1, [("ok.py", 6)])
+
+
+def test_a_folder_reached_through_a_link_too_is_walked_where_it_is(tmp_path: Path, check) -> None:
+    """`lnk -> pkg` sorts before `pkg`: walked first, its files were the modules `lnk.*`,
+    `pkg` was skipped as seen, and `from pkg.a import ratio` reached nothing."""
+    write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "def ratio(lens):\n    return lens // 4\n",
+            "pkg/b.py": "import deep_gemm\n\nfrom pkg.a import ratio\n\n\ndef build(seq_lens):\n"
+            "    return deep_gemm.get_paged_mqa_logits_metadata(ratio(seq_lens), 64, 132)\n",
+        },
+    )
+    (tmp_path / "lnk").symlink_to("pkg", target_is_directory=True)
+    code, out, _ = check(".")
+    assert (code, findings(out)) == (1, [("pkg/b.py", 7)]), out
+    # A link to a folder outside the tree is walked still.
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    write(outside, {"k.py": unclamped()})
+    (tmp_path / "vendored").symlink_to(outside, target_is_directory=True)
+    code, out, _ = check(".")
+    assert findings(out) == [("pkg/b.py", 7), ("vendored/k.py", 6)], out

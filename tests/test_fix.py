@@ -96,7 +96,8 @@ def test_a_target_that_matches_no_call_is_skipped() -> None:
     source = "import torch\nf(x)\n"
     outcome = apply_fixes(source, [FixTarget(2, 1, 0)])
     assert outcome.fixed == source
-    assert outcome.skipped == ((FixTarget(2, 1, 0), "no call starts at 2:1"),)
+    # The column as findings show it: 1-based (the target's is 0-based).
+    assert outcome.skipped == ((FixTarget(2, 1, 0), "no call starts at 2:2"),)
 
 
 @pytest.mark.parametrize(

@@ -926,8 +926,10 @@ def universe_key(files: Sequence[Path], cache: ResultCache, namespaces: Sequence
     """A digest of the run's files and their module names."""
     key_of = cache.key_of
     names = module_names(list(files), namespaces)
-    # Sorted as (path, name) pairs: no path holds the NUL that ends it.
-    lines = sorted([f"{key_of(p)}\0{n}\n" for p, n in names.items()])
+    # In the files' order (discovery's, by path as spelt): where two files have one module
+    # name, the first is the one imports reach, so the order is part of what the set
+    # gives. No path holds the NUL that ends it.
+    lines = [f"{key_of(p)}\0{n}\n" for p, n in names.items()]
     # A file name that is not UTF-8 holds the bytes it has on disk as surrogates.
     text = "".join(lines).encode("utf-8", "surrogateescape")
     return hashlib.blake2b(text, digest_size=16).hexdigest()
@@ -1091,7 +1093,9 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, universe: str
             if shown
             else {"f": [], "p": [], "d": []}
         )
-        mention = path in outcome.candidates
+        # A file that could not be decoded (ZL903, ZL904) is no candidate, but only a run
+        # that reads it again says so: taken as one, it is not skipped unread next time.
+        mention = path in outcome.candidates or bool(entry["d"])
         # Results for other sets of files (the whole tree, one file from pre-commit) stay
         # beside this one while the file and what they were traced through hold. A file
         # that is no candidate here is kept per set of files too: it may be one in another
@@ -1151,6 +1155,18 @@ def not_fixed(shown: str, skipped: Iterable[tuple[Any, str]]) -> list[Diagnostic
     ]
 
 
+def write_in(text: str, encoding: str) -> None:
+    """Write ``text`` to stdout in ``encoding`` (a diff of a latin-1 file applies to its
+    bytes only so); as text where stdout takes no bytes."""
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    out.write(text.encode(encoding, "surrogateescape"))
+    out.flush()
+
+
 def apply_fixes(
     report: Report,
     settings_for: Callable[[str], Settings],
@@ -1171,9 +1187,14 @@ def apply_fixes(
 
     by_file: dict[str, list[Finding]] = {}
     shown_as: dict[str, str] = {}
+    same: dict[tuple[int, int], str] = {}  # a file's device and inode: its hard links
     for finding in report.findings:
         if finding.sink:
-            real = os.path.realpath(finding.path)
+            try:
+                st = os.stat(finding.path)
+                real = same.setdefault((st.st_dev, st.st_ino), os.path.realpath(finding.path))
+            except OSError:
+                real = os.path.realpath(finding.path)  # fix_file says what is wrong with it
             shown_as.setdefault(real, finding.path)
             by_file.setdefault(real, []).append(finding)
     fixed: dict[str, int] = {}
@@ -1189,18 +1210,28 @@ def apply_fixes(
         # at the same call (ZL002 beside ZL001) stays, and must not refuse the fix.
         fixing = settings.codes_with_fix()
         path = Path(shown)
+        # The files the paths came through: re-checked alone, the fixed file would lose a
+        # finding whose division is in a helper, whether the fix clamped it or not.
+        through = {s.path for f in findings for flow in f.flows for s in flow.steps}
+        others = [Path(p) for p in sorted(through) if os.path.realpath(p) != real]
 
         def verify(
             text: str,
             path: Path = path,
             settings: Settings = settings,
             fixing: frozenset[str] = fixing,
+            others: list[Path] = others,
+            real: str = real,
         ) -> set[tuple[int, int]]:
-            # Where findings are left: none may be at a call the fix edited. Others (of a
-            # file's per-file-ignores, or not touching --touching's files) were not asked
-            # to be fixed and may stay.
-            again = Engine(settings).check([path], overrides={path: text})
-            return {(f.line, f.col - 1) for f in again.findings if f.code in fixing}
+            # Where findings are left in the file: none may be at a call the fix edited.
+            # Others (of a file's per-file-ignores, or not touching --touching's files)
+            # were not asked to be fixed and may stay.
+            again = Engine(settings).check([path, *others], overrides={path: text})
+            return {
+                (f.line, f.col - 1)
+                for f in again.findings
+                if f.code in fixing and os.path.realpath(f.path) == real
+            }
 
         try:
             result = fix_file(
@@ -1220,7 +1251,7 @@ def apply_fixes(
         if result.changed:
             fixed[shown] = len(result.applied)
             if diff_only:
-                sys.stdout.write(result.diff)
+                write_in(result.diff, result.encoding)
     return fixed, failed
 
 

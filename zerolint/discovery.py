@@ -216,7 +216,13 @@ def _walk(
     # ``seen`` stops a loop and a folder reached twice.
     start = os.fspath(folder)
     pending: list[tuple[str, Path]] = [(start, folder)]
-    while pending:
+    # Symlinked folders wait until the real ones are walked: a folder reached both ways
+    # is then walked where it is (its module names are those imports use), not as the
+    # link that happens to sort first (`lnk -> pkg`).
+    links: list[tuple[str, Path]] = []
+    while pending or links:
+        if not pending:
+            pending, links = links[::-1], []
         dirpath, dir_path = pending.pop()
         try:
             st = os.stat(dirpath)
@@ -252,7 +258,7 @@ def _walk(
                 continue
             if ignored and os.path.abspath(full) in ignored:
                 continue
-            kept.append((full, dir_path / d))
+            (links if entry.is_symlink() else kept).append((full, dir_path / d))
         pending.extend(reversed(kept))
         for entry in sorted(files, key=lambda e: e.name):
             name = entry.name

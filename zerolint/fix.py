@@ -24,7 +24,7 @@ import tokenize
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -32,6 +32,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     BaseAssignment,
     CodeRange,
+    GlobalScope,
     ImportAssignment,
     MetadataWrapper,
     ParentNodeProvider,
@@ -65,7 +66,10 @@ class FixTarget:
     calls that pass it positionally. ``end_line``/``end_col`` (exclusive, 0 when unknown)
     pick between calls that start at the same place, such as ``make()(lens)``. ``sink``,
     when given, is the function the call must name (directly, or through a name bound to
-    it), else it is not fixed.
+    it), else it is not fixed. ``sink_line``, when given, is the line of the statement in
+    which the paths reach the sink (their last step): the call must be in it, not a call
+    of a wrapper whose sink is elsewhere in the file; ``sink_elsewhere`` names where the
+    paths reach it when that is in another file (then the call is a wrapper's: no fix).
     """
 
     line: int
@@ -77,6 +81,8 @@ class FixTarget:
     template: str = CLAMP_TEMPLATE
     """The rule's ``fix``: an expression in which ``{arg}`` is the argument."""
     sink: str | None = None
+    sink_line: int = 0
+    sink_elsewhere: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +123,9 @@ class FixResult:
     diff: str
     applied: tuple[FixTarget, ...] = ()
     skipped: tuple[tuple[FixTarget, str], ...] = ()
+    # The file's encoding, which ``diff`` is to be written in to apply to its bytes (a BOM,
+    # where the file has one, is in ``diff``'s text).
+    encoding: str = "utf-8"
 
 
 class FixError(Exception):
@@ -149,11 +158,18 @@ def targets_from_findings(
             continue  # a rule without a fix template: nothing to write
         name = finding.argument
         argument: int | str = int(name) if name.isdigit() else name
-        position = next(
-            (s.position for s in specs if s.function == finding.sink and s.keyword == name),
-            None,
-        )
+        # Sinks of one name in several modules may take the argument at other positions
+        # (`extra-sinks`): then only a call that names it by keyword can be fixed.
+        positions = {s.position for s in specs if s.function == finding.sink and s.keyword == name}
+        position = positions.pop() if len(positions) == 1 else None
         end_col = max(finding.end_col - 1, 0) if finding.end_line else 0
+        sink_line, elsewhere = 0, ""
+        last = finding.flows[0].steps[-1] if finding.flows and finding.flows[0].steps else None
+        if last is not None and last.role == "sink":
+            if last.path == finding.path:
+                sink_line = last.line
+            else:
+                elsewhere = f"{last.path}:{last.line}"
         by_path[finding.path].append(
             FixTarget(
                 finding.line,
@@ -164,6 +180,8 @@ def targets_from_findings(
                 position,
                 template=template,
                 sink=finding.sink or None,
+                sink_line=sink_line,
+                sink_elsewhere=elsewhere,
             )
         )
     return dict(by_path)
@@ -257,13 +275,35 @@ def fix_file(
             unfixed = verdict > len(outcome.skipped)
         if unfixed:
             raise FixError(path, "the fixed source still has findings; file left unchanged")
+    skipped = outcome.skipped
     if not diff_only:
         _require_writable(path)
         if read_regular(path)[0] != raw:  # saved again while the fix was being checked
             raise FixError(path, CHANGED)
         rewrite_keeping_identity(path, outcome.fixed.encode(encoding))
-    diff = unified_diff(source, outcome.fixed, str(path))
-    return FixResult(path, True, not diff_only, diff, outcome.applied, outcome.skipped)
+        # What was left is shown where it is now (an import added above moves it down).
+        moved = line_map(source, outcome.fixed)
+        skipped = tuple((replace(t, line=moved(t.line)), why) for t, why in skipped)
+    bom = "\ufeff" if encoding == "utf-8-sig" else ""  # decoding took it off the first line
+    diff = unified_diff(bom + source, bom + outcome.fixed, str(path))
+    written = "utf-8" if bom else encoding
+    return FixResult(path, True, not diff_only, diff, outcome.applied, skipped, written)
+
+
+def line_map(before: str, after: str) -> Callable[[int], int]:
+    """Where each line (1-based) of ``before`` is in ``after``: a line the edit left alone
+    at its new place, an edited one at the start of what replaced it."""
+    # Lines as Python counts them (not str.splitlines, which breaks at form feeds too).
+    old, new = (t.replace("\r\n", "\n").replace("\r", "\n").split("\n") for t in (before, after))
+    blocks = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+
+    def moved(line: int) -> int:
+        for tag, i1, i2, j1, _ in blocks:
+            if i1 <= line - 1 < i2:
+                return j1 + (line - 1 - i1 if tag == "equal" else 0) + 1
+        return line
+
+    return moved
 
 
 CHANGED = "changed since it was checked; file left unchanged (run zerolint again)"
@@ -405,6 +445,7 @@ class _Planner:
         self._module = module
         self._scopes = wrapper.resolve(ScopeProvider)
         self._parents = wrapper.resolve(ParentNodeProvider)
+        self._positions = wrapper.resolve(PositionProvider)
 
     def plan(self, targets: Sequence[FixTarget]) -> _Plan:
         plan = _Plan()
@@ -445,8 +486,9 @@ class _Planner:
 
     def _call_for(self, target: FixTarget) -> cst.Call:
         found = self._survey.calls.get((target.line, target.col))
+        at = f"{target.line}:{target.col + 1}"  # as the finding shows it
         if not found:
-            raise _Unfixable(f"no call starts at {target.line}:{target.col}")
+            raise _Unfixable(f"no call starts at {at}")
         # Calls are listed outermost first: ``make()(lens)`` starts where ``make()`` does.
         call = found[0][0]
         if target.end_line:
@@ -454,10 +496,33 @@ class _Planner:
                 if (where.end.line, where.end.column) == (target.end_line, target.end_col):
                     call = candidate
                     break
+        shown = self._module.code_for_node(call.func)
         if target.sink and not self._names(call, target.sink):
-            shown = self._module.code_for_node(call.func)
-            raise _Unfixable(f"the call at {target.line}:{target.col} is `{shown}`, not the sink")
+            raise _Unfixable(f"the call at {at} is `{shown}`, not the sink")
+        # A call of a wrapper: the paths go on into it and reach the sink there, whose
+        # arguments are not this call's.
+        if target.sink_elsewhere or (
+            target.sink_line and not self._in_statement(call, target.sink_line)
+        ):
+            where = target.sink_elsewhere or f"line {target.sink_line}"
+            raise _Unfixable(
+                f"the call at {at} is `{shown}`, which reaches the sink at {where}; "
+                "clamp the lengths there"
+            )
         return call
+
+    def _in_statement(self, node: cst.CSTNode, line: int) -> bool:
+        """Whether ``line`` is a line of the statement ``node`` is in: where a path's step
+        at it is (its first line, or the element's in a comprehension)."""
+        found: cst.CSTNode | None = node
+        while found is not None and not isinstance(
+            found, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+        ):
+            found = self._parents.get(found)
+        if found is None:
+            return True  # no statement to tell by: the re-check decides
+        where = self._positions[found]
+        return where.start.line <= line <= where.end.line
 
     def _names(self, call: cst.Call, sink: str) -> bool:
         """Whether ``call`` calls ``sink``: by its name, or through a name whose binding
@@ -518,24 +583,50 @@ class _Planner:
         if scope is None:
             raise _Unfixable("no scope information for the call")
         for name in sorted(self._survey.torch_modules, key=lambda n: (n != _TORCH, n)):
-            if self._bound_at(scope, name, self._is_torch_module_import):
+            if self._bound_at(scope, name, self._is_torch_module_import, call):
                 return f"{name}.clamp", False
         for name, imported in sorted(self._survey.torch_clamps.items()):
             if imported in _CLAMP_FUNCTIONS and self._bound_at(
-                scope, name, self._is_torch_clamp_import
+                scope, name, self._is_torch_clamp_import, call
             ):
                 return name, False
-        if all(self._is_torch_module_import(a, _TORCH, runtime=False) for a in scope[_TORCH]):
-            # Unbound, or bound only by typing-time imports: a module-level import serves.
+        visible, later = self._visible(scope, _TORCH, call)
+        if later and not isinstance(scope, GlobalScope):
+            # Bound in the call's function only after it: a local name, unbound at the call
+            # (UnboundLocalError), whatever the module imports.
+            raise _Unfixable(f"`{_TORCH}` is bound in this function only after the call")
+        if all(self._is_torch_module_import(a, _TORCH, runtime=False) for a in visible):
+            # Unbound, or bound only by typing-time imports or after the call at the
+            # module's top level: a module-level import at the top serves.
             return f"{_TORCH}.clamp", True
         raise _Unfixable(f"`{_TORCH}` names something else at the call")
 
     def _bound_at(
-        self, scope: Scope, name: str, is_import: Callable[[BaseAssignment, str], bool]
+        self,
+        scope: Scope,
+        name: str,
+        is_import: Callable[[BaseAssignment, str], bool],
+        call: cst.Call,
     ) -> bool:
-        """Whether every binding of ``name`` visible at ``scope`` passes ``is_import``."""
-        assignments = scope[name]
-        return bool(assignments) and all(is_import(a, name) for a in assignments)
+        """Whether ``name`` is bound where ``call`` runs, and every binding of it visible
+        there passes ``is_import``."""
+        assignments, later = self._visible(scope, name, call)
+        return not later and bool(assignments) and all(is_import(a, name) for a in assignments)
+
+    def _visible(
+        self, scope: Scope, name: str, call: cst.Call
+    ) -> tuple[list[BaseAssignment], bool]:
+        """The bindings of ``name`` that ``call`` can see, and whether the call's own scope
+        binds it only after the call (then none of them is bound when it runs)."""
+        found = list(scope[name])
+        own = [a for a in found if a.scope is scope]
+        start = self._positions[call].start
+        if own and all(
+            (where.line, where.column) > (start.line, start.column)
+            for where in (self._positions[a.node].start for a in own)
+        ):
+            return [], True
+        return found, False
 
     def _is_torch_module_import(
         self, assignment: BaseAssignment, name: str, *, runtime: bool = True
@@ -671,7 +762,9 @@ def _alias_binds_torch(alias: cst.ImportAlias, bound: str) -> bool:
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+    """Whether the line starts with a string: the module's docstring, even where other
+    statements follow it on its line (``'Doc.'; import sys``)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or not statement.body:
         return False
     small = statement.body[0]
     return isinstance(small, cst.Expr) and isinstance(
