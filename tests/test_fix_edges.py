@@ -143,7 +143,7 @@ def test_a_call_of_a_wrapper_is_not_fixed_as_if_it_were_the_sink(tmp_path: Path)
     findings = json.loads(run(tmp_path, "--format", "json", "w.py")[1])["findings"]
     assert [(f["line"], f["fixable"]) for f in findings] == [(11, False)]
     code, out, _ = run(tmp_path, "--fix", "w.py")
-    assert "w.py:11:12: ZL910 not fixed: the call at 11:12 is `my_meta`, not the sink" in out
+    assert "w.py:11:12: ZL910 not fixed: this call is `my_meta`, not the sink" in out
     assert (tmp_path / "w.py").read_text() == source
     assert code == 1
 

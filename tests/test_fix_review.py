@@ -55,28 +55,29 @@ def test_a_wrapper_from_another_module_is_not_fixed_as_the_sink(
     findings = json.loads(run(tmp_path, "--format", "json", ".")[1])["findings"]
     assert [(f["path"], f["line"], f["fixable"]) for f in findings] == [("b.py", 5, False)]
     code, out, err = run(tmp_path, "--fix", ".")
-    assert "b.py:5:12: ZL910 not fixed: the call at 5:12 is `" in out
-    assert "which reaches the sink at h.py:5; clamp the lengths there" in out
+    assert "b.py:5:12: ZL910 not fixed: this call is `" in out
+    assert "which reaches the sink inside it (in h.py); clamp the lengths there" in out
     assert (tmp_path / "b.py").read_text() == caller and err == ""
     assert code == 1
 
 
 def test_a_lambda_wrapper_is_refused_and_the_plain_call_beside_it_fixed(tmp_path: Path) -> None:
-    source = BUG + (
+    """Without `import torch`, the fix adds one, and what is left moves down a line: the
+    ZL910 is shown there, as the findings of the file fixed are."""
+    source = BUG.replace("import torch\n", "") + (
         "\n\ndef other(seq_lens, num_sms):\n"
         "    f = lambda s: get_paged_mqa_logits_metadata(s // 4, 64, num_sms)\n"
         "    return f(seq_lens)\n"
     )
     (tmp_path / "a.py").write_text(source)
     findings = json.loads(run(tmp_path, "--format", "json", "a.py")[1])["findings"]
-    assert [(f["line"], f["fixable"]) for f in findings] == [(7, True), (12, False)]
+    assert [(f["line"], f["fixable"]) for f in findings] == [(6, True), (11, False)]
     code, out, err = run(tmp_path, "--fix", "a.py")
     assert err == "zerolint: fixed 1 error in a.py\n", out
-    assert (
-        "a.py:12:12: ZL910 not fixed: the call at 12:12 is `f`, which reaches the sink at line 11"
-        in out
-    )
-    assert (tmp_path / "a.py").read_text() == FIXED + source[len(BUG) :]
+    message = "this call is `f`, which reaches the sink inside it; clamp the lengths there"
+    assert f"a.py:12:12: ZL910 not fixed: {message}" in out
+    assert "a.py:12:12: ZL001 " in out  # the finding left, where the ZL910 is
+    assert (tmp_path / "a.py").read_text().startswith("import torch\n")
     assert code == 1
 
 
@@ -112,6 +113,15 @@ def test_torch_imported_after_the_call_is_not_taken_as_bound_at_it(tmp_path: Pat
         "    return out, torch\n"
     )
     (tmp_path / "local.py").write_text(local)
+    # In a comprehension, which runs where it is written, as in the function's body.
+    listed = local.replace(
+        "out = get_paged_mqa_logits_metadata(seq_lens // 4, 64, num_sms)",
+        "out = [get_paged_mqa_logits_metadata(s // 4, 64, num_sms) for s in seq_lens]",
+    )
+    (tmp_path / "listed.py").write_text(listed)
+    code, out, _ = run(tmp_path, "--fix", "listed.py")
+    assert "ZL910 not fixed: `torch` is bound in this function only after the call" in out
+    assert (tmp_path / "listed.py").read_text() == listed and code == 1
     code, out, _ = run(tmp_path, "--fix", "local.py")
     # In the function, `torch` is a local name: unbound at the call whatever the module
     # imports. Clamping there would raise UnboundLocalError.
@@ -170,6 +180,21 @@ def test_what_is_left_is_shown_where_the_added_import_moved_it(tmp_path: Path) -
     assert lines[6].startswith("    b = get_paged")  # line 7 now: `import torch` above
     assert "a.py:7:9: ZL910 not fixed: the call has no plain positional argument 0" in out
     assert "a.py:7:9: ZL001 " in out and code == 1
+    # One statement over two lines, both edited by the clamp of the first call; the call
+    # left is on the second, after the clamp, which moves it right.
+    (tmp_path / "b.py").write_text(
+        "import torch\nfrom deep_gemm import get_paged_mqa_logits_metadata\n\n\n"
+        "def build(seq_lens, num_sms):\n"
+        "    a = (get_paged_mqa_logits_metadata(seq_lens\n"
+        "        // 4, 64, num_sms), get_paged_mqa_logits_metadata(*(seq_lens // 8, 64, num_sms)))\n"
+        "    return a\n"
+    )
+    code, out, err = run(tmp_path, "--fix", "b.py")
+    assert err == "zerolint: fixed 1 error in b.py\n", out
+    left = (tmp_path / "b.py").read_text().splitlines()[6]
+    column = left.index("get_paged_mqa_logits_metadata(*") + 1
+    assert f"b.py:7:{column}: ZL910 not fixed: the call has no plain positional argument 0" in out
+    assert f"b.py:7:{column}: ZL001 " in out
 
 
 def test_a_file_named_through_two_hard_links_is_fixed_once(tmp_path: Path) -> None:
@@ -271,3 +296,30 @@ def test_a_sink_call_in_a_comprehension_over_lines_is_fixed(tmp_path: Path) -> N
     code, out, err = run(tmp_path, "--fix", "a.py")
     assert (code, err) == (0, "zerolint: fixed 1 error in a.py\n"), out
     assert "torch.clamp(seq_lens[rows] // 4, min=1), 64" in (tmp_path / "a.py").read_text()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git applies the patch")
+def test_the_diff_names_a_file_as_the_file_system_does(tmp_path: Path) -> None:
+    """A latin-1 file whose name latin-1 cannot spell: the name is the file system's
+    bytes (UTF-8), the lines the file's."""
+    name = "модуль.py"
+    data = (
+        b"# -*- coding: latin-1 -*-\nNOTE = 'caf\xe9'\n"
+        + BUG.replace("import torch\n", "").encode()
+    )
+    (tmp_path / name).write_bytes(data)
+    diff = subprocess.run(
+        [sys.executable, "-m", "zerolint", *ARGS, "--diff", name],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert diff.returncode == 1 and diff.stdout.startswith(f"--- {name}\n".encode()), diff.stderr
+    (tmp_path / "a.diff").write_bytes(diff.stdout)
+    applied = subprocess.run(
+        ["git", "apply", "a.diff"], cwd=tmp_path, capture_output=True, check=False
+    )
+    assert applied.returncode == 0, applied.stderr
+    assert b"torch.clamp(lens, min=1)" in (tmp_path / name).read_bytes()
+    assert b"NOTE = 'caf\xe9'" in (tmp_path / name).read_bytes()

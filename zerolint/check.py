@@ -1155,15 +1155,20 @@ def not_fixed(shown: str, skipped: Iterable[tuple[Any, str]]) -> list[Diagnostic
     ]
 
 
-def write_in(text: str, encoding: str) -> None:
-    """Write ``text`` to stdout in ``encoding`` (a diff of a latin-1 file applies to its
-    bytes only so); as text where stdout takes no bytes."""
+def write_diff(diff: str, encoding: str) -> None:
+    """Write one file's ``diff`` to stdout: its lines in the file's ``encoding`` (a diff of
+    a latin-1 file applies to its bytes only so), its ``---``/``+++`` lines, which name
+    the file, as the file system spells the name; as text where stdout takes no bytes."""
     out = getattr(sys.stdout, "buffer", None)
     if out is None:
-        sys.stdout.write(text)
+        sys.stdout.write(diff)
         return
+    names, body = "", diff
+    if diff.startswith("--- "):
+        old, new, body = diff.split("\n", 2)
+        names = f"{old}\n{new}\n"
     sys.stdout.flush()
-    out.write(text.encode(encoding, "surrogateescape"))
+    out.write(os.fsencode(names) + body.encode(encoding, "surrogateescape"))
     out.flush()
 
 
@@ -1251,7 +1256,7 @@ def apply_fixes(
         if result.changed:
             fixed[shown] = len(result.applied)
             if diff_only:
-                write_in(result.diff, result.encoding)
+                write_diff(result.diff, result.encoding)
     return fixed, failed
 
 

@@ -32,6 +32,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     BaseAssignment,
     CodeRange,
+    ComprehensionScope,
     GlobalScope,
     ImportAssignment,
     MetadataWrapper,
@@ -68,8 +69,8 @@ class FixTarget:
     when given, is the function the call must name (directly, or through a name bound to
     it), else it is not fixed. ``sink_line``, when given, is the line of the statement in
     which the paths reach the sink (their last step): the call must be in it, not a call
-    of a wrapper whose sink is elsewhere in the file; ``sink_elsewhere`` names where the
-    paths reach it when that is in another file (then the call is a wrapper's: no fix).
+    of a wrapper whose sink is elsewhere in the file; ``sink_elsewhere`` names the file in
+    which the paths reach it when that is another (then the call is a wrapper's: no fix).
     """
 
     line: int
@@ -97,10 +98,27 @@ class SourceFix:
     # The fixed tree and the calls edited in it, for ``fixed_calls``.
     tree: cst.Module | None = field(default=None, compare=False, repr=False)
     edited: tuple[cst.Call, ...] = field(default=(), compare=False, repr=False)
+    # Each skipped target's call as it is in the fixed tree (None: no call found), for
+    # ``skipped_now``.
+    left: tuple[cst.Call | None, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def changed(self) -> bool:
         return self.fixed != self.source
+
+    def skipped_now(self) -> tuple[tuple[FixTarget, str], ...]:
+        """``skipped``, each target where its call is in ``fixed`` (an import added above
+        moves it down, a clamp before it on its line to the right)."""
+        if self.tree is None or not any(c is not None for c in self.left):
+            return self.skipped
+        where = MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(PositionProvider)
+        out = []
+        for (target, why), call in zip(self.skipped, self.left):
+            if call is not None and call in where:
+                start = where[call].start
+                target = replace(target, line=start.line, col=start.column)
+            out.append((target, why))
+        return tuple(out)
 
     def fixed_calls(self) -> tuple[tuple[int, int], ...]:
         """Where each call edited starts in ``fixed`` (line, 0-based column, as a
@@ -169,7 +187,7 @@ def targets_from_findings(
             if last.path == finding.path:
                 sink_line = last.line
             else:
-                elsewhere = f"{last.path}:{last.line}"
+                elsewhere = last.path
         by_path[finding.path].append(
             FixTarget(
                 finding.line,
@@ -211,7 +229,7 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
     plan = _Planner(wrapper, survey, module).plan(targets)
     if not plan.edits:
         return SourceFix(source, source, (), tuple(plan.skipped))
-    clamp = _ClampArguments(plan.edits)
+    clamp = _ClampArguments(plan.edits, [c for c in plan.left if c is not None])
     fixed_module = wrapper.module.visit(clamp)
     for name in sorted(plan.imports):
         fixed_module = insert_import(fixed_module, name)
@@ -222,6 +240,7 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
         tuple(plan.skipped),
         fixed_module,
         tuple(clamp.made),
+        tuple(None if c is None else clamp.now.get(c) for c in plan.left),
     )
 
 
@@ -281,29 +300,11 @@ def fix_file(
         if read_regular(path)[0] != raw:  # saved again while the fix was being checked
             raise FixError(path, CHANGED)
         rewrite_keeping_identity(path, outcome.fixed.encode(encoding))
-        # What was left is shown where it is now (an import added above moves it down).
-        moved = line_map(source, outcome.fixed)
-        skipped = tuple((replace(t, line=moved(t.line)), why) for t, why in skipped)
+        skipped = outcome.skipped_now()  # what was left, shown where it is now
     bom = "\ufeff" if encoding == "utf-8-sig" else ""  # decoding took it off the first line
     diff = unified_diff(bom + source, bom + outcome.fixed, str(path))
     written = "utf-8" if bom else encoding
     return FixResult(path, True, not diff_only, diff, outcome.applied, skipped, written)
-
-
-def line_map(before: str, after: str) -> Callable[[int], int]:
-    """Where each line (1-based) of ``before`` is in ``after``: a line the edit left alone
-    at its new place, an edited one at the start of what replaced it."""
-    # Lines as Python counts them (not str.splitlines, which breaks at form feeds too).
-    old, new = (t.replace("\r\n", "\n").replace("\r", "\n").split("\n") for t in (before, after))
-    blocks = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
-
-    def moved(line: int) -> int:
-        for tag, i1, i2, j1, _ in blocks:
-            if i1 <= line - 1 < i2:
-                return j1 + (line - 1 - i1 if tag == "equal" else 0) + 1
-        return line
-
-    return moved
 
 
 CHANGED = "changed since it was checked; file left unchanged (run zerolint again)"
@@ -432,6 +433,7 @@ class _Plan:
     edits: dict[cst.Call, list[_Edit]] = field(default_factory=lambda: defaultdict(list))
     applied: list[FixTarget] = field(default_factory=list)
     skipped: list[tuple[FixTarget, str]] = field(default_factory=list)
+    left: list[cst.Call | None] = field(default_factory=list)  # each skipped one's call
     imports: set[str] = field(default_factory=set)
 
 
@@ -450,9 +452,11 @@ class _Planner:
     def plan(self, targets: Sequence[FixTarget]) -> _Plan:
         plan = _Plan()
         for target in targets:
+            call: cst.Call | None = None
             try:
                 template, head = _parse_template(target.template)
                 call = self._call_for(target)
+                self._require_the_sink(call, target)
                 index = _argument_index(call, target)
                 if head == f"{_TORCH}.clamp":
                     if self._is_clamped(call.args[index].value):
@@ -466,6 +470,7 @@ class _Planner:
                     module = head.split(".")[0]
             except _Unfixable as why:
                 plan.skipped.append((target, str(why)))
+                plan.left.append(call)
                 continue
             same = [edit for edit in plan.edits[call] if edit.index == index]
             if same:
@@ -475,6 +480,7 @@ class _Planner:
                     plan.applied.append(target)
                 else:
                     plan.skipped.append((target, "another rule's fix already wraps it"))
+                    plan.left.append(call)
                 continue
             edit = _Edit(index, callee, template)
             plan.edits[call].append(edit)
@@ -496,20 +502,25 @@ class _Planner:
                 if (where.end.line, where.end.column) == (target.end_line, target.end_col):
                     call = candidate
                     break
+        return call
+
+    def _require_the_sink(self, call: cst.Call, target: FixTarget) -> None:
+        """Raise ``_Unfixable`` unless ``call`` is the sink's (not a wrapper's)."""
+        # Where the call is, the diagnostic says (after a fix that moved it, where it is
+        # now): the reasons name no position.
         shown = self._module.code_for_node(call.func)
         if target.sink and not self._names(call, target.sink):
-            raise _Unfixable(f"the call at {at} is `{shown}`, not the sink")
+            raise _Unfixable(f"this call is `{shown}`, not the sink")
         # A call of a wrapper: the paths go on into it and reach the sink there, whose
         # arguments are not this call's.
         if target.sink_elsewhere or (
             target.sink_line and not self._in_statement(call, target.sink_line)
         ):
-            where = target.sink_elsewhere or f"line {target.sink_line}"
+            where = f" (in {target.sink_elsewhere})" if target.sink_elsewhere else ""
             raise _Unfixable(
-                f"the call at {at} is `{shown}`, which reaches the sink at {where}; "
+                f"this call is `{shown}`, which reaches the sink inside it{where}; "
                 "clamp the lengths there"
             )
-        return call
 
     def _in_statement(self, node: cst.CSTNode, line: int) -> bool:
         """Whether ``line`` is a line of the statement ``node`` is in: where a path's step
@@ -591,7 +602,7 @@ class _Planner:
             ):
                 return name, False
         visible, later = self._visible(scope, _TORCH, call)
-        if later and not isinstance(scope, GlobalScope):
+        if later and not isinstance(_running(scope), GlobalScope):
             # Bound in the call's function only after it: a local name, unbound at the call
             # (UnboundLocalError), whatever the module imports.
             raise _Unfixable(f"`{_TORCH}` is bound in this function only after the call")
@@ -616,10 +627,11 @@ class _Planner:
     def _visible(
         self, scope: Scope, name: str, call: cst.Call
     ) -> tuple[list[BaseAssignment], bool]:
-        """The bindings of ``name`` that ``call`` can see, and whether the call's own scope
-        binds it only after the call (then none of them is bound when it runs)."""
+        """The bindings of ``name`` that ``call`` can see, and whether the scope the call
+        runs in binds it only after the call (then none of them is bound when it runs)."""
         found = list(scope[name])
-        own = [a for a in found if a.scope is scope]
+        running = _running(scope)
+        own = [a for a in found if a.scope is scope or a.scope is running]
         start = self._positions[call].start
         if own and all(
             (where.line, where.column) > (start.line, start.column)
@@ -696,11 +708,15 @@ def _min_at_least_one(args: Sequence[cst.Arg], position: int) -> bool:
 class _ClampArguments(cst.CSTTransformer):
     """Wraps the chosen arguments of the chosen calls; calls are matched by identity."""
 
-    def __init__(self, edits: dict[cst.Call, list[_Edit]]) -> None:
+    def __init__(self, edits: dict[cst.Call, list[_Edit]], left: Iterable[cst.Call]) -> None:
         self._edits = edits
         self.made: list[cst.Call] = []  # the calls edited, as they are in the new tree
+        self._left = set(left)
+        self.now: dict[cst.Call, cst.Call] = {}  # each of ``left`` as it is in the new tree
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        if original_node in self._left:
+            self.now[original_node] = updated_node
         edits = self._edits.get(original_node)
         if not edits:
             return updated_node
@@ -759,6 +775,14 @@ def _alias_binds_torch(alias: cst.ImportAlias, bound: str) -> bool:
     if alias.asname is not None:
         return full == _TORCH
     return full.split(".")[0] == _TORCH == bound  # ``import torch.cuda`` binds ``torch``
+
+
+def _running(scope: Scope) -> Scope:
+    """The scope whose code runs a call in ``scope``: a comprehension runs where it is
+    written, inside the function (or module) around it."""
+    while isinstance(scope, ComprehensionScope) and scope.parent is not scope:
+        scope = scope.parent
+    return scope
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
