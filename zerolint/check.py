@@ -1093,8 +1093,9 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, universe: str
             if shown
             else {"f": [], "p": [], "d": []}
         )
-        # A file that could not be decoded (ZL903, ZL904) is no candidate, but only a run
-        # that reads it again says so: taken as one, it is not skipped unread next time.
+        # A file with a diagnostic, such as one that could not be decoded (ZL903, ZL904),
+        # may be no candidate, but only a run that reads it again says what is wrong with
+        # it: taken as one, it is not skipped unread next time.
         mention = path in outcome.candidates or bool(entry["d"])
         # Results for other sets of files (the whole tree, one file from pre-commit) stay
         # beside this one while the file and what they were traced through hold. A file
