@@ -84,6 +84,9 @@ class FixTarget:
     sink: str | None = None
     sink_line: int = 0
     sink_elsewhere: str = ""
+    # Sinks of this name take the argument at different positions (``extra-sinks`` of
+    # several modules): ``position`` is None, and only a keyword names it.
+    positions_differ: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +182,7 @@ def targets_from_findings(
         # Sinks of one name in several modules may take the argument at other positions
         # (`extra-sinks`): then only a call that names it by keyword can be fixed.
         positions = {s.position for s in specs if s.function == finding.sink and s.keyword == name}
+        differ = len(positions) > 1
         position = positions.pop() if len(positions) == 1 else None
         end_col = max(finding.end_col - 1, 0) if finding.end_line else 0
         sink_line, elsewhere = 0, ""
@@ -200,6 +204,7 @@ def targets_from_findings(
                 sink=finding.sink or None,
                 sink_line=sink_line,
                 sink_elsewhere=elsewhere,
+                positions_differ=differ,
             )
         )
     return dict(by_path)
@@ -684,6 +689,11 @@ def _argument_index(call: cst.Call, target: FixTarget) -> int:
         for index, arg in enumerate(call.args):
             if arg.keyword is not None and arg.keyword.value == which:
                 return index
+        if target.positions_differ:
+            raise _Unfixable(
+                f"the call has no `{which}=` argument, and the sinks named "
+                f"`{target.sink}` take it at different positions"
+            )
         if target.position is None:
             raise _Unfixable(f"the call has no `{which}=` argument")
         which = target.position
