@@ -211,36 +211,36 @@ def test_a_file_named_through_two_hard_links_is_fixed_once(tmp_path: Path) -> No
     assert os.path.samefile(tmp_path / "real.py", tmp_path / "hard.py")
 
 
-@pytest.mark.parametrize(
-    "data",
-    [
-        # Without `import torch`: the fix adds it at the top, beside the first line and
-        # the latin-1 text, which the hunk's context then holds.
-        b"\xef\xbb\xbf" + BUG.replace("import torch\n", "").encode(),
-        b"# -*- coding: latin-1 -*-\nNOTE = 'caf\xe9'\n"
-        + BUG.replace("import torch\n", "").encode(),
-    ],
-    ids=["bom", "latin-1"],
-)
-@pytest.mark.skipif(shutil.which("git") is None, reason="git applies the patch")
-def test_the_diff_applies_to_the_file_as_fix_writes_it(tmp_path: Path, data: bytes) -> None:
-    (tmp_path / "a.py").write_bytes(data)
+# Without `import torch`: the fix adds it at the top, beside the first lines (a BOM, the
+# latin-1 text), which the hunk's context then holds.
+UNIMPORTED = BUG.replace("import torch\n", "").encode()
+LATIN1 = b"# -*- coding: latin-1 -*-\nNOTE = 'caf\xe9'\n" + UNIMPORTED
+
+
+def apply_the_diff(cwd: Path, name: str) -> None:
+    """Run ``--diff`` on the file ``name`` (a real process: the diff is bytes on its
+    stdout), and apply what it prints with ``git apply``."""
     diff = subprocess.run(
-        [sys.executable, "-m", "zerolint", *ARGS, "--diff", "a.py"],
-        cwd=tmp_path,
+        [sys.executable, "-m", "zerolint", *ARGS, "--diff", name],
+        cwd=cwd,
         capture_output=True,
         check=False,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    assert diff.returncode == 1 and diff.stdout.startswith(b"--- a.py\n"), diff.stderr
-    (tmp_path / "a.diff").write_bytes(diff.stdout)
+    assert diff.returncode == 1 and diff.stdout.startswith(f"--- {name}\n".encode()), diff.stderr
+    (cwd / "a.diff").write_bytes(diff.stdout)
+    applied = subprocess.run(["git", "apply", "a.diff"], cwd=cwd, capture_output=True, check=False)
+    assert applied.returncode == 0, applied.stderr
+
+
+@pytest.mark.parametrize("data", [b"\xef\xbb\xbf" + UNIMPORTED, LATIN1], ids=["bom", "latin-1"])
+@pytest.mark.skipif(shutil.which("git") is None, reason="git applies the patch")
+def test_the_diff_applies_to_the_file_as_fix_writes_it(tmp_path: Path, data: bytes) -> None:
+    (tmp_path / "a.py").write_bytes(data)
     (tmp_path / "fixed").mkdir()
     shutil.copy(tmp_path / "a.py", tmp_path / "fixed" / "a.py")
     assert run(tmp_path / "fixed", "--fix", "a.py")[0] == 0
-    applied = subprocess.run(
-        ["git", "apply", "a.diff"], cwd=tmp_path, capture_output=True, check=False
-    )
-    assert applied.returncode == 0, applied.stderr
+    apply_the_diff(tmp_path, "a.py")
     assert (tmp_path / "a.py").read_bytes() == (tmp_path / "fixed" / "a.py").read_bytes()
 
 
@@ -306,23 +306,7 @@ def test_the_diff_names_a_file_as_the_file_system_does(tmp_path: Path) -> None:
     """A latin-1 file whose name latin-1 cannot spell: the name is the file system's
     bytes (UTF-8), the lines the file's."""
     name = "модуль.py"
-    data = (
-        b"# -*- coding: latin-1 -*-\nNOTE = 'caf\xe9'\n"
-        + BUG.replace("import torch\n", "").encode()
-    )
-    (tmp_path / name).write_bytes(data)
-    diff = subprocess.run(
-        [sys.executable, "-m", "zerolint", *ARGS, "--diff", name],
-        cwd=tmp_path,
-        capture_output=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert diff.returncode == 1 and diff.stdout.startswith(f"--- {name}\n".encode()), diff.stderr
-    (tmp_path / "a.diff").write_bytes(diff.stdout)
-    applied = subprocess.run(
-        ["git", "apply", "a.diff"], cwd=tmp_path, capture_output=True, check=False
-    )
-    assert applied.returncode == 0, applied.stderr
+    (tmp_path / name).write_bytes(LATIN1)
+    apply_the_diff(tmp_path, name)
     assert b"torch.clamp(lens, min=1)" in (tmp_path / name).read_bytes()
     assert b"NOTE = 'caf\xe9'" in (tmp_path / name).read_bytes()

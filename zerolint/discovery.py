@@ -327,8 +327,8 @@ def discover(
     commit does (a file named is checked still).
     """
     out = Discovered(files=list(known))
-    paths = [*paths, *known]
-    for path in paths[: len(paths) - len(known)]:
+    paths = list(paths)
+    for path in paths:
         try:
             if path.is_dir():
                 # The folder's own configuration: the one whose globs its walk would obey.
@@ -361,7 +361,7 @@ def discover(
     for f in out.files:
         unique.setdefault(os.path.normpath(str(f)), f)
     # A file is spelt from outside the current folder only below a path named so.
-    if any(os.path.normpath(p).startswith((os.sep, os.pardir)) for p in paths):
+    if any(os.path.normpath(p).startswith((os.sep, os.pardir)) for p in (*paths, *known)):
         here = os.getcwd().rstrip(os.sep)
         merged: dict[str, tuple[str, Path]] = {}
         for norm, f in unique.items():

@@ -26,6 +26,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -104,6 +105,8 @@ class SourceFix:
     # Each skipped target's call as it is in the fixed tree (None: no call found), for
     # ``skipped_now``.
     left: tuple[cst.Call | None, ...] = field(default=(), compare=False, repr=False)
+    # The fixed tree's positions once worked out (``_positions``): one entry at most.
+    _where: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def changed(self) -> bool:
@@ -114,7 +117,7 @@ class SourceFix:
         moves it down, a clamp before it on its line to the right)."""
         if self.tree is None or not any(c is not None for c in self.left):
             return self.skipped
-        where = MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(PositionProvider)
+        where = self._positions()
         out = []
         for (target, why), call in zip(self.skipped, self.left):
             if call is not None and call in where:
@@ -130,8 +133,17 @@ class SourceFix:
         plan (``plan_file``, the language server's code actions) need not pay."""
         if self.tree is None or not self.edited:
             return ()
-        where = MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(PositionProvider)
+        where = self._positions()
         return tuple((where[c].start.line, where[c].start.column) for c in self.edited)
+
+    def _positions(self) -> Any:
+        """The fixed tree's positions, worked out once for ``fixed_calls`` and
+        ``skipped_now`` (``fix_file`` asks both)."""
+        assert self.tree is not None
+        if not self._where:
+            wrapper = MetadataWrapper(self.tree, unsafe_skip_copy=True)
+            self._where.append(wrapper.resolve(PositionProvider))
+        return self._where[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,9 +509,8 @@ class _Planner:
 
     def _call_for(self, target: FixTarget) -> cst.Call:
         found = self._survey.calls.get((target.line, target.col))
-        at = f"{target.line}:{target.col + 1}"  # as the finding shows it
-        if not found:
-            raise _Unfixable(f"no call starts at {at}")
+        if not found:  # the position as the finding shows it (its column from 1)
+            raise _Unfixable(f"no call starts at {target.line}:{target.col + 1}")
         # Calls are listed outermost first: ``make()(lens)`` starts where ``make()`` does.
         call = found[0][0]
         if target.end_line:
@@ -626,8 +637,8 @@ class _Planner:
     ) -> bool:
         """Whether ``name`` is bound where ``call`` runs, and every binding of it visible
         there passes ``is_import``."""
-        assignments, later = self._visible(scope, name, call)
-        return not later and bool(assignments) and all(is_import(a, name) for a in assignments)
+        assignments, _ = self._visible(scope, name, call)  # none where bound only later
+        return bool(assignments) and all(is_import(a, name) for a in assignments)
 
     def _visible(
         self, scope: Scope, name: str, call: cst.Call
