@@ -12,6 +12,7 @@ ones about separate processes run the real command.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -133,6 +134,36 @@ def test_a_warm_run_imports_no_analysis_and_reads_no_rule(
     assert warm.stderr.splitlines()[-1] == f"imported: {loaded}"
 
 
+def test_a_warm_json_run_keeps_the_fixable_marks_without_libcst(tmp_path: Path) -> None:
+    # JSON says of each finding whether --fix would clamp it. The analysis marks it on the
+    # tree it built, and the cache keeps the mark: a warm run parses nothing to say it
+    # again (it had planned the fix with LibCST, a second or more per large file).
+    write(tmp_path, {"bug.py": unclamped(), "clean.py": CLEAN})
+    modules = ["libcst", "z3", "zerolint.engine", "zerolint.fix"]
+    script = WARM_RUN.replace("{MODULES}", repr(modules)).replace(
+        '"--color", "never"', '"--output-format", "json"'
+    )
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        for _ in range(2)
+    ]
+    cold, warm = runs
+    assert (cold.returncode, warm.returncode) == (1, 1)
+    assert warm.stdout == cold.stdout
+    assert [f["fixable"] for f in json.loads(warm.stdout)["findings"]] == [True]
+    assert "zerolint.fix" in cold.stderr  # the analysis planned the fix
+    assert warm.stderr.splitlines()[-1] == "imported: []"
+
+
 def test_clean_tree_exits_0(tmp_path: Path, check) -> None:
     write(tmp_path, {"clean.py": CLEAN})
     assert check(".") == (0, "All checks passed!\n", "")
@@ -143,7 +174,7 @@ def test_a_finding_exits_1(tmp_path: Path, check) -> None:
     code, out, _ = check(".")
     assert code == 1
     assert findings(out) == [("bad.py", 6)]
-    assert out.endswith("\nFound 1 error.\n")
+    assert out.endswith("\nFound 1 error.\n[*] 1 fixable with `--fix`.\n")
 
 
 def test_exit_zero_reports_the_finding_but_exits_0(tmp_path: Path, check) -> None:
@@ -281,11 +312,11 @@ def test_extra_sinks_by_position_and_by_keyword(tmp_path: Path, check) -> None:
     headers = [line for line in out.splitlines() if HEADER.match(line)]
     assert headers == [
         (
-            "lib_user.py:5:5: ZL001 `seq_lens // 4` can be all zero when it reaches "
+            "lib_user.py:5:5: ZL001 [*] `seq_lens // 4` can be all zero when it reaches "
             "`plan_kernel` (argument 1); clamp it to >= 1"
         ),
         (
-            "lib_user.py:7:5: ZL001 `seq_lens // 4` can be all zero when it reaches `plan` "
+            "lib_user.py:7:5: ZL001 [*] `seq_lens // 4` can be all zero when it reaches `plan` "
             "(`lens`); clamp it to >= 1"
         ),
     ]

@@ -323,9 +323,9 @@ def assert_same_texts(text: str, name: str) -> int:
 
 
 def _calls(stmt: cst.CSTNode) -> list[cst.Call]:
-    from zerolint.positions import _cst_calls
+    from zerolint.positions import statement_calls
 
-    return _cst_calls(stmt)
+    return statement_calls(stmt)
 
 
 def test_statement_and_argument_texts_are_libcsts() -> None:

@@ -8,6 +8,8 @@ not apply to a file with a BOM or in latin-1. Each runs the real program."""
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_reliability_fix import ARGS, BUG, FIXED, run
+from zerolint.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 HELPER = """\
@@ -79,6 +82,34 @@ def test_a_lambda_wrapper_is_refused_and_the_plain_call_beside_it_fixed(tmp_path
     assert "a.py:12:12: ZL001 " in out  # the finding left, where the ZL910 is
     assert (tmp_path / "a.py").read_text().startswith("import torch\n")
     assert code == 1
+
+
+def test_text_marks_what_fix_clamps_and_fix_clamps_what_it_marks(tmp_path: Path) -> None:
+    """As Ruff's: ``[*]`` after the code of each finding ``--fix`` would clamp, and the
+    count on a line of its own; then ``--fix`` clamps exactly those, cold or warm."""
+    source = BUG + (
+        "\n\ndef other(seq_lens, num_sms):\n"
+        "    f = lambda s: get_paged_mqa_logits_metadata(s // 4, 64, num_sms)\n"
+        "    return f(seq_lens)\n"
+    )
+    (tmp_path / "a.py").write_text(source)
+    for cache in ([], ["--no-cache"], []):  # a cold run, then the cache's answer
+        argv = [a for a in ARGS if a != "--no-cache"] + cache + ["a.py"]
+        out = io.StringIO()
+        old = Path.cwd()
+        os.chdir(tmp_path)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                assert main(argv) == 1
+        finally:
+            os.chdir(old)
+        headers = [line for line in out.getvalue().splitlines() if ": ZL001 " in line]
+        assert [h.split(": ZL001 ")[1][:4] for h in headers] == ["[*] ", "`s /"]
+        assert out.getvalue().endswith("Found 2 errors.\n[*] 1 fixable with `--fix`.\n")
+    code, out, err = run(tmp_path, "--fix", "a.py")
+    assert err == "zerolint: fixed 1 error in a.py\n" and code == 1
+    assert "[*]" not in out  # the one left is refused
+    assert "\nFound 2 errors (1 fixed, 1 remaining). 1 proved safe" in out
 
 
 def runs(path: Path) -> str:

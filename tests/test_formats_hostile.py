@@ -48,4 +48,4 @@ def test_text_shows_control_pictures_in_the_source_line(tmp_path: Path, check) -
     write(tmp_path, {"bad.py": HOSTILE})
     _, out, _ = check(".")
     assert 'tag="␛[2J␛[H␈␈All checks passed!\\u009b31m \\u202eevil")' in out
-    assert out.endswith("Found 1 error.\n")
+    assert "\nFound 1 error.\n" in out

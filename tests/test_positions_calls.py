@@ -1,4 +1,4 @@
-"""``positions._cst_calls`` lists a statement's calls in the order LibCST's visitor meets
+"""``positions.statement_calls`` lists a statement's calls in the order LibCST's visitor meets
 them (pairing them by rank with Python's calls gives each its position). It walks the
 nodes' fields itself; a visitor, as before, is the reference here, on crafted code that
 puts a call in every place an expression can be and on zerolint's own modules, built by
@@ -17,7 +17,7 @@ import pytest
 
 import zerolint
 from zerolint.cst_build import build_module
-from zerolint.positions import _cst_calls, content_fields, statements_in_order
+from zerolint.positions import content_fields, statement_calls, statements_in_order
 
 
 class Reference(cst.CSTVisitor):
@@ -117,7 +117,7 @@ def test_the_calls_come_as_libcsts_visitor_meets_them(name: str, text: str) -> N
     for tree in trees:
         for stmt in statements_in_order(tree):
             want = reference(stmt)
-            assert [id(c) for c in _cst_calls(stmt)] == [id(c) for c in want], (
+            assert [id(c) for c in statement_calls(stmt)] == [id(c) for c in want], (
                 name,
                 tree.code_for_node(stmt)[:80],
             )

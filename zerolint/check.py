@@ -684,7 +684,7 @@ def lint_stdin(args: argparse.Namespace, settings_at: SettingsFor) -> tuple[Repo
         )
         run.apply_settings(report, [])  # --ignore ZL903, as for a file
         return report, None
-    outcome = Engine(settings).run([path], overrides={path: text})
+    outcome = Engine(settings).run([path], overrides={path: text}, fixable=True)
     report = outcome.report
     run.apply_settings(report, [])
     if settings.enabled("ZL920", opt_in=True):
@@ -1047,7 +1047,12 @@ def analyse(
     try:
         with Progress(len(files), enabled=progress) as bar:
             outcome = engine.run(
-                files, skip=skip, on_file=lambda done, total: bar.advance(), read=read, scan=scan
+                files,
+                skip=skip,
+                on_file=lambda done, total: bar.advance(),
+                read=read,
+                scan=scan,
+                fixable=True,
             )
         if scan is not None and quiet_files is not None:
             maybe = scan.may_suppress()  # the child worked it out while this one analysed
@@ -1122,12 +1127,16 @@ def mark_fixable(report: Report, settings_for: Any) -> None:
     """Set ``fixable`` on each finding of a sink: whether ``--fix`` would clamp it (planned,
     not written), so that ``[*]`` and ``"fixable": true`` are never promised in vain.
     ``settings_for(path)`` is the configuration that applies to a file."""
-    from zerolint.fix import FixError, plan_file, targets_from_findings
-
     by_path: dict[str, list] = {}
     for finding in report.findings:
-        if finding.sink:
+        # The analysis marks its findings (``Engine.mark_fixable``), and the cache keeps
+        # the marks; a finding without one is planned here, from the file as it is now.
+        if finding.sink and finding.fixable is None:
             by_path.setdefault(finding.path, []).append(finding)
+    if not by_path:
+        return  # nothing to plan: LibCST is not even imported (a warm run's case)
+    from zerolint.fix import FixError, plan_file, targets_from_findings
+
     for shown, findings in by_path.items():
         # A rule without a fix template (ZL002) has nothing to write: never fixable.
         with_fix = settings_for(shown).codes_with_fix()

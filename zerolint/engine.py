@@ -184,6 +184,7 @@ class Engine:
         scan: Scan | None = None,
         record: bool = False,
         replay_from: Analyzer | None = None,
+        fixable: bool = False,
     ) -> Outcome:
         """Analyse ``files``. Files in ``skip`` are known (from the cache) not to mention any
         sink name, and are not read unless the set of names grows. ``read`` gives a file's
@@ -195,7 +196,8 @@ class Engine:
         hears the analysis's questions (the language server's), keeps what each summary's
         making asked, and the outcome holds the run's analyzer: the next run passes it as
         ``replay_from``, and its summaries are replayed where the answers are the same
-        (``Analyzer.replay``) rather than made again."""
+        (``Analyzer.replay``) rather than made again. ``fixable``: mark each finding with
+        whether ``--fix`` would clamp it (``mark_fixable``)."""
         if project is None:
             project = Project(files, read=read, namespaces=self.settings.namespace_roots())
         if scan is not None:
@@ -236,6 +238,10 @@ class Engine:
             self.stats["tainted"] = float(analyzer.tainted)
             analyzer.keep_for_replay()
         self.suppress(report, project)
+        if fixable:
+            clock = time.perf_counter()
+            self.mark_fixable(report, project)
+            self.stats["fixable"] = time.perf_counter() - clock
         report.files_checked = len(files) - len(project.diagnostics)
         report.sort()
         outcome.parsed = [m.path for m in project.parsed()]
@@ -529,6 +535,30 @@ class Engine:
     def ratios_of(self, rule: Rule) -> tuple[int, ...]:
         """The rule's ``compress-ratios``: configured for it, or its rule file's default."""
         return tuple(self.settings.option(rule, "compress-ratios") or ())
+
+    def mark_fixable(self, report: Report, project: Project) -> None:
+        """Set ``fixable`` on the findings of sinks: whether ``--fix`` would clamp each,
+        planned on the tree the analysis built (``fix.fixable_targets``), so that the
+        results cache keeps the answer and no file is parsed again to give it."""
+        from zerolint.fix import fixable_targets, targets_from_findings
+
+        with_fix = self.settings.codes_with_fix()
+        modules = {m.display: m for m in project.parsed()}
+        by_path: dict[str, list[Finding]] = {}
+        for finding in report.findings:
+            if not finding.sink:
+                continue
+            if finding.code not in with_fix:
+                finding.fixable = False  # a rule without a fix template (ZL002)
+            elif finding.path in modules:
+                by_path.setdefault(finding.path, []).append(finding)
+        sinks, rules = self.settings.sinks(), self.settings.rules()
+        for shown, findings in by_path.items():
+            mod = modules[shown]
+            targets = targets_from_findings(findings, sinks, rules)[shown]
+            applied = set(fixable_targets(mod.module, mod.text, targets, mod.positions()))
+            for finding, target in zip(findings, targets, strict=True):
+                finding.fixable = target in applied
 
     def suppress(self, report: Report, project: Project) -> None:
         """Drop findings that a suppression comment covers (see ``zerolint.suppression``;

@@ -26,25 +26,14 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import (
-    BaseAssignment,
-    CodeRange,
-    ComprehensionScope,
-    GlobalScope,
-    ImportAssignment,
-    MetadataWrapper,
-    ParentNodeProvider,
-    PositionProvider,
-    Scope,
-    ScopeProvider,
-)
 
 from zerolint.atomic import rewrite_keeping_identity
+from zerolint.fix_scopes import MODULE, Binding, ModuleFacts, Scope, running
 from zerolint.model import Finding
+from zerolint.positions import PositionIndex
 from zerolint.rules import Rule, SinkSpec, load_rules
 
 # Calls that already keep every length >= their bound: torch.clamp(x, min=1), x.clamp(1) ...
@@ -105,8 +94,8 @@ class SourceFix:
     # Each skipped target's call as it is in the fixed tree (None: no call found), for
     # ``skipped_now``.
     left: tuple[cst.Call | None, ...] = field(default=(), compare=False, repr=False)
-    # The fixed tree's positions once worked out (``_positions``): one entry at most.
-    _where: list[Any] = field(default_factory=list, compare=False, repr=False)
+    # The fixed tree's facts once worked out (``_facts``): one entry at most.
+    _where: list[ModuleFacts] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def changed(self) -> bool:
@@ -117,32 +106,31 @@ class SourceFix:
         moves it down, a clamp before it on its line to the right)."""
         if self.tree is None or not any(c is not None for c in self.left):
             return self.skipped
-        where = self._positions()
+        facts = self._facts()
         out = []
         for (target, why), call in zip(self.skipped, self.left):
-            if call is not None and call in where:
-                start = where[call].start
-                target = replace(target, line=start.line, col=start.column)
+            start = None if call is None else facts.call_start(call)
+            if start is not None:
+                target = replace(target, line=start[0], col=start[1])
             out.append((target, why))
         return tuple(out)
 
     def fixed_calls(self) -> tuple[tuple[int, int], ...]:
         """Where each call edited starts in ``fixed`` (line, 0-based column, as a
         target's): a re-check's finding there was not fixed. Worked out when asked (only
-        ``fix_file``'s check does): LibCST's positions cost about twice its parse, which a
-        plan (``plan_file``, the language server's code actions) need not pay."""
+        ``fix_file``'s check does), which a plan (``plan_file``, the language server's code
+        actions) need not pay."""
         if self.tree is None or not self.edited:
             return ()
-        where = self._positions()
-        return tuple((where[c].start.line, where[c].start.column) for c in self.edited)
+        facts = self._facts()
+        return tuple(facts.call_start(c, exact=True) or (0, 0) for c in self.edited)
 
-    def _positions(self) -> Any:
-        """The fixed tree's positions, worked out once for ``fixed_calls`` and
-        ``skipped_now`` (``fix_file`` asks both)."""
+    def _facts(self) -> ModuleFacts:
+        """The fixed tree's facts, worked out once for ``fixed_calls`` and ``skipped_now``
+        (``fix_file`` asks both)."""
         assert self.tree is not None
         if not self._where:
-            wrapper = MetadataWrapper(self.tree, unsafe_skip_copy=True)
-            self._where.append(wrapper.resolve(PositionProvider))
+            self._where.append(ModuleFacts(self.tree, self.fixed))
         return self._where[0]
 
 
@@ -222,6 +210,19 @@ def targets_from_findings(
     return dict(by_path)
 
 
+def fixable_targets(
+    module: cst.Module,
+    source: str,
+    targets: Sequence[FixTarget],
+    index: PositionIndex | None = None,
+) -> list[FixTarget]:
+    """The targets ``--fix`` would clamp in ``source``, planned on ``module``: LibCST's
+    tree of it or ``cst_build``'s (the analysis's, whose ``index`` says where its
+    statements are), with the same answer. Nothing is edited or checked again: as a plan,
+    it is what ``[*]`` and ``"fixable"`` promise."""
+    return _Planner(ModuleFacts(module, source, index), module).plan(targets).applied
+
+
 def fix_source(source: str, targets: Sequence[FixTarget]) -> str:
     """Return ``source`` with every target's lengths argument clamped to at least 1."""
     return apply_fixes(source, targets).fixed
@@ -240,14 +241,11 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
         # LibCST would write the rest of the file back otherwise (a last line ended by a
         # lone carriage return loses it): an edit must change nothing else.
         raise FixError("<source>", "LibCST does not write this file back byte for byte")
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    survey = _Survey()
-    wrapper.visit(survey)
-    plan = _Planner(wrapper, survey, module).plan(targets)
+    plan = _Planner(ModuleFacts(module, source), module).plan(targets)
     if not plan.edits:
         return SourceFix(source, source, (), tuple(plan.skipped))
     clamp = _ClampArguments(plan.edits, [c for c in plan.left if c is not None])
-    fixed_module = wrapper.module.visit(clamp)
+    fixed_module = module.visit(clamp)
     for name in sorted(plan.imports):
         fixed_module = insert_import(fixed_module, name)
     return SourceFix(
@@ -406,38 +404,6 @@ def insert_import(module: cst.Module, name: str) -> cst.Module:
 # --- finding the calls and deciding each edit ------------------------------------------
 
 
-class _Survey(cst.CSTVisitor):
-    """Collects every call with its position, and the names bound by torch imports."""
-
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self) -> None:
-        self.calls: dict[tuple[int, int], list[tuple[cst.Call, CodeRange]]] = defaultdict(list)
-        self.torch_modules: set[str] = set()  # import torch [as t]; import torch.x
-        self.torch_clamps: dict[str, str] = {}  # from torch import clamp [as c]: bound -> name
-
-    def visit_Call(self, node: cst.Call) -> None:
-        where = self.get_metadata(PositionProvider, node)
-        self.calls[(where.start.line, where.start.column)].append((node, where))
-
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            bound = _bound_name(alias)
-            if bound is not None and _alias_binds_torch(alias, bound):
-                self.torch_modules.add(bound)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        if get_full_name_for_node(node.module) != _TORCH:
-            return
-        for alias in node.names:
-            bound = _bound_name(alias)
-            imported = get_full_name_for_node(alias.name)
-            if bound is not None and imported in _CLAMP_NAMES:
-                self.torch_clamps[bound] = imported
-
-
 @dataclass(frozen=True, slots=True)
 class _Edit:
     index: int  # into the call's ``args``
@@ -459,12 +425,32 @@ class _Unfixable(Exception):
 
 
 class _Planner:
-    def __init__(self, wrapper: MetadataWrapper, survey: _Survey, module: cst.Module) -> None:
-        self._survey = survey
+    def __init__(self, facts: ModuleFacts, module: cst.Module) -> None:
+        self._facts = facts
         self._module = module
-        self._scopes = wrapper.resolve(ScopeProvider)
-        self._parents = wrapper.resolve(ParentNodeProvider)
-        self._positions = wrapper.resolve(PositionProvider)
+        self._parents = facts.parents
+        self._scopes = facts.scopes
+        # The names torch imports bind anywhere in the module: ``import torch [as t]``,
+        # ``import torch.x``; and ``from torch import clamp [as c]`` (bound -> imported).
+        self._torch_modules: set[str] = set()
+        self._torch_clamps: dict[str, str] = {}
+        for node in facts.imports:
+            if isinstance(node, cst.Import):
+                for alias in node.names:
+                    bound = _bound_name(alias)
+                    if bound is not None and _alias_binds_torch(alias, bound):
+                        self._torch_modules.add(bound)
+            elif not (
+                node.relative
+                or node.module is None
+                or isinstance(node.names, cst.ImportStar)
+                or get_full_name_for_node(node.module) != _TORCH
+            ):
+                for alias in node.names:
+                    bound = _bound_name(alias)
+                    imported = get_full_name_for_node(alias.name)
+                    if bound is not None and imported in _CLAMP_NAMES:
+                        self._torch_clamps[bound] = imported
 
     def plan(self, targets: Sequence[FixTarget]) -> _Plan:
         plan = _Plan()
@@ -508,14 +494,14 @@ class _Planner:
         return plan
 
     def _call_for(self, target: FixTarget) -> cst.Call:
-        found = self._survey.calls.get((target.line, target.col))
+        found = self._facts.calls_at(target.line, target.col)
         if not found:  # the position as the finding shows it (its column from 1)
             raise _Unfixable(f"no call starts at {target.line}:{target.col + 1}")
         # Calls are listed outermost first: ``make()(lens)`` starts where ``make()`` does.
         call = found[0][0]
         if target.end_line:
             for candidate, where in found:
-                if (where.end.line, where.end.column) == (target.end_line, target.end_col):
+                if where[2:] == (target.end_line, target.end_col):
                     call = candidate
                     break
         return call
@@ -546,10 +532,10 @@ class _Planner:
             found, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
         ):
             found = self._parents.get(found)
-        if found is None:
+        where = None if found is None else self._facts.statement_span(found)
+        if where is None:
             return True  # no statement to tell by: the re-check decides
-        where = self._positions[found]
-        return where.start.line <= line <= where.end.line
+        return where[0] <= line <= where[2]
 
     def _names(self, call: cst.Call, sink: str) -> bool:
         """Whether ``call`` calls ``sink``: by its name, or through a name whose binding
@@ -574,7 +560,7 @@ class _Planner:
                 node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
             ):
                 node = self._parents.get(node)
-            if node is not None and wanted in self._module.code_for_node(node):
+            if node is not None and wanted in self._facts.statement_text(node):
                 return True
         return False
 
@@ -583,18 +569,18 @@ class _Planner:
             return False
         func = value.func
         if isinstance(func, cst.Name):
-            is_function = func.value in self._survey.torch_clamps
+            is_function = func.value in self._torch_clamps
             return is_function and _min_at_least_one(value.args, 1)
         if not isinstance(func, cst.Attribute) or func.attr.value not in _CLAMP_NAMES:
             return False
         owner = func.value
-        if isinstance(owner, cst.Name) and owner.value in self._survey.torch_modules | {_TORCH}:
+        if isinstance(owner, cst.Name) and owner.value in self._torch_modules | {_TORCH}:
             return _min_at_least_one(value.args, 1)  # torch.clamp(x, min=1)
         return _min_at_least_one(value.args, 0)  # x.clamp(min=1)
 
     def _needs_import(self, call: cst.Call, head: str) -> bool:
         """Whether the template's module must be imported for the call to see it."""
-        scope = self._scopes[call]
+        scope = self._scopes.get(call)
         if scope is None:
             raise _Unfixable("no scope information for the call")
         module = head.split(".")[0]
@@ -606,19 +592,19 @@ class _Planner:
 
     def _clamp_callee(self, call: cst.Call) -> tuple[str, bool]:
         """The text to call for the clamp at this call site, and whether to import torch."""
-        scope = self._scopes[call]
+        scope = self._scopes.get(call)
         if scope is None:
             raise _Unfixable("no scope information for the call")
-        for name in sorted(self._survey.torch_modules, key=lambda n: (n != _TORCH, n)):
+        for name in sorted(self._torch_modules, key=lambda n: (n != _TORCH, n)):
             if self._bound_at(scope, name, self._is_torch_module_import, call):
                 return f"{name}.clamp", False
-        for name, imported in sorted(self._survey.torch_clamps.items()):
+        for name, imported in sorted(self._torch_clamps.items()):
             if imported in _CLAMP_FUNCTIONS and self._bound_at(
                 scope, name, self._is_torch_clamp_import, call
             ):
                 return name, False
         visible, later = self._visible(scope, _TORCH, call)
-        if later and not isinstance(_running(scope), GlobalScope):
+        if later and running(scope).kind != MODULE:
             # Bound in the call's function only after it: a local name, unbound at the call
             # (UnboundLocalError), whatever the module imports.
             raise _Unfixable(f"`{_TORCH}` is bound in this function only after the call")
@@ -632,7 +618,7 @@ class _Planner:
         self,
         scope: Scope,
         name: str,
-        is_import: Callable[[BaseAssignment, str], bool],
+        is_import: Callable[[Binding, str], bool],
         call: cst.Call,
     ) -> bool:
         """Whether ``name`` is bound where ``call`` runs, and every binding of it visible
@@ -640,26 +626,23 @@ class _Planner:
         assignments, _ = self._visible(scope, name, call)  # none where bound only later
         return bool(assignments) and all(is_import(a, name) for a in assignments)
 
-    def _visible(
-        self, scope: Scope, name: str, call: cst.Call
-    ) -> tuple[list[BaseAssignment], bool]:
+    def _visible(self, scope: Scope, name: str, call: cst.Call) -> tuple[list[Binding], bool]:
         """The bindings of ``name`` that ``call`` can see, and whether the scope the call
         runs in binds it only after the call (then none of them is bound when it runs)."""
-        found = list(scope[name])
-        running = _running(scope)
-        own = [a for a in found if a.scope is scope or a.scope is running]
-        start = self._positions[call].start
-        if own and all(
-            (where.line, where.column) > (start.line, start.column)
-            for where in (self._positions[a.node].start for a in own)
-        ):
+        found = scope[name]
+        runs_in = running(scope)
+        own = [a for a in found if a.scope is scope or a.scope is runs_in]
+        # Own bindings are an import statement, a parameter, a ``def`` or an assigned
+        # name: none starts where the call does, so source order tells which comes first.
+        at = self._facts.rank[call]
+        if own and all(self._facts.order(a) > at for a in own):
             return [], True
         return found, False
 
     def _is_torch_module_import(
-        self, assignment: BaseAssignment, name: str, *, runtime: bool = True
+        self, assignment: Binding, name: str, *, runtime: bool = True
     ) -> bool:
-        if not isinstance(assignment, ImportAssignment):
+        if not assignment.is_import:
             return False
         node = assignment.node
         if not isinstance(node, cst.Import) or (runtime and self._typing_only(node)):
@@ -668,8 +651,8 @@ class _Planner:
             _bound_name(alias) == name and _alias_binds_torch(alias, name) for alias in node.names
         )
 
-    def _is_torch_clamp_import(self, assignment: BaseAssignment, name: str) -> bool:
-        if not isinstance(assignment, ImportAssignment):
+    def _is_torch_clamp_import(self, assignment: Binding, name: str) -> bool:
+        if not assignment.is_import:
             return False
         node = assignment.node
         if not isinstance(node, cst.ImportFrom) or self._typing_only(node) or node.relative:
@@ -796,14 +779,6 @@ def _alias_binds_torch(alias: cst.ImportAlias, bound: str) -> bool:
     if alias.asname is not None:
         return full == _TORCH
     return full.split(".")[0] == _TORCH == bound  # ``import torch.cuda`` binds ``torch``
-
-
-def _running(scope: Scope) -> Scope:
-    """The scope whose code runs a call in ``scope``: a comprehension runs where it is
-    written, inside the function (or module) around it."""
-    while isinstance(scope, ComprehensionScope) and scope.parent is not scope:
-        scope = scope.parent
-    return scope
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:

@@ -210,7 +210,7 @@ class PositionIndex:
                     -(n.end_col_offset or 0),
                 ),
             )
-            pair = self.calls[id(stmt)] = (_cst_calls(stmt), ast_calls)
+            pair = self.calls[id(stmt)] = (statement_calls(stmt), ast_calls)
         cst_calls, ast_calls = pair
         for i, candidate in enumerate(cst_calls):
             if candidate is call:
@@ -243,7 +243,7 @@ def _ast_header(stmt: ast.stmt) -> list[ast.AST]:
     return [stmt]
 
 
-def _cst_calls(stmt: cst.CSTNode) -> list[cst.Call]:
+def statement_calls(stmt: cst.CSTNode) -> list[cst.Call]:
     """The calls of the statement's own parts (not of the blocks nested in it, nor of a
     nested function or class), in the order LibCST visits them: each call before the calls
     inside it, and in source order."""
@@ -365,11 +365,11 @@ def build_index(module: cst.Module, tree: ast.Module, source: str) -> PositionIn
     ):
         index.stmts = {id(c): a for c, a in zip(cst_list, ast_list)}
         return index
-    index.exact = _exact_positions(module)
+    index.exact = exact_positions(module)
     return index
 
 
-def _exact_positions(module: cst.Module) -> dict[int, Span]:
+def exact_positions(module: cst.Module) -> dict[int, Span]:
     wrapper = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(cst.metadata.PositionProvider)
     return {

@@ -86,7 +86,7 @@ def render_concise(report: Report, options: RenderOptions) -> str:
         proved = visible_proved(report, options)
         if proved:
             lines.append(paint("Proved safe by the SMT judge:", _BOLD, _GREEN))
-            lines += [_header(f, options, paint) for f in proved]
+            lines += [_header(f, options, paint, proved=True) for f in proved]
     if not options.quiet:
         lines.append(_summary(report, paint))
     return "".join(line + "\n" for line in lines)
@@ -96,7 +96,7 @@ def _body(report: Report, options: RenderOptions, paint: _Painter) -> list[str]:
     blocks = [finding_lines(f, options) for f in sorted_findings(report.findings)]
     proved = visible_proved(report, options)
     if proved:
-        proved_blocks = [finding_lines(f, options) for f in proved]
+        proved_blocks = [finding_lines(f, options, proved=True) for f in proved]
         proved_blocks[0].insert(0, paint("Proved safe by the SMT judge:", _BOLD, _GREEN))
         blocks.extend(proved_blocks)
     ordered = sorted(report.diagnostics, key=Diagnostic.sort_key)
@@ -120,11 +120,12 @@ def _location(path: str, line: int, col: int, options: RenderOptions, paint: _Pa
     return f"{shown}:{line}:{col}:"
 
 
-def finding_lines(finding: Finding, options: RenderOptions) -> list[str]:
-    """One finding's block: the ``path:line:col: CODE message`` line, each path's steps
-    indented, and the verdict; coloured when ``options.color`` is set."""
+def finding_lines(finding: Finding, options: RenderOptions, *, proved: bool = False) -> list[str]:
+    """One finding's block: the ``path:line:col: CODE [*] message`` line (``[*]`` where
+    ``--fix`` would clamp it; not for one ``proved`` safe), each path's steps indented,
+    and the verdict; coloured when ``options.color`` is set."""
     paint = _Painter(options.color)
-    lines = [_header(finding, options, paint)]
+    lines = [_header(finding, options, paint, proved=proved)]
     labelled = [
         [(_step_label(step, finding, options), step) for step in _one_per_line(flow.steps)]
         for flow in finding.flows
@@ -140,10 +141,14 @@ def finding_lines(finding: Finding, options: RenderOptions) -> list[str]:
     return lines
 
 
-def _header(finding: Finding, options: RenderOptions, paint: _Painter) -> str:
+def _header(
+    finding: Finding, options: RenderOptions, paint: _Painter, *, proved: bool = False
+) -> str:
+    # As Ruff marks what `--fix` would change; only a finding the analysis marked is.
+    mark = f"{paint('[*]', _CYAN)} " if finding.fixable and not proved else ""
     return (
         f"{_location(finding.path, finding.line, finding.col, options, paint)} "
-        f"{paint(finding.code, _BOLD, _RED)} {printable(finding.message)}"
+        f"{paint(finding.code, _BOLD, _RED)} {mark}{printable(finding.message)}"
     )
 
 
@@ -246,4 +251,8 @@ def _summary(report: Report, paint: _Painter) -> str:
         parts.append(f"{plural(limits, 'analysis limit')} reached.")
     if report.missing:  # named on stderr
         parts.append(f"{plural(len(report.missing), 'path')} not found.")
-    return " ".join(parts)
+    summary = " ".join(parts)
+    fixable = sum(1 for f in report.findings if f.fixable)
+    if fixable:  # as Ruff: on a line of its own
+        summary += f"\n{paint('[*]', _CYAN)} {fixable} fixable with `--fix`."
+    return summary
