@@ -299,9 +299,12 @@ def test_concise_output_as_in_ruff(tmp_path: Path) -> None:
     run = zerolint("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
     assert run.returncode == 1
     lines = run.stdout.splitlines()
-    assert lines[0].startswith("bad.py:6:12: ZL001 `lens` can be all zero")
+    assert lines[0].startswith("bad.py:6:12: ZL001 [*] `lens` can be all zero")
     assert lines[1].startswith("broken.py:2:7: ZL901 ")
-    assert lines[2:] == ["Found 1 error. 1 file could not be checked."]
+    assert lines[2:] == [
+        "Found 1 error. 1 file could not be checked.",
+        "[*] 1 fixable with `--fix`.",
+    ]
     forced = {"FORCE_COLOR": "1"}
     coloured = subprocess.run(
         [sys.executable, "-m", "zerolint", "check", "--no-cache", "--format", "concise", "."],
