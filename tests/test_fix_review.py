@@ -112,6 +112,22 @@ def test_text_marks_what_fix_clamps_and_fix_clamps_what_it_marks(tmp_path: Path)
     assert "\nFound 2 errors (1 fixed, 1 remaining). 1 proved safe" in out
 
 
+def test_a_parameter_spelt_in_fullwidth_letters_is_torch(tmp_path: Path) -> None:
+    """Python reads ``ｔｏｒｃｈ`` as ``torch`` (NFKC): the parameter hides the module at
+    the call, so a clamp there would call the parameter's ``clamp``. Refused, not marked,
+    and the analysis's tree (Python's spelling) and LibCST's (the source's) agree."""
+    source = BUG.replace(
+        "def build(seq_lens, num_sms):", "def build(seq_lens, num_sms, ｔｏｒｃｈ=None):"
+    )
+    assert source != BUG
+    (tmp_path / "a.py").write_text(source, encoding="utf-8")
+    findings = json.loads(run(tmp_path, "--format", "json", "a.py")[1])["findings"]
+    assert [f["fixable"] for f in findings] == [False]
+    code, out, err = run(tmp_path, "--fix", "a.py")
+    assert "ZL910 not fixed: `torch` names something else at the call" in out
+    assert (tmp_path / "a.py").read_text(encoding="utf-8") == source and code == 1
+
+
 def runs(path: Path) -> str:
     """What calling ``build`` in the module at ``path`` does, with stand-ins for the
     kernel and for torch: "ok", or the exception's name."""

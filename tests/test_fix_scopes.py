@@ -379,7 +379,27 @@ def plan_on_both_trees(source: str) -> tuple[list[FixTarget], list[FixTarget], i
     return on_parsed, on_built, len(targets)
 
 
-@pytest.mark.parametrize(("name", "source"), corpus(), ids=[n for n, _ in corpus()])
+# Python reads identifiers in NFKC: LibCST's tree keeps `ｔｏｒｃｈ`, the analysis's says
+# `torch` (the plans must agree all the same).
+FULLWIDTH = """\
+import torch
+from deep_gemm import get_paged_mqa_logits_metadata as ｇｅｔ
+
+
+def hidden(lens, ｔｏｒｃｈ=None):
+    return ｇｅｔ(lens // 4, 64, 132)
+
+
+def seen(lens):
+    return get_paged_mqa_logits_metadata(ｌｅｎｓ := lens // 4, 64, 132), ｌｅｎｓ
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [*corpus(), ("fullwidth", FULLWIDTH)],
+    ids=[*(n for n, _ in corpus()), "fullwidth"],
+)
 def test_a_plan_is_the_same_on_the_analysis_tree(name: str, source: str) -> None:
     """``Engine.mark_fixable`` plans on the tree the analysis built, ``--fix`` on LibCST's:
     ``[*]`` promises what ``--fix`` does only if the two plans agree."""

@@ -31,7 +31,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from zerolint.atomic import rewrite_keeping_identity
-from zerolint.fix_scopes import MODULE, Binding, ModuleFacts, Scope, running
+from zerolint.fix_scopes import MODULE, Binding, ModuleFacts, Scope, ident, running
 from zerolint.model import Finding
 from zerolint.positions import PositionIndex
 from zerolint.rules import Rule, SinkSpec, load_rules
@@ -444,11 +444,11 @@ class _Planner:
                 node.relative
                 or node.module is None
                 or isinstance(node.names, cst.ImportStar)
-                or get_full_name_for_node(node.module) != _TORCH
+                or _full_name(node.module) != _TORCH
             ):
                 for alias in node.names:
                     bound = _bound_name(alias)
-                    imported = get_full_name_for_node(alias.name)
+                    imported = _full_name(alias.name)
                     if bound is not None and imported in _CLAMP_NAMES:
                         self._torch_clamps[bound] = imported
 
@@ -544,10 +544,10 @@ class _Planner:
         wanted = sink.rsplit(".", 1)[-1]
         func = call.func
         if isinstance(func, cst.Attribute):
-            return func.attr.value == wanted
+            return ident(func.attr.value) == wanted
         if not isinstance(func, cst.Name):
             return True
-        if func.value == wanted:
+        if ident(func.value) == wanted:
             return True
         scope = self._scopes.get(call)
         if scope is None:
@@ -569,12 +569,12 @@ class _Planner:
             return False
         func = value.func
         if isinstance(func, cst.Name):
-            is_function = func.value in self._torch_clamps
+            is_function = ident(func.value) in self._torch_clamps
             return is_function and _min_at_least_one(value.args, 1)
-        if not isinstance(func, cst.Attribute) or func.attr.value not in _CLAMP_NAMES:
+        if not isinstance(func, cst.Attribute) or ident(func.attr.value) not in _CLAMP_NAMES:
             return False
         owner = func.value
-        if isinstance(owner, cst.Name) and owner.value in self._torch_modules | {_TORCH}:
+        if isinstance(owner, cst.Name) and ident(owner.value) in self._torch_modules | {_TORCH}:
             return _min_at_least_one(value.args, 1)  # torch.clamp(x, min=1)
         return _min_at_least_one(value.args, 0)  # x.clamp(min=1)
 
@@ -657,10 +657,10 @@ class _Planner:
         node = assignment.node
         if not isinstance(node, cst.ImportFrom) or self._typing_only(node) or node.relative:
             return False
-        if node.module is None or get_full_name_for_node(node.module) != _TORCH:
+        if node.module is None or _full_name(node.module) != _TORCH:
             return False
         return isinstance(node.names, Sequence) and any(
-            _bound_name(alias) == name and get_full_name_for_node(alias.name) in _CLAMP_FUNCTIONS
+            _bound_name(alias) == name and _full_name(alias.name) in _CLAMP_FUNCTIONS
             for alias in node.names
         )
 
@@ -669,7 +669,7 @@ class _Planner:
         current: cst.CSTNode | None = self._parents.get(node)
         while current is not None:
             if isinstance(current, cst.If):
-                test = get_full_name_for_node(current.test)
+                test = _full_name(current.test)
                 if test is not None and test.split(".")[-1] == "TYPE_CHECKING":
                     return True
             current = self._parents.get(current)
@@ -681,7 +681,7 @@ def _argument_index(call: cst.Call, target: FixTarget) -> int:
     which = target.argument
     if isinstance(which, str):
         for index, arg in enumerate(call.args):
-            if arg.keyword is not None and arg.keyword.value == which:
+            if arg.keyword is not None and ident(arg.keyword.value) == which:
                 return index
         if target.positions_differ:
             raise _Unfixable(
@@ -702,7 +702,7 @@ def _min_at_least_one(args: Sequence[cst.Arg], position: int) -> bool:
     bound: cst.BaseExpression | None = None
     positional = [arg for arg in args if arg.keyword is None and not arg.star]
     for arg in args:
-        if arg.keyword is not None and arg.keyword.value == "min":
+        if arg.keyword is not None and ident(arg.keyword.value) == "min":
             bound = arg.value
     if bound is None and len(positional) > position:
         bound = positional[position].value
@@ -739,14 +739,14 @@ def _parse_template(text: str) -> tuple[cst.Call, str]:
         parsed = cst.parse_expression(text.replace("{arg}", _ARG))
     except cst.ParserSyntaxError as exc:
         raise _Unfixable(f"the rule's fix template does not parse: {text!r}") from exc
-    head = get_full_name_for_node(parsed.func) if isinstance(parsed, cst.Call) else None
+    head = _full_name(parsed.func) if isinstance(parsed, cst.Call) else None
     if not isinstance(parsed, cst.Call) or head is None or _ARG not in text.replace("{arg}", _ARG):
         raise _Unfixable(f"the rule's fix template is not a call of {{arg}}: {text!r}")
     return parsed, head
 
 
 def _calls(value: cst.BaseExpression, head: str) -> bool:
-    return isinstance(value, cst.Call) and get_full_name_for_node(value.func) == head
+    return isinstance(value, cst.Call) and _full_name(value.func) == head
 
 
 class _Fill(cst.CSTTransformer):
@@ -769,16 +769,22 @@ def _rendered(edit: _Edit, value: cst.BaseExpression) -> cst.BaseExpression:
 def _bound_name(alias: cst.ImportAlias) -> str | None:
     if alias.asname is not None:
         name = alias.asname.name
-        return name.value if isinstance(name, cst.Name) else None
-    full = get_full_name_for_node(alias.name)
+        return ident(name.value) if isinstance(name, cst.Name) else None
+    full = _full_name(alias.name)
     return full.split(".")[0] if full else None
 
 
 def _alias_binds_torch(alias: cst.ImportAlias, bound: str) -> bool:
-    full = get_full_name_for_node(alias.name) or ""
+    full = _full_name(alias.name) or ""
     if alias.asname is not None:
         return full == _TORCH
     return full.split(".")[0] == _TORCH == bound  # ``import torch.cuda`` binds ``torch``
+
+
+def _full_name(node: cst.CSTNode) -> str | None:
+    """``get_full_name_for_node``, each name as Python reads it (``ident``)."""
+    full = get_full_name_for_node(node)
+    return None if full is None else ident(full)
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
@@ -819,11 +825,11 @@ def _sort_key(statement: cst.BaseStatement) -> tuple[int, str]:
     assert isinstance(statement, cst.SimpleStatementLine)
     small = statement.body[0]
     if isinstance(small, cst.Import):
-        return 0, (get_full_name_for_node(small.names[0].name) or "").lower()
+        return 0, (_full_name(small.names[0].name) or "").lower()
     assert isinstance(small, cst.ImportFrom)
     if small.relative:
         return 1, "." * len(small.relative)  # local imports sort last
-    module = get_full_name_for_node(small.module) if small.module else ""
+    module = _full_name(small.module) if small.module else ""
     return 1, (module or "").lower()
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import unicodedata
 import warnings
 from dataclasses import dataclass, field
 
@@ -80,7 +81,7 @@ class Scope:
     def __getitem__(self, name: str) -> list[Binding]:
         """The bindings of ``name`` that code in this scope sees (all of them, wherever in
         the scope they are: whether one is bound yet at a call, the caller decides)."""
-        return self._lookup(name, self)
+        return self._lookup(ident(name), self)
 
     def _lookup(self, name: str, start: Scope) -> list[Binding]:
         if self.kind == BUILTIN:
@@ -102,6 +103,7 @@ class Scope:
         return scope
 
     def bind(self, name: str, node: cst.CSTNode, *, is_import: bool = False) -> None:
+        name = ident(name)
         target: Scope = self
         while name in target.overwrites:
             target = self._visible_parent(target, target.overwrites[name])
@@ -111,7 +113,13 @@ class Scope:
         if self.kind == MODULE:
             return  # ``global x`` at the top level changes nothing
         assert self.parent is not None
-        self.overwrites[name] = self.parent if nonlocal_ else self.module
+        self.overwrites[ident(name)] = self.parent if nonlocal_ else self.module
+
+
+def ident(name: str) -> str:
+    """A name as Python reads it: ``ｔｏｒｃｈ`` (fullwidth letters) is ``torch`` (NFKC, as
+    for every identifier); LibCST keeps the spelling, and the analysis's tree has Python's."""
+    return name if name.isascii() else unicodedata.normalize("NFKC", name)
 
 
 def running(scope: Scope) -> Scope:
