@@ -123,7 +123,7 @@ def test_a_parameter_spelt_in_fullwidth_letters_is_torch(tmp_path: Path) -> None
     (tmp_path / "a.py").write_text(source, encoding="utf-8")
     findings = json.loads(run(tmp_path, "--format", "json", "a.py")[1])["findings"]
     assert [f["fixable"] for f in findings] == [False]
-    code, out, err = run(tmp_path, "--fix", "a.py")
+    code, out, _ = run(tmp_path, "--fix", "a.py")
     assert "ZL910 not fixed: `torch` names something else at the call" in out
     assert (tmp_path / "a.py").read_text(encoding="utf-8") == source and code == 1
 
