@@ -128,6 +128,44 @@ def test_a_parameter_spelt_in_fullwidth_letters_is_torch(tmp_path: Path) -> None
     assert (tmp_path / "a.py").read_text(encoding="utf-8") == source and code == 1
 
 
+def test_a_file_fix_refuses_is_not_marked_and_what_it_left_is_not_either(
+    tmp_path: Path,
+) -> None:
+    """LibCST does not write back a file whose last line ends with a backslash: --fix
+    refuses it (ZL910). The analysis never parses it with LibCST, yet marks nothing there;
+    and after a --fix run, what it refused is not marked (another file was fixed)."""
+    stuck = BUG + "# scratch: C:\\tmp\\\n"
+    (tmp_path / "stuck.py").write_text(stuck)
+    (tmp_path / "fine.py").write_text(BUG)
+    findings = json.loads(run(tmp_path, "--format", "json", ".")[1])["findings"]
+    assert [(f["path"], f["fixable"]) for f in findings] == [("fine.py", True), ("stuck.py", False)]
+    _, out, _ = run(tmp_path, ".")
+    assert "stuck.py:7:12: ZL001 `lens`" in out and out.endswith("[*] 1 fixable with `--fix`.\n")
+    # A file --fix may not write is marked (a plan does not ask), then left with a ZL910.
+    (tmp_path / "locked.py").write_text(BUG)
+    (tmp_path / "locked.py").chmod(0o444)
+    code, out, err = run(tmp_path, "--fix", ".")
+    assert err == "zerolint: fixed 1 error in fine.py\n" and code == 1
+    assert "stuck.py: ZL910 not fixed: LibCST does not write this file back byte for byte" in out
+    assert "locked.py: ZL910 not fixed: no permission to write the file" in out
+    assert "locked.py:7:12: ZL001 `lens`" in out  # shown, not marked
+    assert "[*]" not in out and (tmp_path / "stuck.py").read_text() == stuck
+
+
+def test_text_from_stdin_is_fixed_with_diff(tmp_path: Path) -> None:
+    """--fix writes files; for text read from stdin, --diff is what applies the fix."""
+    done = subprocess.run(
+        [sys.executable, "-m", "zerolint", *ARGS, "-"],
+        input=BUG,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.stdout.endswith("Found 1 error.\n[*] 1 fixable with `--diff`.\n"), done.stdout
+
+
 def runs(path: Path) -> str:
     """What calling ``build`` in the module at ``path`` does, with stand-ins for the
     kernel and for torch: "ok", or the exception's name."""

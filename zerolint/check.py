@@ -409,6 +409,7 @@ def _run(args: argparse.Namespace) -> int:
                 for shown, count in sorted(fixed.items()):
                     print(f"zerolint: fixed {plural(count, 'error')} in {shown}", file=sys.stderr)
         report.diagnostics += failed
+        refused(report, failed)
         report.sort()
     if report.findings and (args.format == "json" or args.statistics or fixing):
         mark_fixable(report, lambda path: settings_at(Path(os.path.abspath(path)).parent))
@@ -686,6 +687,7 @@ def lint_stdin(args: argparse.Namespace, settings_at: SettingsFor) -> tuple[Repo
         return report, None
     outcome = Engine(settings).run([path], overrides={path: text}, fixable=True)
     report = outcome.report
+    report.fix_with = "--diff"  # --fix writes files: text read from stdin takes --diff
     run.apply_settings(report, [])
     if settings.enabled("ZL920", opt_in=True):
         from zerolint.suppression import unused
@@ -1155,6 +1157,16 @@ def mark_fixable(report: Report, settings_for: Any) -> None:
             applied = set()
         for finding, target in zip(findings, targets, strict=True):
             finding.fixable = target in applied
+
+
+def refused(report: Report, failed: Sequence[Diagnostic]) -> None:
+    """What ``--fix`` tried and left (it said why: ZL910, or ZL902 for a file it could not
+    write) is no longer marked fixable: ``[*]`` promises what a run of ``--fix`` does."""
+    files = {d.path for d in failed if not d.line}
+    calls = {(d.path, d.line, d.col) for d in failed if d.line}
+    for finding in report.findings:
+        if finding.path in files or (finding.path, finding.line, finding.col) in calls:
+            finding.fixable = False
 
 
 def not_fixed(shown: str, skipped: Iterable[tuple[Any, str]]) -> list[Diagnostic]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import io
 import os
+import re
 import sys
 import tokenize
 import warnings
@@ -219,8 +220,29 @@ def fixable_targets(
     """The targets ``--fix`` would clamp in ``source``, planned on ``module``: LibCST's
     tree of it or ``cst_build``'s (the analysis's, whose ``index`` says where its
     statements are), with the same answer. Nothing is edited or checked again: as a plan,
-    it is what ``[*]`` and ``"fixable"`` promise."""
+    it is what ``[*]`` and ``"fixable"`` promise. None where LibCST would not write the
+    file back as it is (``apply_fixes`` refuses it)."""
+    if not writes_back(source):
+        return []
     return _Planner(ModuleFacts(module, source, index), module).plan(targets).applied
+
+
+# What LibCST does not write back byte for byte: a form feed before a statement, a
+# last line ended by a lone carriage return, a backslash ending the last line (in a
+# comment). Only a text holding one of these is parsed to tell.
+_MAY_NOT_WRITE_BACK = re.compile(r"\x0c|\\(?:\r\n|\r|\n)?\Z|\r\Z")
+
+
+def writes_back(source: str) -> bool:
+    """Whether LibCST parses ``source`` and writes it back as it is: what ``apply_fixes``
+    asks before it edits. Parsed only where a known cause is in the text
+    (``_MAY_NOT_WRITE_BACK``; ``tests/test_fix_scopes.py`` finds no other on real trees)."""
+    if not _MAY_NOT_WRITE_BACK.search(source):
+        return True
+    try:
+        return cst.parse_module(source).code == source
+    except (cst.ParserSyntaxError, RecursionError):
+        return False
 
 
 def fix_source(source: str, targets: Sequence[FixTarget]) -> str:

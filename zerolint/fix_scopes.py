@@ -13,9 +13,13 @@ finds them.
 The scopes follow LibCST's ``ScopeProvider`` (``tests/test_fix_scopes.py`` holds them to it
 on real modules): the same bindings for a name (an import statement, an assigned name, a
 parameter, a ``def`` or ``class``), recorded in the same scope (``global`` and ``nonlocal``
-redirect them; a comprehension's targets and its walrus targets stay in the
-comprehension), looked up the same way (a class's names are not seen from the functions
-inside it; builtins last). A call's scope is the one its code runs in as LibCST gives it:
+redirect them; a comprehension's targets stay in the comprehension), looked up the same
+way (a class's names are not seen from the functions inside it; builtins last). Three
+bindings LibCST does not record are recorded as Python's compiler makes them
+(``tests/test_fix_scopes.py`` holds them to ``symtable``): a name deleted with ``del``, a
+walrus target in a comprehension (bound in the function around it), and a ``case``
+pattern's capture. Each makes the name local to its function: ``torch`` deleted, assigned
+by a walrus or captured anywhere in a function is unbound at a call before that. A call's scope is the one its code runs in as LibCST gives it:
 a decorator, a parameter's default and a comprehension's first iterable belong to the
 scope around.
 """
@@ -135,8 +139,11 @@ _TYPE_PARAMETERS = tuple(
     getattr(cst, name) for name in ("TypeVar", "TypeVarTuple", "ParamSpec") if hasattr(cst, name)
 )
 _TYPE_ALIAS = getattr(cst, "TypeAlias", None)
-# Statements and expressions whose ``target`` is assigned to, their other fields read.
-_TARGET_FIRST = (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For)
+# Statements and expressions whose ``target`` is bound (``del`` too: it makes the name
+# local to its function, as Python's compiler reads it), their other fields read.
+_TARGET_FIRST = (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.Del)
+# Patterns that capture: the field holding the name bound.
+_CAPTURES: dict[type, str] = {cst.MatchAs: "name", cst.MatchStar: "name", cst.MatchMapping: "rest"}
 _Entry = tuple[cst.CSTNode, "cst.CSTNode | None", "Scope", bool, "Scope | None"]
 
 
@@ -155,6 +162,7 @@ class ModuleFacts:
         self.imports: list[cst.Import | cst.ImportFrom] = []
         builtin = Scope(BUILTIN, None, None)
         self.globals = Scope(MODULE, builtin, module)
+        self.opened: list[Scope] = [self.globals]  # every scope, in the walk's order
         self._walk()
         self._index = index
         self._spans: list[tuple[Span, cst.CSTNode]] | None = None
@@ -181,6 +189,11 @@ class ModuleFacts:
                 scopes[node] = scope  # type: ignore[index]
             stack.extend(reversed(self._children(node, kind, scope, store, inner)))
 
+    def _open(self, kind: str, parent: Scope, node: cst.CSTNode) -> Scope:
+        scope = Scope(kind, parent, node)
+        self.opened.append(scope)
+        return scope
+
     def _children(
         self, node: cst.CSTNode, kind: type, scope: Scope, store: bool, inner: Scope | None
     ) -> list[_Entry]:
@@ -201,23 +214,23 @@ class ModuleFacts:
             scope.bind(node.name.value, node)
             outer = scope
             if node.type_parameters is not None:
-                outer = Scope(ANNOTATION, scope, node)
+                outer = self._open(ANNOTATION, scope, node)
             # A function's decorators run in its type parameters' scope, a class's outside.
             add(node.decorators, outer if kind is cst.FunctionDef else scope)
             add(node.name, scope)
             add(node.type_parameters, outer)
             if isinstance(node, cst.FunctionDef):
-                body = Scope(FUNCTION, outer, node)
+                body = self._open(FUNCTION, outer, node)
                 add(node.params, body)
                 add(node.returns, outer)
             else:
-                body = Scope(CLASS, outer, node)
+                body = self._open(CLASS, outer, node)
                 add(node.bases, outer)
                 add(node.keywords, outer)
             add(node.body, body)
         elif kind is cst.Lambda:
             assert isinstance(node, cst.Lambda)
-            body = Scope(FUNCTION, scope, node)
+            body = self._open(FUNCTION, scope, node)
             add(node.params, body)
             add(node.body, body)
         elif kind is cst.Param:
@@ -228,7 +241,7 @@ class ModuleFacts:
             add(node.annotation, around)
             add(node.default, around)
         elif kind in _COMPREHENSIONS:
-            own = Scope(COMPREHENSION, scope, node)
+            own = self._open(COMPREHENSION, scope, node)
             for name in content_fields(kind):
                 if name == "for_in":
                     # The first ``for``: its iterable runs in the scope around.
@@ -246,8 +259,17 @@ class ModuleFacts:
             for name in content_fields(kind):
                 add(getattr(node, name), scope, name in ("target", "name"))
         elif kind in _TARGET_FIRST:
+            # A walrus in a comprehension binds in the function around it (PEP 572).
+            target = running(scope) if kind is cst.NamedExpr else scope
             for name in content_fields(kind):
-                add(getattr(node, name), scope, name == "target")
+                if name == "target":
+                    add(node.target, target, True)  # type: ignore[attr-defined]
+                else:
+                    add(getattr(node, name), scope)
+        elif kind in _CAPTURES:
+            # A `case` pattern's capture names bind in the scope of the `match`.
+            for name in content_fields(kind):
+                add(getattr(node, name), scope, name == _CAPTURES[kind])
         elif kind is cst.Import or kind is cst.ImportFrom:
             assert isinstance(node, (cst.Import, cst.ImportFrom))
             self.imports.append(node)
@@ -262,7 +284,7 @@ class ModuleFacts:
                 scope.declare(item.name.value, nonlocal_=kind is cst.Nonlocal)
         elif _TYPE_ALIAS is not None and kind is _TYPE_ALIAS:
             scope.bind(node.name.value, node)  # type: ignore[attr-defined]
-            own = Scope(ANNOTATION, scope, node)
+            own = self._open(ANNOTATION, scope, node)
             add(node.name, scope)  # type: ignore[attr-defined]
             add(node.type_parameters, own)  # type: ignore[attr-defined]
             add(node.value, own)  # type: ignore[attr-defined]
@@ -295,8 +317,10 @@ class ModuleFacts:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     tree = ast.parse(self.source)
-            except (SyntaxError, ValueError):
-                tree = ast.Module(body=[], type_ignores=[])  # unpaired: exact positions
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                # Syntax LibCST reads and this Python does not, or nesting deeper than its
+                # compiler goes: nothing pairs, and LibCST's own positions are used.
+                tree = ast.Module(body=[], type_ignores=[])
             self._index = build_index(self.module, tree, self.source)
         return self._index
 

@@ -285,6 +285,8 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     files_checked: int = 0
     fixed: int = 0  # findings --fix fixed in this run (they are no longer in ``findings``)
+    # The option that applies the fixes ``[*]`` marks: ``--diff`` for text read from stdin.
+    fix_with: str = "--fix"
     # Paths named on the command line that are not there (ZL902, an error: exit status 2).
     missing: list[Diagnostic] = field(default_factory=list)
     # Findings a suppression comment hid (for ZL920, unused suppressions); never shown.

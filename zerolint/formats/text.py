@@ -254,5 +254,5 @@ def _summary(report: Report, paint: _Painter) -> str:
     summary = " ".join(parts)
     fixable = sum(1 for f in report.findings if f.fixable)
     if fixable:  # as Ruff: on a line of its own
-        summary += f"\n{paint('[*]', _CYAN)} {fixable} fixable with `--fix`."
+        summary += f"\n{paint('[*]', _CYAN)} {fixable} fixable with `{report.fix_with}`."
     return summary
