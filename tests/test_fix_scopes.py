@@ -579,6 +579,7 @@ def test_a_module_python_cannot_read_is_placed_by_libcst() -> None:
         "# a Windows folder: C:\\tmp\\\n",  # a backslash ends the last line
         "x = 1\r",  # a lone carriage return ends it
         "\x0cdef later():\n    pass\n",  # a form feed before a statement
+        "try:\n    pass\nexcept ValueError :\n    pass\n",  # a space before except's colon
     ],
 )
 def test_what_libcst_does_not_write_back_is_not_fixable(tail: str) -> None:

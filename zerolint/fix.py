@@ -229,8 +229,12 @@ def fixable_targets(
 
 # What LibCST does not write back byte for byte: a form feed before a statement, a
 # last line ended by a lone carriage return, a backslash ending the last line (in a
-# comment). Only a text holding one of these is parsed to tell.
-_MAY_NOT_WRITE_BACK = re.compile(r"\x0c|\\(?:\r\n|\r|\n)?\Z|\r\Z")
+# comment), a space before the colon of `except A :`. Only a text holding one of these
+# (or a `) :` elsewhere) is parsed to tell; `python -m devtools.write_back DIR` lists the
+# files of a tree LibCST changes, and any this misses.
+_MAY_NOT_WRITE_BACK = re.compile(
+    r"\x0c|\\(?:\r\n|\r|\n)?\Z|\r\Z|(?m:^[ \t]*except\b[^\n]*[ \t]:)|\)[ \t]+:"
+)
 
 
 def writes_back(source: str) -> bool:
