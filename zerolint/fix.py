@@ -240,7 +240,7 @@ _MAY_NOT_WRITE_BACK = re.compile(
 def writes_back(source: str) -> bool:
     """Whether LibCST parses ``source`` and writes it back as it is: what ``apply_fixes``
     asks before it edits. Parsed only where a known cause is in the text
-    (``_MAY_NOT_WRITE_BACK``; ``tests/test_fix_scopes.py`` finds no other on real trees)."""
+    (``_MAY_NOT_WRITE_BACK``; ``python -m devtools.write_back`` looks for others in a tree)."""
     if not _MAY_NOT_WRITE_BACK.search(source):
         return True
     try:
