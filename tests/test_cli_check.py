@@ -88,10 +88,31 @@ def check(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytes
 WARM_RUN = """\
 import sys
 from zerolint.cli import main
-code = main(["check", "--color", "never", "."])
+code = main(["check", *{OPTIONS}, "."])
 print("imported:", sorted(m for m in {MODULES} if m in sys.modules), file=sys.stderr)
 sys.exit(code)
 """
+
+
+def cold_then_warm(
+    root: Path, modules: list[str], options: list[str]
+) -> list[subprocess.CompletedProcess[str]]:
+    """Two runs of ``zerolint check OPTIONS .`` in ``root``, each in a process of its own
+    (the first fills the cache); each says on its last line of stderr which of
+    ``modules`` it imported."""
+    script = WARM_RUN.replace("{MODULES}", repr(modules)).replace("{OPTIONS}", repr(options))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    return [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        for _ in range(2)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -113,21 +134,7 @@ def test_a_warm_run_imports_no_analysis_and_reads_no_rule(
     # without a configuration to validate, the rules (a tenth of a warm run on vLLM).
     write(tmp_path, {**config, "bug.py": unclamped(), "clean.py": CLEAN})
     modules = ["libcst", "tomllib", "z3", "zerolint.engine", "zerolint.hazards", "zerolint.rules"]
-    script = WARM_RUN.replace("{MODULES}", repr(modules))
-    root = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": root}
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", script],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        for _ in range(2)
-    ]
-    cold, warm = runs
+    cold, warm = cold_then_warm(tmp_path, modules, ["--color", "never"])
     assert (cold.returncode, warm.returncode) == (1, 1)
     assert warm.stdout == cold.stdout and findings(warm.stdout) == [("bug.py", 6)]
     assert "zerolint.engine" in cold.stderr  # the first run analysed; the second did not
@@ -140,23 +147,7 @@ def test_a_warm_json_run_keeps_the_fixable_marks_without_libcst(tmp_path: Path) 
     # again (it had planned the fix with LibCST, a second or more per large file).
     write(tmp_path, {"bug.py": unclamped(), "clean.py": CLEAN})
     modules = ["libcst", "z3", "zerolint.engine", "zerolint.fix"]
-    script = WARM_RUN.replace("{MODULES}", repr(modules)).replace(
-        '"--color", "never"', '"--output-format", "json"'
-    )
-    root = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": root}
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", script],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        for _ in range(2)
-    ]
-    cold, warm = runs
+    cold, warm = cold_then_warm(tmp_path, modules, ["--output-format", "json"])
     assert (cold.returncode, warm.returncode) == (1, 1)
     assert warm.stdout == cold.stdout
     assert [f["fixable"] for f in json.loads(warm.stdout)["findings"]] == [True]
