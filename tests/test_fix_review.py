@@ -112,6 +112,27 @@ def test_text_marks_what_fix_clamps_and_fix_clamps_what_it_marks(tmp_path: Path)
     assert "\nFound 2 errors (1 fixed, 1 remaining). 1 proved safe" in out
 
 
+def test_statistics_and_annotations_say_what_is_fixable_as_ruff_does(tmp_path: Path) -> None:
+    """Of two ZL001 findings one is fixable: `--statistics` marks the rule `[~]` (some),
+    JSON statistics count one; GitHub annotations carry no `[*]` (no summary explains it)."""
+    source = BUG + (
+        "\n\ndef other(seq_lens, num_sms):\n"
+        "    f = lambda s: get_paged_mqa_logits_metadata(s // 4, 64, num_sms)\n"
+        "    return f(seq_lens)\n"
+    )
+    (tmp_path / "a.py").write_text(source)
+    rows = run(tmp_path, "--statistics", "a.py")[1].splitlines()
+    assert rows[0].split("\t")[:3] == ["2", "ZL001", "[~] unclamped-zero-lengths-to-mqa-metadata"]
+    assert rows[-1] == "[*] 1 fixable with `--fix`."
+    table = json.loads(run(tmp_path, "--statistics", "--format", "json", "a.py")[1])
+    assert [(r["code"], r["fixable"], r["fixable_count"]) for r in table] == [("ZL001", False, 1)]
+    annotations = run(tmp_path, "--format", "github", "a.py")[1]
+    assert annotations.count("::error ") == 2 and "[*]" not in annotations
+    (tmp_path / "a.py").write_text(BUG)  # the one fixable finding alone: every one is
+    rows = run(tmp_path, "--statistics", "a.py")[1].splitlines()
+    assert rows[0].split("\t")[2] == "[*] unclamped-zero-lengths-to-mqa-metadata"
+
+
 def test_a_parameter_spelt_in_fullwidth_letters_is_torch(tmp_path: Path) -> None:
     """Python reads ``ｔｏｒｃｈ`` as ``torch`` (NFKC): the parameter hides the module at
     the call, so a clamp there would call the parameter's ``clamp``. Refused, not marked,
@@ -128,28 +149,23 @@ def test_a_parameter_spelt_in_fullwidth_letters_is_torch(tmp_path: Path) -> None
     assert (tmp_path / "a.py").read_text(encoding="utf-8") == source and code == 1
 
 
-def test_a_file_fix_refuses_is_not_marked_and_what_it_left_is_not_either(
-    tmp_path: Path,
-) -> None:
-    """LibCST does not write back a file whose last line ends with a backslash: --fix
-    refuses it (ZL910). The analysis never parses it with LibCST, yet marks nothing there;
-    and after a --fix run, what it refused is not marked (another file was fixed)."""
-    stuck = BUG + "# scratch: C:\\tmp\\\n"
-    (tmp_path / "stuck.py").write_text(stuck)
-    (tmp_path / "fine.py").write_text(BUG)
-    findings = json.loads(run(tmp_path, "--format", "json", ".")[1])["findings"]
-    assert [(f["path"], f["fixable"]) for f in findings] == [("fine.py", True), ("stuck.py", False)]
-    _, out, _ = run(tmp_path, ".")
-    assert "stuck.py:7:12: ZL001 `lens`" in out and out.endswith("[*] 1 fixable with `--fix`.\n")
-    # A file --fix may not write is marked (a plan does not ask), then left with a ZL910.
+def test_what_fix_refused_is_not_marked_after_it(tmp_path: Path) -> None:
+    """A file --fix may not write is marked (a plan does not ask), then left with a ZL910:
+    after that run it is not marked, though another file was fixed and all were checked
+    again. A file LibCST writes back otherwise (a backslash ends its last line) is marked,
+    and fixed, its last line kept."""
+    kept = BUG + "# scratch: C:\\tmp\\\n"
+    (tmp_path / "kept.py").write_text(kept)
     (tmp_path / "locked.py").write_text(BUG)
+    findings = json.loads(run(tmp_path, "--format", "json", ".")[1])["findings"]
+    assert [(f["path"], f["fixable"]) for f in findings] == [("kept.py", True), ("locked.py", True)]
     (tmp_path / "locked.py").chmod(0o444)
     code, out, err = run(tmp_path, "--fix", ".")
-    assert err == "zerolint: fixed 1 error in fine.py\n" and code == 1
-    assert "stuck.py: ZL910 not fixed: LibCST does not write this file back byte for byte" in out
+    assert err == "zerolint: fixed 1 error in kept.py\n" and code == 1
     assert "locked.py: ZL910 not fixed: no permission to write the file" in out
     assert "locked.py:7:12: ZL001 `lens`" in out  # shown, not marked
-    assert "[*]" not in out and (tmp_path / "stuck.py").read_text() == stuck
+    assert "[*]" not in out
+    assert (tmp_path / "kept.py").read_text() == FIXED + "# scratch: C:\\tmp\\\n"
 
 
 def test_text_from_stdin_is_fixed_with_diff(tmp_path: Path) -> None:

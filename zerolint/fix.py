@@ -19,7 +19,6 @@ from __future__ import annotations
 import difflib
 import io
 import os
-import re
 import sys
 import tokenize
 import warnings
@@ -220,33 +219,62 @@ def fixable_targets(
     """The targets ``--fix`` would clamp in ``source``, planned on ``module``: LibCST's
     tree of it or ``cst_build``'s (the analysis's, whose ``index`` says where its
     statements are), with the same answer. Nothing is edited or checked again: as a plan,
-    it is what ``[*]`` and ``"fixable"`` promise. None where LibCST would not write the
-    file back as it is (``apply_fixes`` refuses it)."""
-    if not writes_back(source):
-        return []
+    it is what ``[*]`` and ``"fixable"`` promise."""
     return _Planner(ModuleFacts(module, source, index), module).plan(targets).applied
 
 
-# What LibCST does not write back byte for byte: a form feed before a statement, a
-# last line ended by a lone carriage return, a backslash ending the last line (in a
-# comment), a space before the colon of `except A :`. Only a text holding one of these
-# (or a `) :` elsewhere) is parsed to tell; `python -m devtools.write_back DIR` lists the
-# files of a tree LibCST changes, and any this misses.
-_MAY_NOT_WRITE_BACK = re.compile(
-    r"\x0c|\\(?:\r\n|\r|\n)?\Z|\r\Z|(?m:^[ \t]*except\b[^\n]*[ \t]:)|\)[ \t]+:"
-)
+def carry_over(source: str, rendered: str, fixed: str) -> str:
+    """The edit from ``rendered`` (LibCST's text of ``source``'s tree) to ``fixed`` (its
+    text of the edited tree), made in ``source``: its lines LibCST writes otherwise stay
+    as they are, and a line edited keeps the line break ``source`` ends it with (LibCST
+    drops a lone carriage return ending the file). ``FixError`` where the edit changes a
+    line LibCST writes otherwise."""
+    src = source.splitlines(keepends=True)
+    base = rendered.splitlines(keepends=True)
+    new = fixed.splitlines(keepends=True)
+    same: dict[int, int] = {}  # a line of ``rendered`` -> the same line of ``source``
+    matcher = difflib.SequenceMatcher(None, _bodies(base), _bodies(src), autojunk=False)
+    for i, j, size in matcher.get_matching_blocks():
+        same.update((i + k, j + k) for k in range(size))
+    out: list[str] = []
+    done = 0  # the lines of ``source`` already out
+    edits = difflib.SequenceMatcher(None, base, new, autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in edits:
+        if tag == "equal":
+            continue
+        chunk = new[j1:j2]
+        if i1 < i2:  # lines replaced or deleted: each must be in ``source`` as it is
+            start = same.get(i1, -1)
+            if any(same.get(i) != start + (i - i1) for i in range(i1, i2)):
+                raise FixError("<source>", _REWRITTEN)
+            end = start + (i2 - i1)
+            theirs, ours = _ending(base[i2 - 1]), _ending(src[end - 1])
+            if chunk and theirs != ours and _ending(chunk[-1]) == theirs:
+                chunk[-1] = chunk[-1][: len(chunk[-1]) - len(theirs)] + ours
+        elif i1 in same:  # lines inserted: before a line that is there as it is
+            start = end = same[i1]
+        elif i1 - 1 in same or i1 == 0:  # or after one (or at the start)
+            start = end = same[i1 - 1] + 1 if i1 else 0
+        else:
+            raise FixError("<source>", _REWRITTEN)
+        if start < done:
+            raise FixError("<source>", _REWRITTEN)
+        out += src[done:start]
+        out += chunk
+        done = end
+    out += src[done:]
+    return "".join(out)
 
 
-def writes_back(source: str) -> bool:
-    """Whether LibCST parses ``source`` and writes it back as it is: what ``apply_fixes``
-    asks before it edits. Parsed only where a known cause is in the text
-    (``_MAY_NOT_WRITE_BACK``; ``python -m devtools.write_back`` looks for others in a tree)."""
-    if not _MAY_NOT_WRITE_BACK.search(source):
-        return True
-    try:
-        return cst.parse_module(source).code == source
-    except (cst.ParserSyntaxError, RecursionError):
-        return False
+def _ending(line: str) -> str:
+    return line[len(line.rstrip("\r\n")) :]
+
+
+def _bodies(lines: list[str]) -> list[str]:
+    return [line.rstrip("\r\n") for line in lines]
+
+
+_REWRITTEN = "LibCST writes the lines the fix changes otherwise than the file has them"
 
 
 def fix_source(source: str, targets: Sequence[FixTarget]) -> str:
@@ -263,10 +291,6 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise FixError("<source>", f"cannot parse: {exc.message} (line {exc.raw_line})") from exc
-    if module.code != source:
-        # LibCST would write the rest of the file back otherwise (a last line ended by a
-        # lone carriage return loses it): an edit must change nothing else.
-        raise FixError("<source>", "LibCST does not write this file back byte for byte")
     plan = _Planner(ModuleFacts(module, source), module).plan(targets)
     if not plan.edits:
         return SourceFix(source, source, (), tuple(plan.skipped))
@@ -274,9 +298,16 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
     fixed_module = module.visit(clamp)
     for name in sorted(plan.imports):
         fixed_module = insert_import(fixed_module, name)
+    fixed = fixed_module.code
+    rendered = module.code
+    if rendered != source:
+        # LibCST writes some lines otherwise than it read them (a form feed before a
+        # statement, `except A :`, an indented comment ending the file): an edit must
+        # change nothing else, so the lines it changed go into the file's own text.
+        fixed = carry_over(source, rendered, fixed)
     return SourceFix(
         source,
-        fixed_module.code,
+        fixed,
         tuple(plan.applied),
         tuple(plan.skipped),
         fixed_module,

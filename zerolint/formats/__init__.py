@@ -423,12 +423,18 @@ def unfixed_files(report: Report) -> int:
 
 
 def fixable(report: Report, code: str, meta: RuleMeta | None) -> bool:
-    """Whether ``--fix`` fixes the findings of ``code``: each one where that was worked out
-    (``Finding.fixable``), else whether the rule has a fix at all."""
-    known = [f.fixable for f in report.findings if f.code == code and f.fixable is not None]
-    if known:
-        return all(known)
-    return bool(meta and meta.fixable)
+    """Whether ``--fix`` fixes every finding of ``code`` (``fixable_count``)."""
+    count = sum(1 for f in report.findings if f.code == code)
+    return 0 < fixable_count(report, code, meta) == count
+
+
+def fixable_count(report: Report, code: str, meta: RuleMeta | None) -> int:
+    """How many findings of ``code`` ``--fix`` fixes: those marked so where the analysis
+    worked it out (``Finding.fixable``), else all of them if the rule has a fix at all."""
+    findings = [f for f in report.findings if f.code == code]
+    if any(f.fixable is not None for f in findings):
+        return sum(1 for f in findings if f.fixable)
+    return len(findings) if meta and meta.fixable else 0
 
 
 def plural(count: int, noun: str) -> str:

@@ -57,7 +57,9 @@ def _finding_command(name: str, finding: Finding, options: RenderOptions) -> str
     properties += _columns(finding)
     title = finding.code if name == "error" else f"{finding.code} proved safe"
     properties.append(("title", title))
-    return _command(name, properties, "\n".join(finding_lines(finding, options)))
+    # No `[*]`: an annotation has no summary line to say what it means (nor has Ruff's).
+    lines = finding_lines(finding, options, mark=False)
+    return _command(name, properties, "\n".join(lines))
 
 
 def _columns(finding: Finding) -> list[tuple[str, object]]:

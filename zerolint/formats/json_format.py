@@ -36,7 +36,8 @@ Schema version 1 (a field is never removed or renamed without bumping ``version`
 
 Paths are relative to the current directory when under it (``/`` separators), as given
 otherwise. With --statistics the document is instead a list, as ``ruff --statistics``:
-``[{"code": str, "name": str, "count": int, "fixable": bool}, ...]``.
+``[{"code": str, "name": str, "count": int, "fixable": bool, "fixable_count": int}, ...]``
+(``fixable``: every finding of the code is; ``fixable_count``: how many are, as Ruff).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from zerolint.formats import (
     display_path,
     escape_json_text,
     fixable,
+    fixable_count,
     unchecked_files,
     with_fingerprints,
 )
@@ -165,6 +167,7 @@ def _statistics(report: Report, options: RenderOptions) -> list[dict[str, Any]]:
                 "name": meta.name if meta else "",
                 "count": count,
                 "fixable": fixable(report, code, meta),
+                "fixable_count": fixable_count(report, code, meta),
             }
         )
     return rows

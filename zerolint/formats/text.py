@@ -20,6 +20,7 @@ from zerolint.formats import (
     code_counts,
     display_path,
     fixable,
+    fixable_count,
     limits_reached,
     plural,
     printable,
@@ -86,7 +87,7 @@ def render_concise(report: Report, options: RenderOptions) -> str:
         proved = visible_proved(report, options)
         if proved:
             lines.append(paint("Proved safe by the SMT judge:", _BOLD, _GREEN))
-            lines += [_header(f, options, paint, proved=True) for f in proved]
+            lines += [_header(f, options, paint, mark=False) for f in proved]
     if not options.quiet:
         lines.append(_summary(report, paint))
     return "".join(line + "\n" for line in lines)
@@ -96,7 +97,7 @@ def _body(report: Report, options: RenderOptions, paint: _Painter) -> list[str]:
     blocks = [finding_lines(f, options) for f in sorted_findings(report.findings)]
     proved = visible_proved(report, options)
     if proved:
-        proved_blocks = [finding_lines(f, options, proved=True) for f in proved]
+        proved_blocks = [finding_lines(f, options, mark=False) for f in proved]
         proved_blocks[0].insert(0, paint("Proved safe by the SMT judge:", _BOLD, _GREEN))
         blocks.extend(proved_blocks)
     ordered = sorted(report.diagnostics, key=Diagnostic.sort_key)
@@ -120,12 +121,12 @@ def _location(path: str, line: int, col: int, options: RenderOptions, paint: _Pa
     return f"{shown}:{line}:{col}:"
 
 
-def finding_lines(finding: Finding, options: RenderOptions, *, proved: bool = False) -> list[str]:
+def finding_lines(finding: Finding, options: RenderOptions, *, mark: bool = True) -> list[str]:
     """One finding's block: the ``path:line:col: CODE [*] message`` line (``[*]`` where
-    ``--fix`` would clamp it; not for one ``proved`` safe), each path's steps indented,
-    and the verdict; coloured when ``options.color`` is set."""
+    ``--fix`` would clamp it, unless ``mark`` is off: a finding proved safe), each path's
+    steps indented, and the verdict; coloured when ``options.color`` is set."""
     paint = _Painter(options.color)
-    lines = [_header(finding, options, paint, proved=proved)]
+    lines = [_header(finding, options, paint, mark=mark)]
     labelled = [
         [(_step_label(step, finding, options), step) for step in _one_per_line(flow.steps)]
         for flow in finding.flows
@@ -141,14 +142,12 @@ def finding_lines(finding: Finding, options: RenderOptions, *, proved: bool = Fa
     return lines
 
 
-def _header(
-    finding: Finding, options: RenderOptions, paint: _Painter, *, proved: bool = False
-) -> str:
+def _header(finding: Finding, options: RenderOptions, paint: _Painter, *, mark: bool = True) -> str:
     # As Ruff marks what `--fix` would change; only a finding the analysis marked is.
-    mark = f"{paint('[*]', _CYAN)} " if finding.fixable and not proved else ""
+    shown = f"{paint('[*]', _CYAN)} " if mark and finding.fixable else ""
     return (
         f"{_location(finding.path, finding.line, finding.col, options, paint)} "
-        f"{paint(finding.code, _BOLD, _RED)} {mark}{printable(finding.message)}"
+        f"{paint(finding.code, _BOLD, _RED)} {shown}{printable(finding.message)}"
     )
 
 
@@ -220,7 +219,9 @@ def _statistics(report: Report, options: RenderOptions, paint: _Painter) -> list
     lines = []
     for code, count in counts:
         meta = options.rules.get(code)
-        mark = "[*]" if fixable(report, code, meta) else "[ ]"
+        # As Ruff: every finding fixable, some of them, or none.
+        fixes = fixable_count(report, code, meta)
+        mark = "[*]" if fixable(report, code, meta) else "[~]" if fixes else "[ ]"
         name = f"{mark} {meta.name}" if meta else ""
         row = f"{count:>{count_width}}\t{paint(code.ljust(code_width), _BOLD, _RED)}\t{name}"
         lines.append(row.rstrip())
