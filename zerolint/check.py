@@ -411,8 +411,8 @@ def _run(args: argparse.Namespace) -> int:
         report.diagnostics += failed
         refused(report, failed)
         report.sort()
-    if report.findings and (args.format == "json" or args.statistics or fixing):
-        mark_fixable(report, lambda path: settings_at(Path(os.path.abspath(path)).parent))
+    # Each finding is marked fixable or not by the analysis (``Engine.mark_fixable``),
+    # whose marks the cache keeps: a warm run plans nothing, nor imports LibCST.
     return finish(report, args, settings_at, missing=[*touched_missing, *run.missing])
 
 
@@ -1123,40 +1123,6 @@ def store_results(outcome: Any, lookups: dict, cache: ResultCache, universe: str
 
 
 # ---------------------------------------------------------------------------- fixing
-
-
-def mark_fixable(report: Report, settings_for: Any) -> None:
-    """Set ``fixable`` on each finding of a sink: whether ``--fix`` would clamp it (planned,
-    not written), so that ``[*]`` and ``"fixable": true`` are never promised in vain.
-    ``settings_for(path)`` is the configuration that applies to a file."""
-    by_path: dict[str, list] = {}
-    for finding in report.findings:
-        # The analysis marks its findings (``Engine.mark_fixable``), and the cache keeps
-        # the marks; a finding without one is planned here, from the file as it is now.
-        if finding.sink and finding.fixable is None:
-            by_path.setdefault(finding.path, []).append(finding)
-    if not by_path:
-        return  # nothing to plan: LibCST is not even imported (a warm run's case)
-    from zerolint.fix import FixError, plan_file, targets_from_findings
-
-    for shown, findings in by_path.items():
-        # A rule without a fix template (ZL002) has nothing to write: never fixable.
-        with_fix = settings_for(shown).codes_with_fix()
-        for finding in findings:
-            if finding.code not in with_fix:
-                finding.fixable = False
-        findings = [f for f in findings if f.code in with_fix]
-        if not findings:
-            continue
-        targets = targets_from_findings(
-            findings, settings_for(shown).sinks(), settings_for(shown).rules()
-        )[shown]
-        try:
-            applied = set(plan_file(Path(shown), targets).applied)
-        except (FixError, OSError, UnicodeDecodeError):
-            applied = set()
-        for finding, target in zip(findings, targets, strict=True):
-            finding.fixable = target in applied
 
 
 def refused(report: Report, failed: Sequence[Diagnostic]) -> None:

@@ -118,8 +118,8 @@ class SourceFix:
     def fixed_calls(self) -> tuple[tuple[int, int], ...]:
         """Where each call edited starts in ``fixed`` (line, 0-based column, as a
         target's): a re-check's finding there was not fixed. Worked out when asked (only
-        ``fix_file``'s check does), which a plan (``plan_file``, the language server's code
-        actions) need not pay."""
+        ``fix_file``'s check does), which the language server's code actions need not
+        pay."""
         if self.tree is None or not self.edited:
             return ()
         facts = self._facts()
@@ -389,18 +389,6 @@ def _require_writable(path: Path) -> None:
         raise FixError(path, "no permission to write the file; file left unchanged")
 
 
-def plan_file(path: str | os.PathLike[str], targets: Sequence[FixTarget]) -> SourceFix:
-    """What ``fix_file`` would do to the file's text, without checking or writing it."""
-    from zerolint.cache import read_regular
-
-    path = Path(path)
-    raw, _ = read_regular(path)
-    try:
-        return apply_fixes(raw.decode(_source_encoding(raw, path)), targets)
-    except FixError as exc:
-        raise FixError(path, exc.reason) from exc
-
-
 def unified_diff(before: str, after: str, name: str) -> str:
     """A ``diff -u`` style patch from ``before`` to ``after``, both labelled ``name``."""
     lines = difflib.unified_diff(
@@ -584,11 +572,7 @@ class _Planner:
     def _in_statement(self, node: cst.CSTNode, line: int) -> bool:
         """Whether ``line`` is a line of the statement ``node`` is in: where a path's step
         at it is (its first line, or the element's in a comprehension)."""
-        found: cst.CSTNode | None = node
-        while found is not None and not isinstance(
-            found, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
-        ):
-            found = self._parents.get(found)
+        found = self._facts.statement_of(node)
         where = None if found is None else self._facts.statement_span(found)
         if where is None:
             return True  # no statement to tell by: the re-check decides
@@ -613,11 +597,8 @@ class _Planner:
             node = getattr(assignment, "node", None)
             if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                 continue  # a wrapper of the sink: its arguments are its own, not the sink's
-            while node is not None and not isinstance(
-                node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
-            ):
-                node = self._parents.get(node)
-            if node is not None and wanted in self._facts.statement_text(node):
+            statement = None if node is None else self._facts.statement_of(node)
+            if statement is not None and wanted in self._facts.statement_text(statement):
                 return True
         return False
 

@@ -26,7 +26,6 @@ scope around.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import unicodedata
 import warnings
@@ -37,9 +36,9 @@ import libcst as cst
 from zerolint.positions import (
     PositionIndex,
     Span,
-    build_index,
     content_fields,
     exact_positions,
+    index_of,
     is_node_type,
     statement_calls,
     statements_in_order,
@@ -313,16 +312,19 @@ class ModuleFacts:
     def index(self) -> PositionIndex:
         """Where statements and calls are (Python's parser, paired with LibCST's)."""
         if self._index is None:
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    tree = ast.parse(self.source)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                # Syntax LibCST reads and this Python does not, or nesting deeper than its
-                # compiler goes: nothing pairs, and LibCST's own positions are used.
-                tree = ast.Module(body=[], type_ignores=[])
-            self._index = build_index(self.module, tree, self.source)
+            with warnings.catch_warnings():  # the user's code's warnings are not ours
+                warnings.simplefilter("ignore")
+                self._index = index_of(self.module, self.source)
         return self._index
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement ``node`` is in (a small statement, or a compound one's header)."""
+        found: cst.CSTNode | None = node
+        while found is not None and not isinstance(
+            found, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+        ):
+            found = self.parents.get(found)
+        return found
 
     def statement_span(self, statement: cst.CSTNode) -> Span | None:
         return self.index.statement(statement)
@@ -348,8 +350,8 @@ class ModuleFacts:
             if not first <= line <= last:
                 continue
             for call in statement_calls(statement):
-                where = self.index.call(statement, call)
-                if where is not None and where[:2] == (line, col) and self._placed(statement, call):
+                where = self.index.placed_call(statement, call)
+                if where is not None and where[:2] == (line, col):
                     found.append((call, where))
         return found
 
@@ -357,25 +359,13 @@ class ModuleFacts:
         """Where ``call`` starts (line, 0-based column); None where Python's parser and
         LibCST do not pair it (a call in a decorator, say), unless ``exact`` asks for
         LibCST's positions of the module then."""
-        statement: cst.CSTNode | None = call
-        while statement is not None and not isinstance(
-            statement, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
-        ):
-            statement = self.parents.get(statement)
-        where = None
-        if statement is not None and self._placed(statement, call):
-            where = self.index.call(statement, call)
+        statement = self.statement_of(call)
+        where = None if statement is None else self.index.placed_call(statement, call)
         if where is None and exact:
             if self._exact is None:
                 self._exact = exact_positions(self.module)
             where = self._exact.get(id(call))
         return None if where is None else where[:2]
-
-    def _placed(self, statement: cst.CSTNode, call: cst.Call) -> bool:
-        """Whether the call's own position is known (not its statement's, given for a call
-        Python's parser and LibCST count differently)."""
-        index = self.index
-        return index.exact is not None or index.call_node(statement, call) is not None
 
 
 def _dotted_names(node: cst.BaseExpression) -> list[str]:

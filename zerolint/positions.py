@@ -178,13 +178,19 @@ class PositionIndex:
         return self._previous.get(id(stmt))
 
     def call(self, stmt: cst.CSTNode, call: cst.Call) -> Span | None:
-        """Position of ``call``, a Call node somewhere inside the statement ``stmt``."""
+        """Position of ``call``, a Call node somewhere inside the statement ``stmt``; the
+        statement's where the two parsers do not pair its calls."""
+        found = self.placed_call(stmt, call)
+        if found is not None or self.exact is not None:
+            return found
+        return self.statement(stmt) if id(stmt) in self.stmts and self._has(stmt, call) else None
+
+    def placed_call(self, stmt: cst.CSTNode, call: cst.Call) -> Span | None:
+        """Position of ``call`` itself: None where the two parsers do not pair it."""
         if self.exact is not None:
             return self.exact.get(id(call))
         found = self.call_node(stmt, call)
-        if found is not None:
-            return self._span(found)
-        return self.statement(stmt) if id(stmt) in self.stmts and self._has(stmt, call) else None
+        return self._span(found) if found is not None else None
 
     def _has(self, stmt: cst.CSTNode, call: cst.Call) -> bool:
         return any(c is call for c in self.calls.get(id(stmt), ((), ()))[0])
@@ -354,6 +360,17 @@ def content_fields(kind: type) -> tuple[str, ...]:
 def statements_in_order(module: cst.Module) -> list[cst.CSTNode]:
     """Every statement of the module (small statements one by one), in source order."""
     return list(_cst_stmts(module.body))
+
+
+def index_of(module: cst.Module, source: str) -> PositionIndex:
+    """``build_index`` with Python's tree of ``source``, parsed here; where Python cannot
+    parse it (syntax LibCST reads and this Python does not, nesting deeper than its
+    compiler goes), nothing pairs and LibCST's own positions are used."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = ast.Module(body=[], type_ignores=[])
+    return build_index(module, tree, source)
 
 
 def build_index(module: cst.Module, tree: ast.Module, source: str) -> PositionIndex:

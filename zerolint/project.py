@@ -24,7 +24,7 @@ from zerolint.cst_build import build_module
 from zerolint.model import Diagnostic
 from zerolint.nesting import MAX_DEPTH, deeper_than
 from zerolint.paths import display_path, module_names
-from zerolint.positions import PositionIndex, build_index
+from zerolint.positions import PositionIndex, build_index, index_of
 
 # LibCST checks each node as it is built (CSTNode.__post_init__ calls _validate), which is
 # for nodes a program puts together by hand; a tree its own parser builds from source needs
@@ -163,13 +163,10 @@ class ModuleInfo:
         them, is made again here, in a check, rather than kept from the parse: it takes half
         as much memory as the LibCST tree, and only modules on a reported path need it."""
         if self._positions is None:
-            tree = self.tree
-            if tree is None:
-                try:
-                    tree = ast.parse(self.text)
-                except (RecursionError, MemoryError):  # deeper in the stack than at the parse
-                    tree = ast.Module(body=[], type_ignores=[])  # LibCST's own positions then
-            self._positions = build_index(self.module, tree, self.text)
+            if self.tree is None:  # parsed again, deeper in the stack than at the parse
+                self._positions = index_of(self.module, self.text)
+            else:
+                self._positions = build_index(self.module, self.tree, self.text)
         return self._positions
 
     def statement_order(self, stmt: cst.CSTNode) -> int:
