@@ -293,3 +293,61 @@ def test_the_fingerprint_follows_the_analyzers_own_code(tmp_path: Path) -> None:
     assert cache_fingerprint(Settings(), package) == before
     (package / "dataflow.py").write_text("RULE = 2\n")
     assert cache_fingerprint(Settings(), package) != before
+
+
+def _installed(site: Path, module: str, dist_info: str | None) -> None:
+    """A package as pip lays it out: its folder, and its ``.dist-info`` beside it."""
+    import importlib
+
+    for old in site.glob("*.dist-info"):
+        old.rmdir()
+    (site / module).mkdir(parents=True, exist_ok=True)
+    (site / module / "__init__.py").write_text("VALUE = 1\n")
+    if dist_info is not None:
+        (site / dist_info).mkdir()
+    importlib.invalidate_caches()
+
+
+def test_the_fingerprint_follows_the_python_and_the_libraries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade of LibCST or Z3 (or of Python) can change what a check finds and how it
+    words it, so it must not reuse results of the old ones; a reinstall of the same
+    versions (a CI job's fresh virtualenv) must."""
+    from zerolint.check import cache_fingerprint, runtime_stamp
+    from zerolint.config import Settings
+
+    site = tmp_path / "site-packages"
+    monkeypatch.syspath_prepend(str(site))
+    deps = [("zl_dep_probe", "zl-dep.probe")]
+    package = tmp_path / "zerolint"
+    package.mkdir()
+    (package / "engine.py").write_text("X = 1\n")
+
+    _installed(site, "zl_dep_probe", "zl_dep_probe-1.0.dist-info")
+    assert runtime_stamp(deps).endswith("; zl_dep_probe 1.0")
+    before = cache_fingerprint(Settings(), package, deps)
+    _installed(site, "zl_dep_probe", "zl_dep_probe-1.0.dist-info")  # reinstalled: new times
+    assert cache_fingerprint(Settings(), package, deps) == before
+    _installed(site, "zl_dep_probe", "ZL_Dep.Probe-1.1.dist-info")  # upgraded
+    assert runtime_stamp(deps).endswith("; zl_dep_probe 1.1")
+    assert cache_fingerprint(Settings(), package, deps) != before
+    _installed(site, "zl_dep_probe", "other-1.1.dist-info")  # no dist-info of its own
+    unversioned = runtime_stamp(deps)
+    assert str(site / "zl_dep_probe" / "__init__.py") in unversioned
+    os.utime(site / "zl_dep_probe" / "__init__.py", ns=(OLD, OLD))
+    assert runtime_stamp(deps) != unversioned  # known by its file's time instead
+    assert runtime_stamp([("zl_no_such_module", "x")]).endswith("; zl_no_such_module absent")
+
+    python = ".".join(map(str, sys.version_info[:3]))
+    assert runtime_stamp(deps).startswith(f"{sys.implementation.name} {python}; ")
+
+
+def test_the_real_libraries_are_known_by_their_versions() -> None:
+    from importlib.metadata import version
+
+    from zerolint.check import runtime_stamp
+
+    stamp = runtime_stamp()
+    assert f"libcst {version('libcst')}" in stamp.split("; ")
+    assert f"z3 {version('z3-solver')}" in stamp.split("; ")

@@ -809,10 +809,20 @@ def rule_meta() -> dict[str, Any]:
 # ---------------------------------------------------------------------------- linting
 
 
-def cache_fingerprint(settings: Settings, package: Path | None = None) -> str:
-    """What cached results depend on besides the files: the settings, the rules, and the
+# The libraries a result depends on, by import name and distribution name: LibCST's node
+# classes are the analysis's tree (and the fix planner's), Z3 finds the witnesses.
+DEPENDENCIES = (("libcst", "libcst"), ("z3", "z3-solver"))
+
+
+def cache_fingerprint(
+    settings: Settings,
+    package: Path | None = None,
+    dependencies: Sequence[tuple[str, str]] = DEPENDENCIES,
+) -> str:
+    """What cached results depend on besides the files: the settings, the rules, the
     analyzer's own code in ``package`` (default: zerolint's folder), so that an edited
-    checkout never reuses results of the old code."""
+    checkout never reuses results of the old code, and the Python and the libraries that
+    run it (``runtime_stamp``), so that an upgrade of either does not either."""
     from zerolint import __version__
 
     digest = hashlib.sha256()
@@ -820,7 +830,54 @@ def cache_fingerprint(settings: Settings, package: Path | None = None) -> str:
     sources = sorted(rules_dir().glob("ZL*.toml")) + sorted(package.rglob("*.py"))
     for path in sources:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    digest.update(runtime_stamp(dependencies).encode())
     return f"{__version__}:{settings.fingerprint()}:{digest.hexdigest()[:16]}"
+
+
+def runtime_stamp(dependencies: Sequence[tuple[str, str]] = DEPENDENCIES) -> str:
+    """The Python running the check (its implementation and version: Python's parser
+    reads the files) and each dependency's version, without importing it: the version in
+    its installed ``NAME-VERSION.dist-info`` folder beside the package, as pip and uv
+    write it. A package with no such folder (a source checkout on ``sys.path``) is known
+    by its folder and its ``__init__.py``'s time and size instead. Versions, not times,
+    where they exist, so that a cache restored onto a fresh install of the same versions
+    (a CI job's) is still used."""
+    import importlib.util
+
+    version = ".".join(map(str, sys.version_info[:3]))
+    parts = [f"{sys.implementation.name} {version}"]
+    listed: dict[str, list[str]] = {}
+    for module, dist in dependencies:
+        spec = importlib.util.find_spec(module)
+        origin = spec.origin if spec is not None else None
+        if origin is None:
+            parts.append(f"{module} absent")
+            continue
+        folder = os.path.dirname(origin)
+        if spec.submodule_search_locations is not None:  # a package: its folder's folder
+            folder = os.path.dirname(folder)
+        if folder not in listed:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                names = []
+            listed[folder] = [n[: -len(".dist-info")] for n in names if n.endswith(".dist-info")]
+        found = sorted(
+            version
+            for name, _, version in (n.rpartition("-") for n in listed[folder])
+            if _normalised(name) == _normalised(dist)
+        )
+        if found:
+            parts.append(f"{module} {' '.join(found)}")
+        else:
+            stat = os.stat(origin)
+            parts.append(f"{module} {origin} {stat.st_mtime_ns} {stat.st_size}")
+    return "; ".join(parts)
+
+
+def _normalised(dist: str) -> str:
+    """A distribution's name as its ``.dist-info`` folder may spell it (PEP 503, 427)."""
+    return dist.lower().replace("-", "_").replace(".", "_")
 
 
 def lint(
