@@ -217,6 +217,43 @@ def test_a_rule_file_of_the_project_reports_checks_suppresses_and_fixes(
     assert "+    acme.plan(acme.at_least_one(lens))\n" in diff
 
 
+def test_a_floor_division_a_rule_file_declares_is_a_source(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """A function a rule lists under ``floor_division`` floors its result: a source, as
+    ``torch.floor_divide`` is, not the true division ``torch.div`` is without a
+    ``rounding_mode``."""
+    rule = RULE.replace(
+        'zero_alloc = ["torch.zeros"]',
+        'floor_division = ["acme.halve"]\nfloor_division_methods = ["halved"]',
+    )
+    rule = rule.replace('kind = "any-row-zero"', 'kind = "every-row-zero"')
+    write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.zerolint]\nrule-files = ["lint/ACME001.toml"]\n',
+            "lint/ACME001.toml": rule,
+            "user.py": """\
+                import acme
+                import torch
+
+
+                def build(lens):
+                    acme.plan(acme.halve(lens, 2))
+                    acme.plan(torch.div(lens, 2))
+                    acme.plan(acme.at_least_one(acme.halve(lens, 2)))
+                    acme.plan(lens.halved(2))
+                    acme.plan(lens.div(2))
+            """,
+        },
+    )
+    code, out, _ = run(["--select", "ACME001", "."], tmp_path, capsys, monkeypatch)
+    assert code == 1
+    found = [(m["line"], m["code"]) for m in FINDING.finditer(out)]
+    assert found == [("6", "ACME001"), ("9", "ACME001")]
+    assert "acme.halve" in out and ".halved()" in out
+
+
 def test_a_shipped_rules_code_is_its_files_name() -> None:
     # `check --select` accepts a shipped code by the rule files' names, without reading them.
     from zerolint.rules import load_rules, rules_dir

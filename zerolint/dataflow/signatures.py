@@ -118,6 +118,7 @@ _OPERATORS = frozenset({"//", ">>", "[]=", "[n:]=", "int", "math.floor", "math.t
 _CLAMP = Signature(LibEffect.CLAMP, ("input", "min", "max"))
 _BY_OPERAND = Signature(LibEffect.CLAMP, ("input", "other"))
 _DIVISION = Signature(LibEffect.FLOOR_DIVISION, ("input", "other"), ("rounding_mode", "out"))
+_DIVISION_METHOD = Signature(LibEffect.FLOOR_DIVISION, ("other",), ("rounding_mode", "out"))
 _FULL = Signature(LibEffect.FILL, ("size", "fill_value"))
 
 
@@ -185,9 +186,7 @@ def _methods() -> dict[str, Signature]:
     table |= _rows(LibEffect.FILL, ("new_full",), ("size", "fill_value"))
     table |= _rows(LibEffect.FILL, ("fill_",), ("value",))
     table |= _rows(LibEffect.ZERO_FILL, ("zero_", "new_zeros"))
-    table |= dict.fromkeys(
-        DIVISION_METHODS, Signature(LibEffect.FLOOR_DIVISION, ("other",), ("rounding_mode", "out"))
-    )
+    table |= dict.fromkeys(DIVISION_METHODS, _DIVISION_METHOD)
     table |= _rows(LibEffect.CLAMP, CLAMP_METHODS, ("min", "max"))
     table |= _rows(LibEffect.SCAN, ("cumsum", "cumsum_"), ("dim",))
     table |= _rows(LibEffect.SUBTRACT, ("diff",), ("n", "dim"))
@@ -233,7 +232,18 @@ DIVISION_FUNCTIONS = (
     "torch.bitwise_right_shift",
     "numpy.floor_divide",
     "numpy.right_shift",
+    # `a // b` and `a >> b` as functions: operator.floordiv(a, b), operator.rshift(a, b)
+    # and the in-place forms, which return the result as well.
+    "operator.floordiv",
+    "operator.ifloordiv",
+    "operator.rshift",
+    "operator.irshift",
 )
+# Divisions that floor only with rounding_mode="floor" or "trunc"; every other function
+# with the division's row, a rule's own among them, is a floor division.
+TRUE_DIVISIONS = frozenset({"torch.div", "torch.divide", "torch.true_divide"})
+TRUE_DIVISION_METHODS = frozenset({"div", "div_", "divide", "divide_"})
+SHIFTS = frozenset(n for n in DIVISION_FUNCTIONS if n.endswith(("right_shift", "rshift")))
 CEIL_FUNCTIONS = ("cdiv", "triton.cdiv", "math.ceil")
 CLAMP_FUNCTIONS = ("torch.clamp", "torch.clip", "torch.clamp_min", "numpy.clip")
 # Clamps written as two operands, max(x, k): the one that carries lengths is the value, the
@@ -307,15 +317,16 @@ def library_for(names: Mapping[str, Iterable[str]]) -> Library:
             ):
                 continue
             params = known.params if known is not None and known.effect is effect else None
-            table[name] = Signature(effect, params) if params else _default(effect)
+            method = key in _METHOD_KEYS
+            table[name] = Signature(effect, params) if params else _default(effect, method)
     return Library(functions, methods)
 
 
-def _default(effect: LibEffect) -> Signature:
+def _default(effect: LibEffect, method: bool = False) -> Signature:
     if effect is LibEffect.CLAMP:
         return _CLAMP
     if effect is LibEffect.FLOOR_DIVISION:
-        return _DIVISION
+        return _DIVISION_METHOD if method else _DIVISION
     if effect is LibEffect.FILL:
         return _FULL
     return Signature(effect)

@@ -16,7 +16,14 @@ from zerolint.dataflow.frames import (
 from zerolint.dataflow.library import (
     ARITH_METHODS,
 )
-from zerolint.dataflow.signatures import Bound, Signature, bind
+from zerolint.dataflow.signatures import (
+    SHIFTS,
+    TRUE_DIVISION_METHODS,
+    TRUE_DIVISIONS,
+    Bound,
+    Signature,
+    bind,
+)
 from zerolint.dataflow.syntax import (
     base_key,
     dotted,
@@ -691,11 +698,8 @@ class TorchModel:
         pos = [b["input"], b["other"]]
         mode = b.get("rounding_mode")
         mode_text = string_value(mode[0].value) if mode else None
-        is_floor = name.endswith(("floor_divide", "right_shift")) or mode_text in (
-            "floor",
-            "trunc",
-        )
-        kind = OpKind.RSHIFT if name.endswith("right_shift") else OpKind.FLOORDIV
+        is_floor = name not in TRUE_DIVISIONS or mode_text in ("floor", "trunc")
+        kind = OpKind.RSHIFT if name in SHIFTS else OpKind.FLOORDIV
         if not is_floor:
             result = self.extend(frame, pos[0][1].only_traces(), Op(OpKind.OPAQUE, "true division"))
         else:
@@ -811,7 +815,7 @@ class TorchModel:
     ) -> Val | None:
         mode = b.get("rounding_mode")
         mode_text = string_value(mode[0].value) if mode else None
-        if method.startswith("floor_divide") or mode_text in ("floor", "trunc"):
+        if method not in TRUE_DIVISION_METHODS or mode_text in ("floor", "trunc"):
             if "other" not in b:
                 return recv.only_traces()
             result = self.source(
