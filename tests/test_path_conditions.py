@@ -88,3 +88,40 @@ def test_assigning_a_name_forgets_the_conditions_on_its_fields() -> None:
     conds = (("meta.num", "!=", 0, None), ("meta", "!=", 0, None), ("metadata.n", ">", 0, None))
     assert guards.forget(conds, "meta") == (("metadata.n", ">", 0, None),)
     assert guards.forget(conds, None) == conds
+
+
+def test_what_a_sum_says_of_the_rows_holds_of_every_tensor() -> None:
+    """``x.sum() op k`` gives only conditions on some row that hold of every list of rows
+    whose sum passes the test, rows below 0 included (a path may subtract from lengths);
+    and it says some row is not 0 where the sum is not 0 or is above 0."""
+    import itertools
+    import operator
+
+    import libcst as cst
+
+    compare = {
+        "==": operator.eq,
+        "!=": operator.ne,
+        ">": operator.gt,
+        ">=": operator.ge,
+        "<": operator.lt,
+        "<=": operator.le,
+    }
+    for op, k in itertools.product(compare, range(-2, 3)):
+        for positive in (True, False):
+            test = cst.parse_expression(f"x.sum() {op} {k}")
+            got = guards.atoms(test, positive)
+            assert all(subject == (guards.SOME_ROW, "x") for subject, _, _ in got)
+            for rows in itertools.product(range(-2, 3), repeat=3):
+                if compare[op](sum(rows), k) != positive:
+                    continue
+                for _, row_op, row_k in got:
+                    assert any(compare[row_op](r, row_k) for r in rows), (op, k, positive, rows)
+    assert guards.atoms(cst.parse_expression("x.sum() == 0"), False) == [
+        ((guards.SOME_ROW, "x"), "!=", 0)
+    ]
+    assert guards.atoms(cst.parse_expression("torch.sum(x) > 0"), True) == [
+        ((guards.SOME_ROW, "x"), ">", 0)
+    ]
+    assert guards.atoms(cst.parse_expression("x.sum() == 0"), True) == []
+    assert guards.atoms(cst.parse_expression("x.sum(0) != 0"), True) == []

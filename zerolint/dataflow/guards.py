@@ -12,10 +12,11 @@ fewer conditions can only be judged less safe.
 
 A test on the values of a tensor's rows gives ``((EVERY_ROW, key), op, k)`` (every row of it
 ``op k``) or ``((SOME_ROW, key), op, k)``: ``(x > 0).all()``, ``(x == 0).any()`` (or
-``torch.all``/``torch.any``), ``x.any()``, and ``x.max()``/``x.min()`` compared with an
-integer (``.item()`` or ``int(...)`` around them; ``torch.max(x)``, ``amax``, ``amin``). A
-reduction gives what it implies: ``x.max() != 0`` says some row is not 0, ``x.max() == 0``
-that every row is <= 0 and some row is 0.
+``torch.all``/``torch.any``), ``x.any()``, and ``x.max()``/``x.min()``/``x.sum()`` compared
+with an integer (``.item()`` or ``int(...)`` around them; ``torch.max(x)``, ``amax``,
+``amin``, ``torch.sum(x)``). A reduction gives what it implies: ``x.max() != 0`` says some
+row is not 0, ``x.max() == 0`` that every row is <= 0 and some row is 0, ``x.sum() > 0``
+that some row is above 0.
 """
 
 from __future__ import annotations
@@ -158,12 +159,12 @@ def _compared(node: cst.BaseExpression) -> tuple[str, str, int] | None:
     return None
 
 
-_REDUCTIONS = {"max": "max", "amax": "max", "min": "min", "amin": "min"}
+_REDUCTIONS = {"max": "max", "amax": "max", "min": "min", "amin": "min", "sum": "sum"}
 
 
 def reduced(node: cst.BaseExpression) -> tuple[str, str] | None:
-    """``("max" or "min", x)`` for ``x.max()``, ``torch.max(x)``, ``x.amin()`` ...; an
-    ``.item()`` or ``int(...)`` around it changes nothing."""
+    """``("max", "min" or "sum", x)`` for ``x.max()``, ``torch.max(x)``, ``x.amin()``,
+    ``x.sum()`` ...; an ``.item()`` or ``int(...)`` around it changes nothing."""
     while type(node) is cst.Call:
         func, args = node.func, node.args
         if type(func) is cst.Name and func.value == "int" and len(args) == 1:
@@ -239,6 +240,8 @@ def reduction_atoms(fn: str, key: str, op: str, k: int | None) -> list[Atom]:
         return []
     if fn == ROWS:
         return [((ROWS, key), op, k)]
+    if fn == "sum":
+        return _sum_atoms(key, op, k)
     # max > k: some row > k; max < k: every row < k; min the other way round.
     upper, lower = (SOME_ROW, EVERY_ROW) if fn == "max" else (EVERY_ROW, SOME_ROW)
     if op in (">", ">="):
@@ -249,6 +252,20 @@ def reduction_atoms(fn: str, key: str, op: str, k: int | None) -> list[Atom]:
         bound = "<=" if fn == "max" else ">="
         return [((EVERY_ROW, key), bound, k), ((SOME_ROW, key), "==", k)]
     return [((SOME_ROW, key), "!=", k)]  # not every row is k
+
+
+def _sum_atoms(key: str, op: str, k: int) -> list[Atom]:
+    """What ``x.sum() op k`` says of some row of x, whatever the signs of its rows: a sum
+    that is not 0 has a row that is not 0, one above 0 a row above 0, one below 0 a row
+    below 0. ``x.sum() == 0`` says nothing (rows of -1 and 1); lengths are not negative,
+    but a path may subtract from them."""
+    if op == "!=" and k == 0:
+        return [((SOME_ROW, key), "!=", 0)]
+    if op == ">" and k >= 0 or op in (">=", "==") and k >= 1:
+        return [((SOME_ROW, key), ">", 0)]
+    if op == "<" and k <= 0 or op in ("<=", "==") and k <= -1:
+        return [((SOME_ROW, key), "<", 0)]
+    return []
 
 
 def _subject(node: cst.BaseExpression) -> Subject | None:
