@@ -23,6 +23,7 @@ from zerolint.dataflow.library import (
 from zerolint.dataflow.signatures import LibEffect
 from zerolint.dataflow.syntax import (
     base_key,
+    bound_to_a_container,
     dotted,
     int_value,
     is_zero,
@@ -182,6 +183,10 @@ class Statements:
         val = self.read_key(frame, name) if held is not None else EMPTY
         if not val.traces:
             return
+        if kind == guards.ROWS and (
+            val.elements is not None or bound_to_a_container(frame.key.node, name)
+        ):
+            return  # `len(parts)` of a list counts its parts, not their rows
         rows = "rows of" if kind == guards.ROWS else "every row of"
         note = note or f"guard: {rows} {name} {op} {k}"
         step = guards.step(frame.mod, frame.stmt, kind, op, k, note)

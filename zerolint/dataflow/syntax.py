@@ -387,6 +387,24 @@ def is_mask(node: cst.BaseExpression | None, scope: cst.CSTNode | None, depth: i
     return False
 
 
+_CONTAINERS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp)
+_CONTAINER_CALLS = frozenset({"list", "tuple", "dict", "set", "sorted", "reversed"})
+
+
+def bound_to_a_container(scope: cst.CSTNode | None, name: str) -> bool:
+    """Whether some plain assignment in ``scope`` binds ``name`` to a container: a list,
+    tuple, dict or set written out or built by a comprehension or ``list(...)``. Then
+    ``len(name)`` may count its items, not a tensor's rows."""
+    if scope is None:
+        return False
+    for value in _assigned_values(scope, name):
+        if isinstance(value, _CONTAINERS):
+            return True
+        if type(value) is cst.Call and dotted(value.func) in _CONTAINER_CALLS:
+            return True
+    return False
+
+
 _BINDINGS: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]], set[str]]] = {}
 
 
