@@ -863,8 +863,8 @@ def runtime_stamp(dependencies: Sequence[tuple[str, str]] = DEPENDENCIES) -> str
                 names = []
             listed[folder] = [n[: -len(".dist-info")] for n in names if n.endswith(".dist-info")]
         found = sorted(
-            version
-            for name, _, version in (n.rpartition("-") for n in listed[folder])
+            installed
+            for name, _, installed in (n.rpartition("-") for n in listed[folder])
             if _normalised(name) == _normalised(dist)
         )
         if found:
