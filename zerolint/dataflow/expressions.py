@@ -26,6 +26,7 @@ from zerolint.dataflow.library import (
 from zerolint.dataflow.syntax import (
     affine_prefix,
     dotted,
+    drops_rows,
     int_value,
     is_boolean_index,
     is_mask,
@@ -534,6 +535,17 @@ class Expressions:
 
     def eval_Subscript(self, frame: Frame, node: cst.Subscript) -> Val:
         rows = self.rows_source(frame, node)
+        if rows is None and drops_rows(node) and self.selects(frame, node):
+            # x[1:], x[2:5] of a selection: fewer rows than it had, maybe none, however
+            # many it was counted to have.
+            val = self.eval_subscript(frame, node)
+            step = self.step(frame, None, "flow", Op(OpKind.ROWS, "<any>"), "rows selected")
+            return val.with_traces(
+                {
+                    t.then(step) if not t.concrete or t.steps[0].op.kind == OpKind.ROWS else t
+                    for t in val.traces
+                }
+            )
         if rows is not None:
             val = self.eval_subscript(frame, node)
             # What was already a row count (or may resolve to one) has these rows now.
@@ -546,6 +558,16 @@ class Expressions:
             return val.with_traces(traces | {rows})
         return self.eval_subscript(frame, node)
 
+    def selects(self, frame: Frame, node: cst.Subscript) -> bool:
+        """Whether ``node`` is a selection of rows that a rule counts (``empty_rows``):
+        read, not a write target (``buf[n:m] = 0`` selects nothing)."""
+        if not self.names.get("empty_rows"):
+            return False
+        stmt = frame.stmt
+        if type(stmt) is cst.Assign and any(t.target is node for t in stmt.targets):
+            return False
+        return not (type(stmt) is cst.AugAssign and stmt.target is node)
+
     def rows_source(self, frame: Frame, node: cst.Subscript) -> Trace | None:
         """A selection that can have no rows, when a rule declares it (``empty_rows``):
         ``x[:n]`` has ``n`` rows, ``x[a:b]`` ``b - a``, ``x[a : a + n]`` ``n``, ``x[x > 0]``
@@ -553,12 +575,7 @@ class Expressions:
         has rows: ``s < n`` where a step above 0 yields ``s``, and where one below 0
         does, ``n < 0``, which a count is not (the judge takes every count to be >= 0)."""
         declared = self.names.get("empty_rows")
-        if not declared:
-            return None
-        stmt = frame.stmt
-        if type(stmt) is cst.Assign and any(t.target is node for t in stmt.targets):
-            return None  # a write target (buf[n:m] = 0) selects nothing
-        if type(stmt) is cst.AugAssign and stmt.target is node:
+        if not declared or not self.selects(frame, node):
             return None
         bounds = slice_bounds(node)
         count: int | str | None = None
@@ -574,7 +591,9 @@ class Expressions:
                 high, low = (n if isinstance(n, int) else operand(width)), 0
             if "<expr>" in (high, low):
                 return None
-            if low == 0:
+            if any(isinstance(b, int) and b < 0 for b in (high, low)):
+                count = "<any>"  # x[:-2]: counted from the end, as many rows as x has, less 2
+            elif low == 0:
                 count = high
             elif isinstance(high, int) and isinstance(low, int):
                 count = max(high - low, 0)

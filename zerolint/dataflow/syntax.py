@@ -215,6 +215,19 @@ def slice_bounds(
     return None
 
 
+def drops_rows(node: cst.Subscript) -> bool:
+    """Whether a first-axis slice has as many rows as it selects from, less some: a start
+    that is not 0 with no end (``x[1:]``), or a bound counted from the end (``x[:-1]``).
+    ``x[a:b]`` has ``b - a`` rows (``Expressions.rows_source``), ``x[:]`` all of them."""
+    bounds = slice_bounds(node)
+    if bounds is None or node.slice[0].slice.step is not None:  # type: ignore[attr-defined]
+        return False
+    lower, upper = bounds
+    if upper is None and not (lower is None or is_zero(lower)):
+        return True
+    return any(v is not None and v < 0 for v in (int_value(lower), int_value(upper)))
+
+
 def range_args(node: cst.BaseExpression) -> list[cst.BaseExpression] | None:
     """The arguments of ``range(stop)``, ``range(start, stop)`` or ``range(start, stop,
     step)`` written out by position; None for anything else."""

@@ -255,19 +255,23 @@ class TorchModel:
     def call_zero_fill(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
-        return self.zero_source(frame, "zero-filled tensor", ("zero_alloc", name))
+        zeros = self.zero_source(frame, "zero-filled tensor", ("zero_alloc", name))
+        self.out_target(frame, node, args, zeros)  # torch.zeros(n, out=lens) writes lens
+        return zeros
 
     def call_fill(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
         chosen = sig.bind(args).get("fill_value")
-        if chosen is not None and is_zero(chosen[0].value):
-            return self.zero_source(frame, "tensor filled with 0", ("full", name))
         fill = self.operand(frame, chosen[0].value) if chosen is not None else None
-        if isinstance(fill, int):
-            return self.known_rows(frame, str(fill), f"every row {fill}")
-        # Every row is the fill value: its lengths are the rows'.
-        return chosen[1].only_traces() if chosen is not None else EMPTY
+        if chosen is not None and is_zero(chosen[0].value):
+            filled = self.zero_source(frame, "tensor filled with 0", ("full", name))
+        elif isinstance(fill, int):
+            filled = self.known_rows(frame, str(fill), f"every row {fill}")
+        else:  # every row is the fill value: its lengths are the rows'
+            filled = chosen[1].only_traces() if chosen is not None else EMPTY
+        self.out_target(frame, node, args, filled)  # torch.full(n, 0, out=lens)
+        return filled
 
     def call_constant(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
