@@ -333,6 +333,68 @@ def python_script(
     )
 
 
+def test_a_file_named_in_an_unreadable_folder(unreadable_tree: Path) -> None:
+    """A file named on the command line inside a folder the user cannot list: its own
+    ZL902, and the other paths still checked (it ended the run with an internal error)."""
+    if os.geteuid() != 0 and os.access(unreadable_tree / "target" / "locked", os.R_OK):
+        pytest.skip("this user lists chmod 000 folders without being root")
+    script = DROP_AND_CHECK.replace(
+        repr(ARGS + ["target"]), repr(ARGS + ["target/good.py", "target/locked/inner.py"])
+    )
+    proc = python_script(script, unreadable_tree)
+    assert_no_traceback(proc)
+    assert_one_diagnostic(proc.stdout, "target/locked/inner.py", "ZL902", "Permission denied")
+    assert re.search(r"^target/good\.py:5:12: ZL001 ", proc.stdout, re.MULTILINE), proc.stdout
+    assert "no Python files found" not in proc.stderr
+    assert proc.returncode == 1
+
+
+def test_a_name_too_long_to_look_at(tmp_path: Path) -> None:
+    """A path the system refuses to look at (a name longer than the file system allows) is
+    a ZL902 of its own, beside the other paths' findings: file or folder."""
+    (tmp_path / "good.py").write_text(GOOD)
+    long_file, long_folder = "a" * 300 + "/x.py", "b" * 300
+    proc = zerolint("good.py", long_file, long_folder, cwd=tmp_path)
+    assert_no_traceback(proc)
+    assert GOOD_FINDING.search(proc.stdout), proc.stdout
+    assert_one_diagnostic(proc.stdout, long_file, "ZL902", "File name too long")
+    assert_one_diagnostic(proc.stdout, long_folder, "ZL902", "File name too long")
+    assert proc.returncode == 1
+
+
+@pytest.mark.parametrize("name", ["pyproject.toml", "zerolint.toml"])
+def test_an_unreadable_configuration_is_an_error(name: str) -> None:
+    """A configuration file the user cannot read may hold settings (an ignore, an
+    exclude): a one-line error naming it, as for either name, never the parent's or the
+    default settings in its place."""
+    base = Path(tempfile.mkdtemp(prefix="zerolint-conf-"))
+    conf = base / "target" / "sub" / name
+    try:
+        base.chmod(0o755)
+        for folder in ("warm", "target", "target/sub"):
+            (base / folder).mkdir()
+            (base / folder).chmod(0o755)
+        for path in (base / "warm" / "good.py", base / "target" / "sub" / "good.py"):
+            path.write_text(GOOD)
+            path.chmod(0o644)
+        table = "[tool.zerolint]\n" if name == "pyproject.toml" else ""
+        conf.write_text(table + 'ignore = ["ZL001"]\n')
+        conf.chmod(0)
+        if os.geteuid() != 0 and os.access(conf, os.R_OK):
+            pytest.skip("this user reads chmod 000 files without being root")
+        proc = python_script(DROP_AND_CHECK, base)
+        assert_no_traceback(proc)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.stdout == ""
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "cannot read configuration" in lines[0], proc.stderr
+        assert f"sub/{name}" in lines[0] and "Permission denied" in lines[0]
+    finally:
+        if conf.exists():
+            conf.chmod(stat.S_IRWXU)
+        shutil.rmtree(base)
+
+
 def test_unreadable_file_and_folder(unreadable_tree: Path) -> None:
     if os.geteuid() != 0 and os.access(unreadable_tree / "target" / "secret.py", os.R_OK):
         pytest.skip("this user reads chmod 000 files without being root")

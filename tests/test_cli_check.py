@@ -393,13 +393,25 @@ def test_exclude_applies_to_folders_and_to_named_files_only_when_forced(
 
 
 @pytest.mark.parametrize(
-    "folder", [".git", ".venv", "venv", "build", "dist", "node_modules", "some_env"]
+    "folder", [".git", ".venv", "venv", "dist", "_build", "node_modules", "some_env"]
 )
 def test_vcs_virtualenv_and_build_folders_are_skipped(tmp_path: Path, check, folder: str) -> None:
     write(tmp_path, {f"{folder}/bad.py": unclamped(), "clean.py": CLEAN})
     if folder == "some_env":  # a virtualenv under any name: it has a pyvenv.cfg
         write(tmp_path, {"some_env/pyvenv.cfg": "home = /usr/bin\n"})
     assert check(".") == (0, "All checks passed!\n", "")
+
+
+def test_a_package_named_build_is_checked(tmp_path: Path, check) -> None:
+    """As in Ruff, whose default excludes have `dist` and `_build` but not `build`: a
+    subpackage of that name is code (setuptools' `build/` output is git-ignored, and
+    ignored files are skipped)."""
+    write(
+        tmp_path,
+        {"pkg/__init__.py": "", "pkg/build/__init__.py": "", "pkg/build/bad.py": unclamped()},
+    )
+    code, out, _ = check(".")
+    assert (code, findings(out)) == (1, [("pkg/build/bad.py", 6)])
 
 
 @pytest.mark.parametrize(

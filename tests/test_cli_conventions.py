@@ -282,6 +282,19 @@ def test_output_file(tmp_path: Path, check) -> None:
     assert [f["path"] for f in data["findings"]] == ["bad.py"]
 
 
+def test_a_report_file_has_no_color_even_when_asked(tmp_path: Path) -> None:
+    """As Ruff: `--color always` colors the terminal, never a report file."""
+    write(tmp_path, {"bad.py": unclamped()})
+    run = zerolint(
+        "check", "--no-cache", "--color", "always", "-o", "report.txt", ".", cwd=tmp_path
+    )
+    assert run.returncode == 1
+    report = (tmp_path / "report.txt").read_text()
+    assert "bad.py:" in report and "\x1b" not in report
+    colored = zerolint("check", "--no-cache", "--color", "always", ".", cwd=tmp_path)
+    assert "\x1b[" in colored.stdout  # the terminal's is colored
+
+
 def test_select_given_twice_merges(tmp_path: Path, check) -> None:
     write(tmp_path, {"bad.py": unclamped(), "stale.py": "# zerolint: noqa\n" + CLEAN})
     _, out, _ = check("--select", "ZL001", "--select", "ZL920", ".")

@@ -602,8 +602,10 @@ def unused_suppressions(
 
 
 def warn_empty_folders(paths: Sequence[Path], files: Sequence[Path]) -> None:
-    """As Ruff: a folder named on the command line that holds no Python file to check."""
-    folders = [p for p in paths if p.is_dir()]
+    """As Ruff: a folder named on the command line that holds no Python file to check.
+    A path that cannot be looked at (unreadable, a name too long) is not a folder here:
+    discovery has said why it was not checked."""
+    folders = [p for p in paths if os.path.isdir(p) and os.access(p, os.R_OK | os.X_OK)]
     if not folders:
         return
     # The files' folders, absolute: one per folder rather than one per file.
@@ -735,10 +737,10 @@ def print_report(report: Report, args: argparse.Namespace) -> None:
     from zerolint import formats
 
     to_file = getattr(args, "output_file", None)
-    if args.color == "always":
-        color = True
-    elif args.color == "never" or to_file is not None:
+    if args.color == "never" or to_file is not None:  # a report file: never, as Ruff's
         color = False
+    elif args.color == "always":
+        color = True
     else:
         color = args.format in formats.COLOR_FORMATS and formats.use_color(sys.stdout)
     text = formats.render(

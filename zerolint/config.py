@@ -447,10 +447,15 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
 
 
 def _mentions_zerolint(path: Path) -> bool:
+    """Whether ``path`` says ``zerolint``: a file that cannot be read may, so it is an
+    error (its settings would be dropped without a word), as a ``zerolint.toml`` is; one
+    that is gone since it was listed is not there."""
     try:
         return b"zerolint" in path.read_bytes()
-    except OSError:
+    except FileNotFoundError:
         return False
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc.strerror or exc}") from None
 
 
 def table_in(path: Path, *, required: bool) -> tuple[dict[str, Any], str] | None:

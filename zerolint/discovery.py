@@ -37,7 +37,6 @@ SKIP_DIRS = frozenset(
         "venv",
         ".eggs",
         "node_modules",
-        "build",
         "dist",
         "_build",
         "buck-out",
