@@ -205,6 +205,46 @@ def runs(path: Path) -> str:
     return done.stdout.strip() or done.stderr
 
 
+def test_torch_bound_on_some_paths_only_gets_an_import_or_is_refused(tmp_path: Path) -> None:
+    """A `torch` that may be unbound when the call runs is no clamp to call: imported in
+    the function under an `if` (a local name: refused, a module's import would not reach
+    it), at the module's top level under an `if`, or by another function under `global`
+    (a module-level `import torch` is added). Each fixed module is run with `torch`
+    unbound where it may be."""
+    head = "from deep_gemm import get_paged_mqa_logits_metadata\n\n\n"
+    call = "    return get_paged_mqa_logits_metadata(seq_lens // 4, 64, num_sms)\n"
+    local = (
+        head + "def build(seq_lens, num_sms):\n    if num_sms > 8:\n        import torch\n" + call
+    )
+    (tmp_path / "local.py").write_text(local)
+    code, out, _ = run(tmp_path, "--fix", "local.py")
+    assert "ZL910 not fixed: `torch` may be unbound at the call" in out
+    assert (tmp_path / "local.py").read_text() == local and code == 1
+    dominated = local.replace("        import torch\n" + call, "        import torch\n    " + call)
+    dominated += "    return None\n"
+    cases = {
+        "dominated.py": dominated,  # the import runs before the call whenever it runs
+        "module.py": "import os\n"
+        + head.replace("\n\n\n", "\n\nif os.environ.get('ZL_NO_SUCH'):\n    import torch\n\n\n")
+        + "def build(seq_lens, num_sms):\n"
+        + call,
+        "other.py": head
+        + "def setup():\n    global torch\n    import torch\n\n\n"
+        + "def build(seq_lens, num_sms):\n"
+        + call,
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        assert runs(tmp_path / name) == "ok"  # before the fix: torch is not needed
+        code, out, err = run(tmp_path, "--fix", name)
+        assert (code, err) == (0, f"zerolint: fixed 1 error in {name}\n"), out
+        fixed = (tmp_path / name).read_text()
+        assert "torch.clamp(seq_lens // 4, min=1)" in fixed
+        top_level_import = "import torch" in fixed.splitlines()  # unindented
+        assert top_level_import == (name != "dominated.py"), fixed
+        assert runs(tmp_path / name) == "ok", fixed
+
+
 def test_torch_imported_after_the_call_is_not_taken_as_bound_at_it(tmp_path: Path) -> None:
     local = (
         "from deep_gemm import get_paged_mqa_logits_metadata\n\n\n"

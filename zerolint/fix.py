@@ -646,11 +646,16 @@ class _Planner:
             # Bound in the call's function only after it: a local name, unbound at the call
             # (UnboundLocalError), whatever the module imports.
             raise _Unfixable(f"`{_TORCH}` is bound in this function only after the call")
-        if all(self._is_torch_module_import(a, _TORCH, runtime=False) for a in visible):
-            # Unbound, or bound only by typing-time imports or after the call at the
-            # module's top level: a module-level import at the top serves.
-            return f"{_TORCH}.clamp", True
-        raise _Unfixable(f"`{_TORCH}` names something else at the call")
+        if not all(self._is_torch_module_import(a, _TORCH, runtime=False) for a in visible):
+            raise _Unfixable(f"`{_TORCH}` names something else at the call")
+        if any(a.scope.kind != MODULE for a in visible):
+            # A local name (of this function or one around it) bound on some paths only
+            # (`if x: import torch`): a module's import would not reach the call.
+            raise _Unfixable(f"`{_TORCH}` may be unbound at the call")
+        # Unbound, or bound only by typing-time imports, after the call at the module's top
+        # level, or on some paths (under an `if`, in another function under `global`): a
+        # module-level import at the top serves.
+        return f"{_TORCH}.clamp", True
 
     def _bound_at(
         self,
@@ -662,7 +667,37 @@ class _Planner:
         """Whether ``name`` is bound where ``call`` runs, and every binding of it visible
         there passes ``is_import``."""
         assignments, _ = self._visible(scope, name, call)  # none where bound only later
-        return bool(assignments) and all(is_import(a, name) for a in assignments)
+        return (
+            bool(assignments)
+            and all(is_import(a, name) for a in assignments)
+            and any(self._certain(a, call) for a in assignments)
+        )
+
+    def _certain(self, binding: Binding, call: cst.Call) -> bool:
+        """Whether ``binding`` has been made whenever ``call`` runs: a parameter; a
+        statement in a block around the call, before it; or a statement of its own
+        scope's body, not inside an ``if``, a loop, a ``try`` or a ``with`` (and not an
+        import under ``global`` in some other function), for a name of the module or of a
+        function around the call's."""
+        node = binding.node
+        if node is None or isinstance(node, cst.Param):
+            return True
+        statement = self._facts.statement_of(node)
+        if isinstance(statement, cst.BaseSmallStatement):
+            statement = self._parents.get(statement)
+        block = self._parents.get(statement) if statement is not None else None
+        if block is None:
+            return False
+        current: cst.CSTNode | None = call
+        while current is not None:
+            parent = self._parents.get(current)
+            if parent is block:
+                return self._facts.rank[statement] < self._facts.rank[current]
+            current = parent
+        owner = binding.scope.node
+        if isinstance(owner, cst.Module):
+            return block is owner
+        return isinstance(owner, cst.FunctionDef) and block is owner.body
 
     def _visible(self, scope: Scope, name: str, call: cst.Call) -> tuple[list[Binding], bool]:
         """The bindings of ``name`` that ``call`` can see, and whether the scope the call
