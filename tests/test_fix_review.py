@@ -245,6 +245,22 @@ def test_torch_bound_on_some_paths_only_gets_an_import_or_is_refused(tmp_path: P
         assert runs(tmp_path / name) == "ok", fixed
 
 
+def test_a_generator_argument_gets_its_own_parentheses(tmp_path: Path) -> None:
+    """`f(x // 4 for x in s)`: a bare generator may only be a sole argument, so the clamp
+    around it gives it parentheses (it was written bare and did not compile)."""
+    source = (
+        "import torch\nfrom deep_gemm import get_paged_mqa_logits_metadata\n\n\n"
+        "def build(seq_lens):\n"
+        "    return get_paged_mqa_logits_metadata(s // 4 for s in seq_lens)\n"
+    )
+    (tmp_path / "gen.py").write_text(source)
+    code, out, err = run(tmp_path, "--fix", "gen.py")
+    assert (code, err) == (0, "zerolint: fixed 1 error in gen.py\n"), out
+    fixed = (tmp_path / "gen.py").read_text()
+    assert "get_paged_mqa_logits_metadata(torch.clamp((s // 4 for s in seq_lens), min=1))" in fixed
+    ast.parse(fixed)
+
+
 def test_torch_imported_after_the_call_is_not_taken_as_bound_at_it(tmp_path: Path) -> None:
     local = (
         "from deep_gemm import get_paged_mqa_logits_metadata\n\n\n"

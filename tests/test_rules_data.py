@@ -254,6 +254,70 @@ def test_a_floor_division_a_rule_file_declares_is_a_source(
     assert "acme.halve" in out and ".halved()" in out
 
 
+def test_a_project_rules_fix_is_written_as_python_reads_it(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """A rule file's own fix template: a method of the argument gets parentheses around an
+    operation and imports nothing; a module's function gets the module imported where its
+    name is unbound, and is refused where the name is something else or bound later."""
+    rule = RULE.replace('zero_alloc = ["torch.zeros"]', 'floor_division = ["//"]').replace(
+        'at_least_one = ["acme.at_least_one"]',
+        'at_least_one = ["acme.at_least_one"]\nclamp_methods = ["clamp"]\nclamp = ["torch.clamp_min"]',
+    )
+    files = {
+        "pyproject.toml": '[tool.zerolint]\nrule-files = ["lint/ACME001.toml"]\n',
+        "user.py": """\
+            import acme
+
+
+            def build(lens, n):
+                acme.plan(lens // n)
+
+
+            def named(lens, n, torch):
+                acme.plan(lens // n)
+
+
+            def later(lens, n):
+                acme.plan(lens // n)
+                import torch
+                return torch
+        """,
+    }
+    write(
+        tmp_path,
+        {
+            **files,
+            "lint/ACME001.toml": rule.replace(
+                'fix = "acme.at_least_one({arg})"', 'fix = "{arg}.clamp(min=1)"'
+            ),
+        },
+    )
+    _, diff, _ = run(["--diff", "user.py"], tmp_path, capsys, monkeypatch)
+    assert "+    acme.plan((lens // n).clamp(min=1))\n" in diff
+    assert "import" not in "".join(line for line in diff.splitlines() if line.startswith("+"))
+    write(
+        tmp_path,
+        {
+            **files,
+            "lint/ACME001.toml": rule.replace(
+                'fix = "acme.at_least_one({arg})"', 'fix = "torch.clamp_min({arg}, 1)"'
+            ),
+        },
+    )
+    _, diff, _ = run(["--diff", "user.py"], tmp_path, capsys, monkeypatch)
+    added = [line for line in diff.splitlines() if line.startswith("+") and line != "+++ user.py"]
+    assert added == ["+import torch", "+    acme.plan(torch.clamp_min(lens // n, 1))"], diff
+    code, out, _ = run(["--fix", "user.py"], tmp_path, capsys, monkeypatch)
+    assert code == 1  # two left
+    # Where the calls are after the fix above them added `import torch`:
+    assert "user.py:10:5: ZL910 not fixed: `torch` names something else at the call" in out
+    assert (
+        "user.py:14:5: ZL910 not fixed: `torch` is bound in this function only after the call"
+        in out
+    )
+
+
 def test_a_shipped_rules_code_is_its_files_name() -> None:
     # `check --select` accepts a shipped code by the rule files' names, without reading them.
     from zerolint.rules import load_rules, rules_dir

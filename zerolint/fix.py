@@ -483,7 +483,7 @@ class _Planner:
             if isinstance(node, cst.Import):
                 for alias in node.names:
                     bound = _bound_name(alias)
-                    if bound is not None and _alias_binds_torch(alias, bound):
+                    if bound is not None and _alias_binds(alias, bound, _TORCH):
                         self._torch_modules.add(bound)
             elif not (
                 node.relative
@@ -515,7 +515,7 @@ class _Planner:
                     if _calls(call.args[index].value, head):
                         raise _Unfixable(f"already wrapped in {head}()")
                     callee, needs_import = head, self._needs_import(call, head)
-                    module = head.split(".")[0]
+                    module = head.partition(".")[0]
             except _Unfixable as why:
                 plan.skipped.append((target, str(why)))
                 plan.left.append(call)
@@ -617,16 +617,46 @@ class _Planner:
         return _min_at_least_one(value.args, 0)  # x.clamp(min=1)
 
     def _needs_import(self, call: cst.Call, head: str) -> bool:
-        """Whether the template's module must be imported for the call to see it."""
+        """Whether the template's module must be imported for the call to see it: as for
+        ``torch`` (``_clamp_callee``), its name must be bound at the call to that module
+        alone, on every path, else it is imported at the top (or the fix refused). A
+        template that calls a method of the argument (``{arg}.clamp(min=1)``) needs none."""
         scope = self._scopes.get(call)
         if scope is None:
             raise _Unfixable("no scope information for the call")
-        module = head.split(".")[0]
-        if "." not in head:
+        module, dot, _ = head.partition(".")
+        if module == _ARG:
+            return False
+        if not dot:
             if not scope[module]:
                 raise _Unfixable(f"`{module}` is not defined at the call")
             return False
-        return not scope[module]
+        return self._module_at(scope, module, call)
+
+    def _module_at(self, scope: Scope, module: str, call: cst.Call) -> bool:
+        """Whether ``module`` must be imported for ``call`` to use it; raises
+        ``_Unfixable`` where its name is (or may be) something else there."""
+
+        def imports(binding: Binding, name: str, *, runtime: bool = True) -> bool:
+            return self._is_module_import(binding, name, module, runtime=runtime)
+
+        if self._bound_at(scope, module, imports, call):
+            return False
+        visible, later = self._visible(scope, module, call)
+        if later and running(scope).kind != MODULE:
+            # Bound in the call's function only after it: a local name, unbound at the call
+            # (UnboundLocalError), whatever the module imports.
+            raise _Unfixable(f"`{module}` is bound in this function only after the call")
+        if not all(imports(a, module, runtime=False) for a in visible):
+            raise _Unfixable(f"`{module}` names something else at the call")
+        if any(a.scope.kind != MODULE for a in visible):
+            # A local name (of this function or one around it) bound on some paths only
+            # (`if x: import torch`): a module's import would not reach the call.
+            raise _Unfixable(f"`{module}` may be unbound at the call")
+        # Unbound, or bound only by typing-time imports, after the call at the module's top
+        # level, or on some paths (under an `if`, in another function under `global`): a
+        # module-level import at the top serves.
+        return True
 
     def _clamp_callee(self, call: cst.Call) -> tuple[str, bool]:
         """The text to call for the clamp at this call site, and whether to import torch."""
@@ -641,21 +671,7 @@ class _Planner:
                 scope, name, self._is_torch_clamp_import, call
             ):
                 return name, False
-        visible, later = self._visible(scope, _TORCH, call)
-        if later and running(scope).kind != MODULE:
-            # Bound in the call's function only after it: a local name, unbound at the call
-            # (UnboundLocalError), whatever the module imports.
-            raise _Unfixable(f"`{_TORCH}` is bound in this function only after the call")
-        if not all(self._is_torch_module_import(a, _TORCH, runtime=False) for a in visible):
-            raise _Unfixable(f"`{_TORCH}` names something else at the call")
-        if any(a.scope.kind != MODULE for a in visible):
-            # A local name (of this function or one around it) bound on some paths only
-            # (`if x: import torch`): a module's import would not reach the call.
-            raise _Unfixable(f"`{_TORCH}` may be unbound at the call")
-        # Unbound, or bound only by typing-time imports, after the call at the module's top
-        # level, or on some paths (under an `if`, in another function under `global`): a
-        # module-level import at the top serves.
-        return f"{_TORCH}.clamp", True
+        return f"{_TORCH}.clamp", self._module_at(scope, _TORCH, call)
 
     def _bound_at(
         self,
@@ -715,13 +731,20 @@ class _Planner:
     def _is_torch_module_import(
         self, assignment: Binding, name: str, *, runtime: bool = True
     ) -> bool:
+        return self._is_module_import(assignment, name, _TORCH, runtime=runtime)
+
+    def _is_module_import(
+        self, assignment: Binding, name: str, module: str, *, runtime: bool = True
+    ) -> bool:
+        """Whether ``assignment`` binds ``name`` to ``module`` (``import torch [as t]``,
+        ``import torch.cuda``), at run time (not under ``if TYPE_CHECKING:``) if asked."""
         if not assignment.is_import:
             return False
         node = assignment.node
         if not isinstance(node, cst.Import) or (runtime and self._typing_only(node)):
             return False
         return any(
-            _bound_name(alias) == name and _alias_binds_torch(alias, name) for alias in node.names
+            _bound_name(alias) == name and _alias_binds(alias, name, module) for alias in node.names
         )
 
     def _is_torch_clamp_import(self, assignment: Binding, name: str) -> bool:
@@ -822,12 +845,86 @@ def _calls(value: cst.BaseExpression, head: str) -> bool:
     return isinstance(value, cst.Call) and _full_name(value.func) == head
 
 
+# Expressions that need no parentheses as an operand, an attribute's owner or a callee.
+_ATOMS = (
+    cst.Name,
+    cst.Attribute,
+    cst.Call,
+    cst.Subscript,
+    cst.Integer,
+    cst.Float,
+    cst.Imaginary,
+    cst.SimpleString,
+    cst.ConcatenatedString,
+    cst.FormattedString,
+    cst.List,
+    cst.Tuple,
+    cst.Set,
+    cst.Dict,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.Ellipsis,
+)
+
+
+def _grouped(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``value`` in parentheses unless it is an atom or has them: ``(a // b).clamp()``,
+    not ``a // b.clamp()``."""
+    if isinstance(value, _ATOMS) or value.lpar:
+        return value
+    return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _placeholder(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == _ARG
+
+
 class _Fill(cst.CSTTransformer):
+    """The template with the argument in the placeholder's place, in parentheses where
+    the template uses it as an operand (a method's owner, a callee, a subscript's value,
+    an operator's side), and a bare generator expression in them as an argument (which
+    only a sole argument may be)."""
+
     def __init__(self, value: cst.BaseExpression) -> None:
         self._value = value
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self._value if original_node.value == _ARG else updated_node
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        value = updated_node.value
+        if _placeholder(original_node.value) and isinstance(value, cst.GeneratorExp):
+            return updated_node.with_changes(value=_grouped(value))
+        return updated_node
+
+    def on_leave(
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
+        updated = super().on_leave(original_node, updated_node)
+        operands = _OPERAND_FIELDS.get(type(original_node), ())
+        changes = {
+            name: _grouped(getattr(updated, name))
+            for name in operands
+            if _placeholder(getattr(original_node, name))
+        }
+        return (
+            updated.with_changes(**changes)
+            if changes and isinstance(updated, cst.CSTNode)
+            else updated
+        )
+
+
+_OPERAND_FIELDS: dict[type, tuple[str, ...]] = {
+    cst.Attribute: ("value",),
+    cst.Subscript: ("value",),
+    cst.Call: ("func",),
+    cst.BinaryOperation: ("left", "right"),
+    cst.UnaryOperation: ("expression",),
+    cst.BooleanOperation: ("left", "right"),
+    cst.Comparison: ("left",),
+    cst.Await: ("expression",),
+}
 
 
 def _rendered(edit: _Edit, value: cst.BaseExpression) -> cst.BaseExpression:
@@ -847,11 +944,11 @@ def _bound_name(alias: cst.ImportAlias) -> str | None:
     return full.split(".")[0] if full else None
 
 
-def _alias_binds_torch(alias: cst.ImportAlias, bound: str) -> bool:
+def _alias_binds(alias: cst.ImportAlias, bound: str, module: str) -> bool:
     full = _full_name(alias.name) or ""
     if alias.asname is not None:
-        return full == _TORCH
-    return full.split(".")[0] == _TORCH == bound  # ``import torch.cuda`` binds ``torch``
+        return full == module
+    return full.split(".")[0] == module == bound  # ``import torch.cuda`` binds ``torch``
 
 
 def _full_name(node: cst.CSTNode) -> str | None:
