@@ -153,6 +153,45 @@ def test_stdin_diff_prints_the_fix(tmp_path: Path) -> None:
     assert "+    return get_paged_mqa_logits_metadata(torch.clamp(lens, min=1)" in run.stdout
 
 
+@pytest.mark.parametrize(
+    "head",
+    [b"\xef\xbb\xbf", b"# -*- coding: latin-1 -*-\n# Caf\xe9.\n"],
+    ids=["bom", "latin-1"],
+)
+def test_stdin_is_read_and_its_diff_written_as_the_files_are(tmp_path: Path, head: bytes) -> None:
+    """Text read from stdin is decoded as a file is (a BOM, a PEP 263 `coding:` line: a
+    latin-1 file was ZL903 from stdin), and its `--diff` is in its own bytes, BOM and
+    encoding kept, so that `git apply` takes it as it takes the file's."""
+    git(tmp_path, "init", "-q", ".")
+    data = head + unclamped().encode("utf-8")
+    (tmp_path / "b.py").write_bytes(data)
+    args = [sys.executable, "-m", "zerolint", "check", "--no-cache", "--color", "never"]
+    env = {**ENV, "PYTHONPATH": str(ROOT)}
+    checked = subprocess.run(
+        [*args, "-", "--stdin-filename", "b.py"],
+        input=data,
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+        env=env,
+    )
+    assert checked.returncode == 1 and b"b.py:" in checked.stdout and b"ZL001" in checked.stdout
+    for source in ("stdin", "file"):
+        named = ["-", "--stdin-filename", "b.py"] if source == "stdin" else ["b.py"]
+        diff = subprocess.run(
+            [*args, "--diff", *named],
+            input=data,
+            cwd=tmp_path,
+            capture_output=True,
+            check=False,
+            env=env,
+        ).stdout
+        (tmp_path / f"{source}.diff").write_bytes(diff)
+        assert b"torch.clamp(lens, min=1)" in diff
+        git(tmp_path, "apply", "--check", f"{source}.diff")
+    assert (tmp_path / "stdin.diff").read_bytes() == (tmp_path / "file.diff").read_bytes()
+
+
 # ------------------------------------------------------------------- exclude
 
 

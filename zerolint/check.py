@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from zerolint.cache import (
     FileLookup,
@@ -341,11 +341,11 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError("- (stdin) cannot be combined with other paths")
         if args.fix or args.touching:
             raise UsageError("--fix and --touching need files, not stdin (use --diff)")
-        report, text = lint_stdin(args, settings_at)
+        report, read = lint_stdin(args, settings_at)
         if args.diff:
             name = args.stdin_filename or "-"
             settings = settings_at(Path(os.path.abspath(name)).parent)
-            changed, failed = _stdin_diff(report, settings, name, text)
+            changed, failed = _stdin_diff(report, settings, name, read)
             failed += _without_fix(report, lambda _: settings)
             return finish_diff(report, args, changed, failed)
         return finish(report, args, settings_at)
@@ -665,10 +665,11 @@ def only_touching(report: Report, touched: set[str]) -> None:
     report.diagnostics = [d for d in report.diagnostics if touches(d.path)]
 
 
-def lint_stdin(args: argparse.Namespace, settings_at: SettingsFor) -> tuple[Report, str | None]:
+def lint_stdin(args: argparse.Namespace, settings_at: SettingsFor) -> tuple[Report, Read | None]:
     """Check the source read from stdin as the file ``--stdin-filename`` (default ``-``):
     that name's configuration applies, and with --force-exclude its exclude too. Also
-    returns the text read (None where it is not UTF-8), for ``--diff``."""
+    returns what was read (None where it cannot be read as Python source), for
+    ``--diff``."""
     from zerolint.discovery import is_excluded
     from zerolint.engine import Engine
 
@@ -679,12 +680,12 @@ def lint_stdin(args: argparse.Namespace, settings_at: SettingsFor) -> tuple[Repo
     if args.force_exclude and is_excluded(path, settings.exclude, settings.root):
         return Report(), None
     run = Run([path], settings_at, force_exclude=False)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        report = Report(
-            diagnostics=[Diagnostic("ZL903", name, f"not valid UTF-8 (byte at offset {exc.start})")]
-        )
+    from zerolint.project import BadInput, read_source
+
+    try:  # as a file is read: a BOM, a `coding:` line (PEP 263), else UTF-8
+        text = read_source(path, lambda: name, read=lambda _: data)
+    except BadInput as exc:
+        report = Report(diagnostics=[exc.diagnostic])
         run.apply_settings(report, [])  # --ignore ZL903, as for a file
         return report, None
     outcome = Engine(settings).run([path], overrides={path: text}, fixable=True)
@@ -696,19 +697,39 @@ def lint_stdin(args: argparse.Namespace, settings_at: SettingsFor) -> tuple[Repo
 
         report.findings += unused(name, text, report.suppressed)
     report.sort()
-    return report, text
+    return report, Read(text, data)
+
+
+class Read(NamedTuple):
+    """Source read from stdin: its text, and its bytes (their BOM and encoding)."""
+
+    text: str
+    data: bytes
 
 
 def _stdin_diff(
-    report: Report, settings: Settings, name: str, text: str | None
+    report: Report, settings: Settings, name: str, read: Read | None
 ) -> tuple[bool, list[Diagnostic]]:
     """--diff on stdin: the fix as a diff on stdout, nothing written; whether there was
-    one, and a diagnostic for each finding it could not fix (as ``apply_fixes``)."""
+    one, and a diagnostic for each finding it could not fix (as ``apply_fixes``). The
+    diff is in the text's own encoding, its BOM kept, so that it applies to its bytes as
+    a file's ``--diff`` does."""
+    import codecs
+    import io
+    import tokenize
+
     from zerolint.fix import FixError, targets_from_findings, unified_diff
     from zerolint.fix import apply_fixes as fix_source
 
-    if text is None:  # not read as text (not UTF-8): nothing to fix
+    if read is None:  # not read as Python source: nothing to fix
         return False, []
+    text = read.text
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(read.data).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    bom = "\ufeff" if read.data.startswith(codecs.BOM_UTF8) else ""
+    encoding = "utf-8" if bom else encoding
     targets = targets_from_findings(
         [f for f in report.findings if f.sink], settings.sinks(), settings.rules()
     )
@@ -723,7 +744,7 @@ def _stdin_diff(
         failed += not_fixed(shown, fixed.skipped)
         if fixed.changed:
             changed = True
-            sys.stdout.write(unified_diff(text, fixed.fixed, shown))
+            write_diff(unified_diff(bom + text, bom + fixed.fixed, shown), encoding)
     return changed, failed
 
 
