@@ -245,6 +245,28 @@ def test_torch_bound_on_some_paths_only_gets_an_import_or_is_refused(tmp_path: P
         assert runs(tmp_path / name) == "ok", fixed
 
 
+def test_a_call_on_a_line_libcst_rewrites_is_refused_alone(tmp_path: Path) -> None:
+    """LibCST writes `except ValueError :` without its space, so a clamp on that line
+    cannot be made in the file's own text: that call is refused where it is, and the
+    file's other calls are fixed (every fix in the file was refused, with no line)."""
+    source = (
+        "import torch\nfrom deep_gemm import get_paged_mqa_logits_metadata\n\n\n"
+        "def plan(seq_lens, ratio, num_sms):\n"
+        "    return get_paged_mqa_logits_metadata(seq_lens // ratio, 64, num_sms)\n\n\n"
+        "def other(seq_lens, ratio, num_sms):\n    try:\n        pass\n"
+        "    except ValueError : return get_paged_mqa_logits_metadata(seq_lens // ratio, 64, num_sms)\n"
+    )
+    (tmp_path / "combo.py").write_text(source)
+    code, out, err = run(tmp_path, "--fix", "combo.py")
+    assert code == 1 and err == "zerolint: fixed 1 error in combo.py\n", err
+    assert "combo.py:12:32: ZL910 not fixed: LibCST writes the lines the fix changes" in out
+    fixed = (tmp_path / "combo.py").read_text()
+    first = "(seq_lens // ratio, 64, num_sms)\n\n\n"
+    assert fixed == source.replace(
+        first, "(torch.clamp(seq_lens // ratio, min=1), 64, num_sms)\n\n\n", 1
+    )
+
+
 def test_a_generator_argument_gets_its_own_parentheses(tmp_path: Path) -> None:
     """`f(x // 4 for x in s)`: a bare generator may only be a sole argument, so the clamp
     around it gives it parentheses (it was written bare and did not compile)."""

@@ -23,7 +23,7 @@ import sys
 import tokenize
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -292,14 +292,16 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
     except cst.ParserSyntaxError as exc:
         raise FixError("<source>", f"cannot parse: {exc.message} (line {exc.raw_line})") from exc
     plan = _Planner(ModuleFacts(module, source), module).plan(targets)
-    if not plan.edits:
-        return SourceFix(source, source, (), tuple(plan.skipped))
-    clamp = _ClampArguments(plan.edits, [c for c in plan.left if c is not None])
-    fixed_module = module.visit(clamp)
-    for name in sorted(plan.imports):
-        fixed_module = insert_import(fixed_module, name)
-    fixed = fixed_module.code
     rendered = module.code
+    if rendered != source:
+        # An edit of a line LibCST writes otherwise cannot be carried over (below): leave
+        # out those edits alone, each skipped where its call is, not the file's every fix.
+        lone = [c for c in plan.edits if not _carried(module, source, rendered, plan, c)]
+        if lone:
+            plan.drop(lone, _REWRITTEN)
+    if not plan.edits:
+        return SourceFix(source, source, (), tuple(plan.skipped), left=tuple(plan.left))
+    clamp, fixed_module, fixed = _edited(module, plan, plan.edits)
     if rendered != source:
         # LibCST writes some lines otherwise than it read them (a form feed before a
         # statement, `except A :`, an indented comment ending the file): an edit must
@@ -314,6 +316,27 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
         tuple(clamp.made),
         tuple(None if c is None else clamp.now.get(c) for c in plan.left),
     )
+
+
+def _edited(
+    module: cst.Module, plan: _Plan, edits: dict[cst.Call, list[_Edit]]
+) -> tuple[_ClampArguments, cst.Module, str]:
+    """``module`` with ``edits`` made and the imports they need added, and its text."""
+    clamp = _ClampArguments(edits, [c for c in plan.left if c is not None])
+    fixed_module = module.visit(clamp)
+    needed = {m for c in edits for m in plan.imported_by.get(c, ())}
+    for name in sorted(needed):
+        fixed_module = insert_import(fixed_module, name)
+    return clamp, fixed_module, fixed_module.code
+
+
+def _carried(module: cst.Module, source: str, rendered: str, plan: _Plan, call: cst.Call) -> bool:
+    """Whether the edit of ``call`` alone can be made in ``source``'s own text."""
+    try:
+        carry_over(source, rendered, _edited(module, plan, {call: plan.edits[call]})[2])
+    except FixError:
+        return False
+    return True
 
 
 def fix_file(
@@ -463,6 +486,20 @@ class _Plan:
     skipped: list[tuple[FixTarget, str]] = field(default_factory=list)
     left: list[cst.Call | None] = field(default_factory=list)  # each skipped one's call
     imports: set[str] = field(default_factory=set)
+    calls: list[cst.Call] = field(default_factory=list)  # each applied one's call
+    imported_by: dict[cst.Call, set[str]] = field(default_factory=dict)
+
+    def drop(self, dropped: Collection[cst.Call], why: str) -> None:
+        """Leave the edits of ``dropped`` out: their targets skipped with ``why``, and
+        only the imports the edits kept need."""
+        kept = [(t, c) for t, c in zip(self.applied, self.calls, strict=True) if c not in dropped]
+        for target, call in zip(self.applied, self.calls, strict=True):
+            if call in dropped:
+                self.skipped.append((target, why))
+                self.left.append(call)
+        self.applied, self.calls = [t for t, _ in kept], [c for _, c in kept]
+        self.edits = {c: e for c, e in self.edits.items() if c not in dropped}
+        self.imports = {m for c in self.edits for m in self.imported_by.get(c, ())}
 
 
 class _Unfixable(Exception):
@@ -526,6 +563,7 @@ class _Planner:
                 # one edit fixes both where their fixes are the same.
                 if same[0].template.deep_equals(template):
                     plan.applied.append(target)
+                    plan.calls.append(call)
                 else:
                     plan.skipped.append((target, "another rule's fix already wraps it"))
                     plan.left.append(call)
@@ -533,8 +571,10 @@ class _Planner:
             edit = _Edit(index, callee, template)
             plan.edits[call].append(edit)
             plan.applied.append(target)
+            plan.calls.append(call)
             if needs_import:
                 plan.imports.add(module)
+                plan.imported_by.setdefault(call, set()).add(module)
         plan.edits = {call: edits for call, edits in plan.edits.items() if edits}
         return plan
 
