@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 import tokenize
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -451,7 +451,9 @@ def _index_block(
             _index_block(info, block.body, depth, owner, top, encl)
 
 
-_INDEXED_SMALL = frozenset({cst.Import, cst.ImportFrom, cst.Global, cst.Assign, cst.AnnAssign})
+_INDEXED_SMALL = frozenset(
+    {cst.Import, cst.ImportFrom, cst.Global, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr}
+)
 
 
 def _index_small(
@@ -468,6 +470,12 @@ def _index_small(
         if top is not None:
             for n in small.names:
                 info.global_writers.setdefault(n.name.value, set()).add(top)
+    if top is not None and depth > 0:
+        # A write into a module tensor's rows needs no `global`: `BUF[:n] = x`,
+        # `BUF[:n] += x`, `BUF.zero_()`, `torch.div(a, b, out=BUF)` as a statement
+        # (whether BUF is the module's, the function's summary says: Statements.write).
+        for name in _rows_written(small):
+            info.global_writers.setdefault(name, set()).add(top)
     elif depth == 0 and type(small) is cst.Assign:
         for target in small.targets:
             if type(target.target) is cst.Name:
@@ -485,6 +493,34 @@ def _index_small(
             owner.fields.append(small.target.value)
             if small.value is not None:  # `kernel: Callable = staticmethod(_kernel)`
                 owner.assigned.setdefault(small.target.value, []).append((small, small.value))
+
+
+def _rows_written(small: cst.CSTNode) -> Iterator[str]:
+    """The names whose rows a statement may write in place: a subscript target's, an
+    in-place method's owner (``x.zero_()``), an ``out=`` argument's."""
+    targets: list[cst.BaseExpression] = []
+    if type(small) is cst.Assign:  # `x = ...` binds a name: only `x[...] = ...` writes rows
+        targets = [t.target for t in small.targets if type(t.target) is cst.Subscript]
+    elif type(small) is cst.AugAssign and type(small.target) is cst.Subscript:
+        targets = [small.target]
+    elif type(small) is cst.Expr and type(small.value) is cst.Call:
+        call = small.value
+        func = call.func
+        if type(func) is cst.Attribute and func.attr.value.endswith("_"):
+            targets.append(func.value)
+        targets += [
+            a.value for a in call.args if a.keyword is not None and a.keyword.value == "out"
+        ]
+    for target in targets:
+        while type(target) in (cst.Subscript, cst.Attribute, cst.Call):
+            if type(target) is cst.Call:  # buf.view(-1)[:n] = x
+                if type(target.func) is not cst.Attribute:
+                    break
+                target = target.func.value
+            else:
+                target = target.value
+        if type(target) is cst.Name:
+            yield target.value
 
 
 def _class_info(info: ModuleInfo, node: cst.ClassDef, owner: ClassInfo | None) -> ClassInfo:

@@ -23,6 +23,7 @@ from zerolint.dataflow.library import (
 from zerolint.dataflow.signatures import LibEffect
 from zerolint.dataflow.syntax import (
     base_key,
+    bound_in,
     bound_to_a_container,
     dotted,
     int_value,
@@ -599,9 +600,27 @@ class Statements:
                 else:
                     frame.state[base] = self.read_key(frame, base).join(val)
                 self.record_write(frame, base, val)
-        if "." not in key and (key in frame.globals_declared or frame.key.node is None):
+        if "." not in key and (
+            key in frame.globals_declared
+            or frame.key.node is None
+            or (through_slice or in_place)
+            and self.writes_a_global(frame, key)
+        ):
             prev = frame.summary.global_writes.get(key, EMPTY)
             frame.summary.global_writes[key] = prev.join(val)
+
+    def writes_a_global(self, frame: Frame, key: str) -> bool:
+        """Whether a write into ``key``'s rows (``BUF[:n] = x``, ``BUF.zero_()``) in this
+        function changes the module's tensor: a module-level name the function does not
+        bind (so needs no ``global``), written by a top-level function, as
+        ``ModuleInfo.global_writers`` lists it."""
+        node = frame.key.node
+        return (
+            node is not None
+            and key in frame.key.mod.assigned
+            and node.name.value in frame.key.mod.global_writers.get(key, ())
+            and not bound_in(node, key)
+        )
 
     def overwrite_zero_rows(self, frame: Frame, current: Val, upper: cst.BaseExpression) -> Val:
         """``lens = torch.zeros(m); lens[:n] = real``: the zeros left are padding from n on."""

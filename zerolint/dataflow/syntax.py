@@ -421,18 +421,31 @@ def bound_to_a_container(scope: cst.CSTNode | None, name: str) -> bool:
 _BINDINGS: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]], set[str]]] = {}
 
 
+def bound_in(scope: cst.CSTNode, name: str) -> bool:
+    """Whether ``scope`` (a function) binds ``name`` anywhere, which makes it local there:
+    assigned, a parameter, a loop's target, imported ... (``_scan_bindings``)."""
+    _, assigned, other = _bindings_of(scope)
+    return name in assigned or name in other
+
+
+def _bindings_of(
+    scope: cst.CSTNode,
+) -> tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]], set[str]]:
+    cached = _BINDINGS.get(id(scope))
+    if cached is None or cached[0] is not scope:
+        if len(_BINDINGS) > 1024:
+            _BINDINGS.clear()
+        cached = _BINDINGS[id(scope)] = (scope, *_scan_bindings(scope))
+    return cached
+
+
 def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     """Every value ``name`` is bound to by a plain assignment anywhere in ``scope``; a name
     bound any other way there (a parameter, also of a nested function or lambda, an
     augmented assignment, a ``for``, ``with``, ``except`` or ``match`` target, an unpacked
     or walrus assignment, an import, a nested ``def`` or ``class``, ``del``, ``global`` or
     ``nonlocal``) gives ``[]``: its values are not all known."""
-    cached = _BINDINGS.get(id(scope))
-    if cached is None or cached[0] is not scope:
-        if len(_BINDINGS) > 1024:
-            _BINDINGS.clear()
-        cached = _BINDINGS[id(scope)] = (scope, *_scan_bindings(scope))
-    _, assigned, other = cached
+    _, assigned, other = _bindings_of(scope)
     return [] if name in other else assigned.get(name, [])
 
 
