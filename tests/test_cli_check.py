@@ -420,6 +420,7 @@ def test_a_package_named_build_is_checked(tmp_path: Path, check) -> None:
         ('[tool.zerolint]\nselcet = ["ZL001"]\n', "selcet"),
         ("[tool.zerolint]\nselect = [\n", "pyproject.toml"),
         ('[tool.zerolint]\nextra-sinks = ["plan"]\n', "extra-sinks"),
+        ("[tool.zerolint]\nselect = []\n", "selects no rule"),  # every check would pass
     ],
 )
 def test_bad_configuration_exits_2_naming_the_file(

@@ -334,6 +334,39 @@ def test_a_report_file_has_no_color_even_when_asked(tmp_path: Path) -> None:
     assert "\x1b[" in colored.stdout  # the terminal's is colored
 
 
+@pytest.mark.parametrize("given", ["--select=", "--select=,,"])
+def test_an_empty_selection_is_an_error_not_a_pass(tmp_path: Path, given: str) -> None:
+    """As Ruff: `--select=` selects nothing, which would pass every check."""
+    write(tmp_path, {"bad.py": unclamped()})
+    run = zerolint("check", "--no-cache", given, ".", cwd=tmp_path)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == "zerolint: error: --select selects no rule (give codes, or ALL)\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--fix", "-"], "--fix writes files, not stdin (use --diff)"),
+        (["--touching", "-"], "--touching names files, not stdin"),
+        (
+            ["--diff", "-o", "out.txt", "."],
+            "--diff prints the fix on stdout; --output-file is for the report",
+        ),
+    ],
+    ids=["fix-stdin", "touching-stdin", "diff-output-file"],
+)
+def test_options_that_cannot_go_together_say_which(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    """Each refusal names the option it is about (`--touching -` was told to use --diff),
+    and `--diff -o FILE` is refused rather than leaving FILE unwritten."""
+    write(tmp_path, {"bad.py": unclamped()})
+    run = zerolint("check", "--no-cache", *args, cwd=tmp_path, stdin=unclamped())
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == f"zerolint: error: {message}\n"
+    assert not (tmp_path / "out.txt").exists()
+
+
 def test_select_given_twice_merges(tmp_path: Path, check) -> None:
     write(tmp_path, {"bad.py": unclamped(), "stale.py": "# zerolint: noqa\n" + CLEAN})
     _, out, _ = check("--select", "ZL001", "--select", "ZL920", ".")

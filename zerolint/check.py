@@ -242,6 +242,9 @@ class SettingsFor:
 
         if args.config is not None and not args.config.is_file():
             raise UsageError(f"{args.config}: no such configuration file")
+        if args.select is not None and not codes(args.select):
+            # As Ruff: `--select=` is no selection; every check would pass.
+            raise UsageError("--select selects no rule (give codes, or ALL)")
         self.args = args
         try:
             self.resolver = Resolver(args.config)
@@ -333,14 +336,19 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"--statistics prints as {', '.join(STATISTICS_FORMATS)}, not {args.format}"
             )
+    if args.diff and args.output_file is not None:
+        # The report is the diff, on stdout; a file named for it would be left unwritten.
+        raise UsageError("--diff prints the fix on stdout; --output-file is for the report")
     settings_at = SettingsFor(args)
     if args.stdin_filename is not None and not args.paths:
         args.paths = ["-"]  # as Ruff: the name is for the text read from stdin
     if "-" in args.paths:
         if len(args.paths) > 1:
             raise UsageError("- (stdin) cannot be combined with other paths")
-        if args.fix or args.touching:
-            raise UsageError("--fix and --touching need files, not stdin (use --diff)")
+        if args.fix:
+            raise UsageError("--fix writes files, not stdin (use --diff)")
+        if args.touching:
+            raise UsageError("--touching names files, not stdin")
         report, read = lint_stdin(args, settings_at)
         if args.diff:
             name = args.stdin_filename or "-"

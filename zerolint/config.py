@@ -106,6 +106,13 @@ def rule_codes(value: Any) -> frozenset[str]:
     return frozenset(codes)
 
 
+def _some(codes: frozenset[str]) -> frozenset[str]:
+    """A selection: an empty one would run no rule, and every check would pass."""
+    if not codes:
+        raise Invalid("selects no rule (leave it out for the default rules, or say which)")
+    return codes
+
+
 def _strings(what: str) -> Callable[[Any], tuple[str, ...]]:
     def check(value: Any) -> tuple[str, ...]:
         items = _list_of(value, what)
@@ -256,7 +263,7 @@ class Key:
 
 # key -> (Settings field, validator). To add a key: a line here and a field in Settings.
 SCHEMA: dict[str, Key] = {
-    "select": Key("select", rule_codes),
+    "select": Key("select", lambda value: _some(rule_codes(value))),
     "extend-select": Key("extend_select", rule_codes),
     "ignore": Key("ignore", rule_codes),
     "exclude": Key("exclude", _strings("globs")),
