@@ -175,6 +175,15 @@ def test_exit_zero_reports_the_finding_but_exits_0(tmp_path: Path, check) -> Non
     assert findings(out) == [("bad.py", 6)]
 
 
+def test_exit_zero_is_0_for_a_file_that_could_not_be_checked(tmp_path: Path, check) -> None:
+    """`--exit-zero` asks for 0 whatever was found: also where the only file named could
+    not be checked (it gave 2 alone, and 0 beside a readable file)."""
+    write(tmp_path, {"syn.py": "from deep_gemm import get_paged_mqa_logits_metadata\ndef f(:\n"})
+    assert check("syn.py")[0] == 2
+    code, out, _ = check("--exit-zero", "syn.py")
+    assert code == 0 and "syn.py:2:7: ZL901 syntax error" in out
+
+
 @pytest.mark.parametrize(
     ("options", "expected"),
     [

@@ -442,11 +442,12 @@ def _exit_status(
     report: Report, args: argparse.Namespace, missing: Sequence[Diagnostic], failing: bool
 ) -> int:
     """2 where a path named on the command line is not there (a usage error, each said on
-    stderr) or no file could be checked; 1 where the run is ``failing``, unless
-    ``--exit-zero``; else 0."""
+    stderr), or no file could be checked, unless ``--exit-zero`` (0 whatever was found, as
+    Ruff's: the same file beside a readable one gave 0 already); 1 where the run is
+    ``failing``, unless ``--exit-zero``; else 0."""
     for d in missing:
         print(f"zerolint: error: path not found: {d.path}", file=sys.stderr)
-    if missing or (report.files_checked <= 0 and report.diagnostics):
+    if missing or (report.files_checked <= 0 and report.diagnostics and not args.exit_zero):
         return EXIT_ERROR
     if failing and not args.exit_zero:
         return EXIT_FINDINGS
