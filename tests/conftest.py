@@ -19,3 +19,11 @@ def pytest_configure(config: pytest.Config) -> None:
             f"Run `{golden.UPDATE_COMMAND}` (it exits 1 when it changed a file), review the "
             "diff, then run the tests."
         )
+
+
+@pytest.fixture(autouse=True)
+def _outside_a_github_workflow(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GitHub format's paths are from the checkout where GITHUB_WORKSPACE is set (in a
+    workflow): the tests, their subprocesses included, run as outside one, wherever they
+    run, unless a test sets it."""
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)

@@ -367,6 +367,29 @@ def test_options_that_cannot_go_together_say_which(
     assert not (tmp_path / "out.txt").exists()
 
 
+def test_github_annotations_name_files_from_the_checkout(tmp_path: Path) -> None:
+    """In a workflow step run in a subfolder (`working-directory: backend`), `file=` is
+    from the checkout (GITHUB_WORKSPACE), which the runner reads it against; outside one,
+    as shown."""
+    write(tmp_path / "backend", {"pkg/x.py": unclamped()})
+    args = [sys.executable, "-m", "zerolint", "check", "--no-cache", "--format", "github", "."]
+    env = {k: v for k, v in ENV.items() if k != "GITHUB_WORKSPACE"} | {"PYTHONPATH": str(ROOT)}
+    backend = tmp_path / "backend"
+
+    def annotated(**extra: str) -> str:
+        out = subprocess.run(
+            args, cwd=backend, capture_output=True, text=True, check=False, env={**env, **extra}
+        ).stdout
+        return out.split("file=", 1)[1].split(",", 1)[0]
+
+    assert annotated() == "pkg/x.py"
+    assert annotated(GITHUB_WORKSPACE=str(tmp_path)) == "backend/pkg/x.py"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    full = annotated(GITHUB_WORKSPACE=str(elsewhere))
+    assert full == str(backend / "pkg" / "x.py").replace("\\", "/").replace(":", "%3A")
+
+
 def test_select_given_twice_merges(tmp_path: Path, check) -> None:
     write(tmp_path, {"bad.py": unclamped(), "stale.py": "# zerolint: noqa\n" + CLEAN})
     _, out, _ = check("--select", "ZL001", "--select", "ZL920", ".")

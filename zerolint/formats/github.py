@@ -5,11 +5,14 @@
 The message is the finding's text block (header, every path step, the verdict) with its
 newlines escaped, so the annotation and the job log show the same trace as the terminal.
 Files that could not be checked become ``::warning``; proved-safe findings, with
---show-proved, ``::notice``.
+--show-proved, ``::notice``. In a workflow (``GITHUB_WORKSPACE`` set), ``file=`` is relative
+to the repository's checkout, which is what the runner reads it against, also for a step
+run in a subfolder (``working-directory: backend``).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from zerolint.formats import (
@@ -51,7 +54,7 @@ def _command(name: str, properties: list[tuple[str, object]], message: str) -> s
 
 def _finding_command(name: str, finding: Finding, options: RenderOptions) -> str:
     properties: list[tuple[str, object]] = [
-        ("file", printable(display_path(finding.path, options.root))),
+        ("file", _annotated(finding.path, options)),
         ("line", finding.line),
     ]
     properties += _columns(finding)
@@ -60,6 +63,18 @@ def _finding_command(name: str, finding: Finding, options: RenderOptions) -> str
     # No `[*]`: an annotation has no summary line to say what it means (nor has Ruff's).
     lines = finding_lines(finding, options, mark=False)
     return _command(name, properties, "\n".join(lines))
+
+
+def _annotated(path: str, options: RenderOptions) -> str:
+    """The file an annotation is on: as shown, or, in a workflow, from the checkout."""
+    shown = display_path(path, options.root)
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if workspace:
+        full = os.path.abspath(path)  # a relative path is from the current folder
+        inside = os.path.relpath(full, os.path.abspath(workspace))
+        shown = full if inside == ".." or inside.startswith(".." + os.sep) else inside
+        shown = shown.replace(os.sep, "/")
+    return printable(shown)
 
 
 def _columns(finding: Finding) -> list[tuple[str, object]]:
@@ -76,9 +91,7 @@ def _columns(finding: Finding) -> list[tuple[str, object]]:
 
 
 def _diagnostic_command(diagnostic: Diagnostic, options: RenderOptions) -> str:
-    properties: list[tuple[str, object]] = [
-        ("file", printable(display_path(diagnostic.path, options.root)))
-    ]
+    properties: list[tuple[str, object]] = [("file", _annotated(diagnostic.path, options))]
     if diagnostic.line > 0:
         properties.append(("line", diagnostic.line))
         if diagnostic.col > 0:
