@@ -80,8 +80,10 @@ _ROW_OPS = frozenset(
     }
 )
 RESET_OPS = frozenset({OpKind.FILL_ZERO, OpKind.PAD_ZERO, OpKind.KNOWN_ROWS})
-# Row counts and path conditions: they constrain B and the symbols, not the values.
-PATH_OPS = frozenset({OpKind.ROWS, OpKind.GUARD, OpKind.PAD_ZERO})
+# Row counts and path conditions: they constrain B and the symbols, not the values. Not
+# padding: its start is taken to leave a real row before it (``Encoder.pad_start``), which
+# says nothing of how many rows there are (`F.pad(x[:n], (0, 0))` has n, maybe none).
+PATH_OPS = frozenset({OpKind.ROWS, OpKind.GUARD})
 ANY_COUNT = "<any>"
 _COMPARE = {
     ">": lambda a, b: a > b,
