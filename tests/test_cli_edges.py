@@ -252,3 +252,15 @@ def test_a_report_on_an_ascii_terminal_is_shown_with_escapes(tmp_path: Path) -> 
     )
     assert run.returncode == 1, run.stderr
     assert b"longueur_s\\xe9quences // 4" in run.stdout
+
+
+def test_a_project_module_named_like_a_library_is_not_imported(tmp_path: Path) -> None:
+    """`python -m zerolint` puts the current folder first on sys.path: a project's own
+    `z3.py` or `libcst.py` was imported in place of the library (an internal error)."""
+    for library in ("z3", "libcst"):
+        (tmp_path / f"{library}.py").write_text("raise ImportError('the project s own')\n")
+    (tmp_path / "bug.py").write_text(BUG)
+    run = zerolint(tmp_path, "--no-cache", "bug.py")
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.startswith(b"bug.py:5:12: ZL001 "), run.stdout
+    assert b"internal error" not in run.stderr
