@@ -604,7 +604,10 @@ class Expressions:
             note, form = "slice (can have no rows)", "[:]"
         elif bounds is None and "[mask]" in declared and len(node.slice) == 1:
             index = node.slice[0].slice
-            if not (type(index) is cst.Index and is_boolean_index(index.value)):
+            if not (
+                type(index) is cst.Index
+                and (is_boolean_index(index.value) or is_mask(index.value, frame.key.node))
+            ):  # x[x > 0], x[~m & n], x[mask] with a name every assignment makes a mask
                 return None
             count, note, form = "<any>", "boolean-mask selection (can have no rows)", "[mask]"
         else:
