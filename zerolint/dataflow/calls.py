@@ -460,6 +460,14 @@ class Calls:
                     val = self.substitute(effect, key, site, 0, keep_unresolved=True)
                     if val.traces:
                         self.write(frame, target, val, strong=False, in_place=True)
+            # And into its arguments' fields: `shrink(m)` assigning `meta.lens`.
+            for (pname, attr), effect in summary.param_fields.items():
+                target = self.arg_node_for(node, key, pname, ref)
+                if target is not None and dotted(target) is not None:
+                    val = self.substitute(effect, key, site, 0, keep_unresolved=True)
+                    if val.traces:
+                        owned = cst.Attribute(value=target, attr=cst.Name(attr))
+                        self.write(frame, owned, val, strong=False)
         else:
             for pname, v in bound.items():
                 target = self.arg_node_for(node, key, pname, ref)

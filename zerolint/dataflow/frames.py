@@ -196,6 +196,9 @@ class Summary:
     # through the call's line (a write a call makes in one arm belongs to that arm).
     self_calls: set[FuncKey] = field(default_factory=set)
     param_effects: dict[str, Val] = field(default_factory=dict)
+    # What this function assigns to a field of a parameter (``meta.lens = v``):
+    # (parameter, field) -> the value, which a caller's argument's field then holds.
+    param_fields: dict[tuple[str, str], Val] = field(default_factory=dict)
     # Parameters that reach a sink: name -> the hits carrying their placeholder traces.
     forwards: dict[str, list[SinkHit]] = field(default_factory=dict)
     # Parameters called as functions: name -> (statement, call, evaluated arguments), so a

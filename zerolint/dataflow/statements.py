@@ -600,6 +600,11 @@ class Statements:
                 else:
                     frame.state[base] = self.read_key(frame, base).join(val)
                 self.record_write(frame, base, val)
+        owner, dot, attr = key.partition(".")
+        if dot and "." not in attr and exact and owner in self.plain_params(frame):
+            # `meta.lens = v` in a helper: the caller's `m.lens` after `shrink(m)`.
+            prev = frame.summary.param_fields.get((owner, attr), EMPTY)
+            frame.summary.param_fields[(owner, attr)] = prev.join(val.only_traces())
         if "." not in key and (
             key in frame.globals_declared
             or frame.key.node is None
@@ -608,6 +613,12 @@ class Statements:
         ):
             prev = frame.summary.global_writes.get(key, EMPTY)
             frame.summary.global_writes[key] = prev.join(val)
+
+    def plain_params(self, frame: Frame) -> list[str]:
+        """The parameters a caller's arguments bind, but a method's ``self`` or ``cls``
+        (whose fields are the class's, ``Summary.field_writes``)."""
+        names = [p.name.value for p in frame.key.params()]
+        return names[1:] if frame.key.is_method else names
 
     def writes_a_global(self, frame: Frame, key: str) -> bool:
         """Whether a write into ``key``'s rows (``BUF[:n] = x``, ``BUF.zero_()``) in this
