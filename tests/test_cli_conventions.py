@@ -480,6 +480,15 @@ def test_the_shipped_rules_are_documented_beside_a_broken_configuration(tmp_path
     assert (opt_in["ZL001"], opt_in["ZL002"], opt_in["ZL920"]) == (False, True, True)
 
 
+@pytest.mark.parametrize("option", ["--format", "--output-format"])
+def test_rule_and_rules_take_ruffs_option_name(tmp_path: Path, option: str) -> None:
+    """`ruff rule --output-format json`: the same name as `check`'s, for both commands."""
+    one = zerolint("rule", "ZL001", option, "json", cwd=tmp_path)
+    assert one.returncode == 0 and json.loads(one.stdout)["code"] == "ZL001"
+    every = zerolint("rules", option, "json", cwd=tmp_path)
+    assert every.returncode == 0 and "ZL001" in {r["code"] for r in json.loads(every.stdout)}
+
+
 # ------------------------------------------------------------------- messages
 
 

@@ -15,7 +15,9 @@ from zerolint.rules import Rule, rule_by_code
 def add_arguments(parser: argparse.ArgumentParser, name: str) -> None:
     if name == "rule":
         parser.add_argument("code", help="a rule code, e.g. ZL001")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(  # --output-format: Ruff's name (`ruff rule --output-format json`)
+        "--format", "--output-format", dest="format", choices=("text", "json"), default="text"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
