@@ -352,8 +352,12 @@ def test_an_empty_selection_is_an_error_not_a_pass(tmp_path: Path, given: str) -
             ["--diff", "-o", "out.txt", "."],
             "--diff prints the fix on stdout; --output-file is for the report",
         ),
+        (
+            ["--config", "a.toml", "--config", "b.toml", "."],
+            "--config names one configuration file, not a.toml, b.toml",
+        ),
     ],
-    ids=["fix-stdin", "touching-stdin", "diff-output-file"],
+    ids=["fix-stdin", "touching-stdin", "diff-output-file", "two-configs"],
 )
 def test_options_that_cannot_go_together_say_which(
     tmp_path: Path, args: list[str], message: str

@@ -107,6 +107,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         type=Path,
+        action="append",  # given twice is an error (SettingsFor), not the last one silently
         default=None,
         help="the configuration file for every checked file (pyproject.toml, zerolint.toml)",
     )
@@ -240,6 +241,11 @@ class SettingsFor:
         from zerolint.cli import UsageError
         from zerolint.config import Resolver
 
+        if isinstance(args.config, list):  # --config given (action="append")
+            if len(args.config) > 1:  # as Ruff: one configuration file
+                given = ", ".join(str(c) for c in args.config)
+                raise UsageError(f"--config names one configuration file, not {given}")
+            args.config = args.config[0]
         if args.config is not None and not args.config.is_file():
             raise UsageError(f"{args.config}: no such configuration file")
         if args.select is not None and not codes(args.select):
