@@ -484,6 +484,42 @@ def test_file_outside_the_workspace_is_checked_alone(
     session(scenario)
 
 
+def test_a_workspace_opened_through_a_link_holds_files_named_by_their_real_path(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A folder opened through a symbolic link, and a file by its real path: one tree, as
+    `zerolint check` sees it, so the finding through the helper module is there (the file
+    was checked by itself, outside the workspace, and had none)."""
+    link = tmp_path / "link"
+    link.symlink_to(workspace, target_is_directory=True)
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        diagnostics = await client.diagnostics_for(uri, is_zl001)
+        assert any(
+            "utils.py" in (r.location.uri) for d in diagnostics for r in d.related_information or ()
+        )
+        assert not any("outside the workspace" in m for m in client.logs)
+
+    run_session(link, scenario)
+
+
+def test_a_buffer_that_keeps_its_bom_is_checked_as_the_file(
+    workspace: Path, session: Session
+) -> None:
+    """A client that sends the BOM with the text: it is not code (the file read from disk
+    has none), not a syntax error at U+FEFF."""
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder, "\ufeff" + builder.read_text())
+        await client.diagnostics_for(uri, is_zl001)
+        assert not any("ZL901" in m for m in client.logs)
+
+    session(scenario)
+
+
 def test_file_deleted_while_open_keeps_its_buffer_checked(
     workspace: Path, session: Session
 ) -> None:
@@ -585,9 +621,20 @@ def test_bad_configuration_is_logged_and_defaults_apply(workspace: Path, session
 
     async def scenario(client: Client) -> None:
         uri = client.open(builder)
+        helper = client.open(workspace / "pkg" / "utils.py")
         await client.diagnostics_for(uri, is_zl001)
         log = await client.log_matching("using the default settings")
         assert "pyproject.toml" in log and "select" in log
+        top = workspace / "top.py"
+        top.write_text("x = 1\n")
+        client.open(top)
+        for _ in range(2):
+            client.change(uri, builder.read_text() + "\n")
+            client.change(helper, (workspace / "pkg" / "utils.py").read_text() + "\n")
+            await asyncio.sleep(0.2)
+        await client.diagnostics_for(uri, is_zl001)
+        # Once, not for every file and edit it applies to.
+        assert sum("using the default settings" in m for m in client.logs) == 1, client.logs
 
     session(scenario)
 

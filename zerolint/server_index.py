@@ -344,6 +344,7 @@ class WorkspaceIndex:
         self.log = log
         self.overlays: dict[Path, str] = {}
         self.contexts: dict[tuple[Path, Path | None], Context] = {}
+        self.said: set[str] = set()  # configuration problems logged since the last reload
         # The text size of the frozen parses of contexts dropped since the last freeze.
         self.dropped_garbage = 0
 
@@ -353,12 +354,27 @@ class WorkspaceIndex:
         inside = [f for f in self.folders if f == path or f in path.parents]
         return max(inside, key=lambda f: len(f.parts)) if inside else None
 
+    def spelled(self, path: Path) -> Path:
+        """``path`` under the workspace folder that holds it once links are resolved, as
+        that folder spells it; as it is where a folder holds it as spelt, or none does."""
+        if self.folder_of(path) is not None:
+            return path
+        real = Path(os.path.realpath(path))
+        for folder in sorted(self.folders, key=lambda f: -len(f.parts)):
+            resolved = Path(os.path.realpath(folder))
+            if real == resolved or resolved in real.parents:
+                return folder / real.relative_to(resolved)
+        return path
+
     def settings_for(self, path: Path) -> Settings:
         try:
             source = find_pyproject([path.parent])
             return load_settings([path.parent], source) if source else Settings()
         except ConfigError as exc:
-            self.log("error", f"zerolint: {exc}; using the default settings")
+            said = f"zerolint: {exc}; using the default settings"
+            if said not in self.said:  # once, not at every file and edit it applies to
+                self.said.add(said)
+                self.log("error", said)
             return Settings()
 
     def context_for(self, path: Path) -> Context | None:
@@ -424,6 +440,7 @@ class WorkspaceIndex:
         for context in self.contexts.values():
             self.dropped(context)
         self.contexts.clear()
+        self.said.clear()  # a configuration still broken is said again
 
     def set_folders(self, folders: Iterable[Path]) -> None:
         """The workspace's folders changed: every context is rebuilt on next use (a file
@@ -445,8 +462,8 @@ class WorkspaceIndex:
         the results of its tree up to date: the context and the files whose results changed."""
         if text is None:
             self.overlays.pop(path, None)
-        else:
-            self.overlays[path] = text
+        else:  # a BOM the client kept is not code, as it is not in a file read from disk
+            text = self.overlays[path] = text.removeprefix("\ufeff")
         context = self.context_for(path)
         if context is None:
             return None, {path}

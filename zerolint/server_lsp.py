@@ -206,6 +206,15 @@ class ZerolintServer(LanguageServer):
 
     # ------------------------------------------------------------------ logging
 
+    def doc_path(self, uri: str) -> Path | None:
+        """A document's path, spelled as the workspace folder that holds it spells it: a
+        folder opened through a symbolic link, and a file by its real path (or the other
+        way round), are one tree, as ``zerolint check`` sees it."""
+        path = path_of(uri)
+        if path is None or self.index is None:
+            return path
+        return self.index.spelled(path)
+
     def log(self, level: str, message: str) -> None:
         """A ``window/logMessage`` (from any thread: sent from the event loop)."""
         logging.getLogger("zerolint.server").log(
@@ -238,7 +247,7 @@ class ZerolintServer(LanguageServer):
     def open_documents(self) -> dict[Path, tuple[str, int | None]]:
         out = {}
         for uri, doc in self.workspace.text_documents.items():
-            path = path_of(uri)
+            path = self.doc_path(uri)
             if path is not None and is_python(path):
                 out[path] = (doc.source, doc.version)
         return out
@@ -294,7 +303,7 @@ class ZerolintServer(LanguageServer):
     async def analyse(self, uri: str, *, closed: bool = False) -> None:
         """Bring ``uri``'s results up to date, and republish every open file whose findings
         changed with it (a helper edited here, the sink in another open file)."""
-        path = path_of(uri)
+        path = self.doc_path(uri)
         if path is None:
             self.log("info", f"zerolint: {uri} is not a file on disk; not checked")
             return
@@ -491,7 +500,7 @@ class ZerolintServer(LanguageServer):
 
     async def refresh_open(self) -> None:
         for uri in list(self.workspace.text_documents):
-            path = path_of(uri)
+            path = self.doc_path(uri)
             if path is not None and is_python(path):
                 await self.analyse(uri)
 
@@ -540,7 +549,7 @@ class ZerolintServer(LanguageServer):
         read and analysed meanwhile, and its result is kept until the findings change."""
         uri = params.text_document.uri
         doc = self.workspace.text_documents.get(unquote(uri))
-        path = path_of(uri)
+        path = self.doc_path(uri)
         if doc is None or path is None:
             self.log("warning", f"zerolint: textDocument/codeAction for {uri}, which is not open")
             return []
@@ -795,7 +804,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: ZerolintServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        path = path_of(params.text_document.uri)
+        path = ls.doc_path(params.text_document.uri)
         if path is not None:  # published under the client's own spelling of the URI
             ls.uris[path] = params.text_document.uri
         ls.schedule(params.text_document.uri, 0)
@@ -807,7 +816,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: ZerolintServer, params: lsp.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
-        path = path_of(uri)
+        path = ls.doc_path(uri)
         if path is not None and path.name in CONFIG_NAMES:
             await ls.reload(f"{path} was saved")
         elif unquote(uri) in ls.workspace.text_documents:
@@ -822,7 +831,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
         if waiting is not None:
             waiting.cancel()
         ls.last_edit.pop(uri, None)
-        path = path_of(uri)
+        path = ls.doc_path(uri)
         if path is not None and is_python(path):
             if not path.exists() and ls.index is not None:
                 await ls.forget_tree(path)
@@ -842,7 +851,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
         changed: list[Path] = []
         refresh = False
         for change in params.changes:
-            path = path_of(change.uri)
+            path = ls.doc_path(change.uri)
             if path is None or not is_python(path):
                 continue
             is_open = unquote(change.uri) in ls.workspace.text_documents
