@@ -341,6 +341,11 @@ def test_an_empty_selection_is_an_error_not_a_pass(tmp_path: Path, given: str) -
     run = zerolint("check", "--no-cache", given, ".", cwd=tmp_path)
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == "zerolint: error: --select selects no rule (give codes, or ALL)\n"
+    # With something to extend it, the selection is not empty (as before).
+    extended = zerolint("check", "--no-cache", given, "--extend-select", "ZL001", ".", cwd=tmp_path)
+    assert extended.returncode == 1 and "bad.py:" in extended.stdout
+    write(tmp_path, {"pyproject.toml": '[tool.zerolint]\nselect = []\nextend-select = ["ZL001"]\n'})
+    assert zerolint("check", "--no-cache", ".", cwd=tmp_path).returncode == 1
 
 
 @pytest.mark.parametrize(

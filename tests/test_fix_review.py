@@ -245,6 +245,29 @@ def test_torch_bound_on_some_paths_only_gets_an_import_or_is_refused(tmp_path: P
         assert runs(tmp_path / name) == "ok", fixed
 
 
+def test_torch_imported_before_the_call_on_its_line_or_below_a_def_is_used(
+    tmp_path: Path,
+) -> None:
+    """`import torch; return f(x)` on one line binds torch before the call, in a function
+    or a one-line `if` body; a module's `import torch` after the function that calls it
+    has run before any call of it. Each is used as it is, with no import added."""
+    head = "from deep_gemm import get_paged_mqa_logits_metadata\n\n\n"
+    call = "get_paged_mqa_logits_metadata(seq_lens // 4, 64, num_sms)"
+    cases = {
+        "line.py": head + f"def build(seq_lens, num_sms):\n    import torch; return {call}\n",
+        "suite.py": head
+        + f"def build(seq_lens, num_sms):\n    if num_sms: import torch; return {call}\n"
+        + "    return None\n",
+        "late.py": head + f"def build(seq_lens, num_sms):\n    return {call}\n\n\nimport torch\n",
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        code, out, err = run(tmp_path, "--fix", name)
+        assert (code, err) == (0, f"zerolint: fixed 1 error in {name}\n"), out
+        fixed = (tmp_path / name).read_text()
+        assert fixed == text.replace("(seq_lens // 4,", "(torch.clamp(seq_lens // 4, min=1),")
+
+
 def test_a_call_on_a_line_libcst_rewrites_is_refused_alone(tmp_path: Path) -> None:
     """LibCST writes `except ValueError :` without its space, so a clamp on that line
     cannot be made in the file's own text: that call is refused where it is, and the

@@ -308,6 +308,27 @@ def test_a_project_rules_fix_is_written_as_python_reads_it(
     _, diff, _ = run(["--diff", "user.py"], tmp_path, capsys, monkeypatch)
     added = [line for line in diff.splitlines() if line.startswith("+") and line != "+++ user.py"]
     assert added == ["+import torch", "+    acme.plan(torch.clamp_min(lens // n, 1))"], diff
+    aliased = "import acme\nimport torch as th\n\n\ndef build(lens, n):\n    acme.plan(lens // n)\n"
+    write(
+        tmp_path,
+        {
+            "alias.py": aliased,
+            "lint/ACME001.toml": rule.replace(
+                'fix = "acme.at_least_one({arg})"', 'fix = "th.clamp_min({arg}, 1)"'
+            ),
+        },
+    )
+    _, diff, _ = run(["--diff", "alias.py"], tmp_path, capsys, monkeypatch)
+    # The project's own alias in its template: used where bound, as the name it imports.
+    assert "+    acme.plan(th.clamp_min(lens // n, 1))\n" in diff
+    write(
+        tmp_path,
+        {
+            "lint/ACME001.toml": rule.replace(
+                'fix = "acme.at_least_one({arg})"', 'fix = "torch.clamp_min({arg}, 1)"'
+            )
+        },
+    )
     code, out, _ = run(["--fix", "user.py"], tmp_path, capsys, monkeypatch)
     assert code == 1  # two left
     # Where the calls are after the fix above them added `import torch`:

@@ -248,7 +248,7 @@ class SettingsFor:
             args.config = args.config[0]
         if args.config is not None and not args.config.is_file():
             raise UsageError(f"{args.config}: no such configuration file")
-        if args.select is not None and not codes(args.select):
+        if args.select is not None and not codes(args.select) and not codes(args.extend_select):
             # As Ruff: `--select=` is no selection; every check would pass.
             raise UsageError("--select selects no rule (give codes, or ALL)")
         self.args = args

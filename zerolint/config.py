@@ -106,13 +106,6 @@ def rule_codes(value: Any) -> frozenset[str]:
     return frozenset(codes)
 
 
-def _some(codes: frozenset[str]) -> frozenset[str]:
-    """A selection: an empty one would run no rule, and every check would pass."""
-    if not codes:
-        raise Invalid("selects no rule (leave it out for the default rules, or say which)")
-    return codes
-
-
 def _strings(what: str) -> Callable[[Any], tuple[str, ...]]:
     def check(value: Any) -> tuple[str, ...]:
         items = _list_of(value, what)
@@ -263,7 +256,7 @@ class Key:
 
 # key -> (Settings field, validator). To add a key: a line here and a field in Settings.
 SCHEMA: dict[str, Key] = {
-    "select": Key("select", lambda value: _some(rule_codes(value))),
+    "select": Key("select", rule_codes),
     "extend-select": Key("extend_select", rule_codes),
     "ignore": Key("ignore", rule_codes),
     "exclude": Key("exclude", _strings("globs")),
@@ -519,6 +512,12 @@ def settings_from_table(table: dict[str, Any], source: Path, prefix: str | None 
             values[spec.attribute] = spec.validate(value)
         except Invalid as exc:
             raise ConfigError(f"{source}: {prefix}{key}: {exc}") from None
+    if "select" in values and not values["select"] and not values.get("extend_select"):
+        # An empty selection would run no rule, and every check would pass.
+        raise ConfigError(
+            f"{source}: {prefix}select: selects no rule (leave it out for the default rules, "
+            "or say which)"
+        )
     from zerolint.rules import RuleError, load_rule_file, load_rules
 
     settings = Settings(**values, root=source.parent, source=source, raw=table)

@@ -292,21 +292,27 @@ def apply_fixes(source: str, targets: Sequence[FixTarget]) -> SourceFix:
     except cst.ParserSyntaxError as exc:
         raise FixError("<source>", f"cannot parse: {exc.message} (line {exc.raw_line})") from exc
     plan = _Planner(ModuleFacts(module, source), module).plan(targets)
-    rendered = module.code
-    if rendered != source:
-        # An edit of a line LibCST writes otherwise cannot be carried over (below): leave
-        # out those edits alone, each skipped where its call is, not the file's every fix.
-        lone = [c for c in plan.edits if not _carried(module, source, rendered, plan, c)]
-        if lone:
-            plan.drop(lone, _REWRITTEN)
     if not plan.edits:
         return SourceFix(source, source, (), tuple(plan.skipped), left=tuple(plan.left))
     clamp, fixed_module, fixed = _edited(module, plan, plan.edits)
+    rendered = module.code
     if rendered != source:
         # LibCST writes some lines otherwise than it read them (a form feed before a
         # statement, `except A :`, an indented comment ending the file): an edit must
         # change nothing else, so the lines it changed go into the file's own text.
-        fixed = carry_over(source, rendered, fixed)
+        try:
+            fixed = carry_over(source, rendered, fixed)
+        except FixError:
+            # An edit of a line LibCST writes otherwise cannot be: leave out those edits
+            # alone, each skipped where its call is, not the file's every fix.
+            lone = [c for c in plan.edits if not _carried(module, source, rendered, plan, c)]
+            if not lone:
+                raise
+            plan.drop(lone, _REWRITTEN)
+            if not plan.edits:
+                return SourceFix(source, source, (), tuple(plan.skipped), left=tuple(plan.left))
+            clamp, fixed_module, fixed = _edited(module, plan, plan.edits)
+            fixed = carry_over(source, rendered, fixed)
     return SourceFix(
         source,
         fixed,
@@ -678,7 +684,11 @@ class _Planner:
         ``_Unfixable`` where its name is (or may be) something else there."""
 
         def imports(binding: Binding, name: str, *, runtime: bool = True) -> bool:
-            return self._is_module_import(binding, name, module, runtime=runtime)
+            if module == _TORCH:  # the module itself, not whatever is imported as `torch`
+                return self._is_module_import(binding, name, module, runtime=runtime)
+            # A rule's own template names what the project imports (`import torch as th`
+            # for `th.clamp`): any import of the name, at run time.
+            return binding.is_import and not (runtime and self._typing_only(binding.node))
 
         if self._bound_at(scope, module, imports, call):
             return False
@@ -731,24 +741,29 @@ class _Planner:
 
     def _certain(self, binding: Binding, call: cst.Call) -> bool:
         """Whether ``binding`` has been made whenever ``call`` runs: a parameter; a
-        statement in a block around the call, before it; or a statement of its own
-        scope's body, not inside an ``if``, a loop, a ``try`` or a ``with`` (and not an
-        import under ``global`` in some other function), for a name of the module or of a
-        function around the call's."""
+        statement before the call in a block around it (or on its line, before it:
+        ``import torch; f(x)``); or, for a call in a function defined after it or a name of
+        the module or of a function around the call's, a statement of its own scope's
+        body, not inside an ``if``, a loop, a ``try`` or a ``with`` (and not an import
+        under ``global`` in some other function)."""
         node = binding.node
         if node is None or isinstance(node, cst.Param):
             return True
-        statement = self._facts.statement_of(node)
-        if isinstance(statement, cst.BaseSmallStatement):
-            statement = self._parents.get(statement)
-        block = self._parents.get(statement) if statement is not None else None
-        if block is None:
+        small = self._facts.statement_of(node)
+        line = self._parents.get(small) if isinstance(small, cst.BaseSmallStatement) else small
+        block = self._parents.get(line) if line is not None else None
+        if small is None or line is None or block is None:
             return False
         current: cst.CSTNode | None = call
         while current is not None:
             parent = self._parents.get(current)
+            if parent is line and line is not small:
+                order = [id(s) for s in getattr(line, "body", ())]
+                return order.index(id(small)) < order.index(id(current))
             if parent is block:
-                return self._facts.rank[statement] < self._facts.rank[current]
+                if isinstance(current, cst.FunctionDef):
+                    break  # the call runs when the function is called: after the block
+                return self._facts.rank[line] < self._facts.rank[current]
             current = parent
         owner = binding.scope.node
         if isinstance(owner, cst.Module):

@@ -243,7 +243,7 @@ DIVISION_FUNCTIONS = (
 # with the division's row, a rule's own among them, is a floor division.
 TRUE_DIVISIONS = frozenset({"torch.div", "torch.divide", "torch.true_divide"})
 TRUE_DIVISION_METHODS = frozenset({"div", "div_", "divide", "divide_"})
-SHIFTS = frozenset(n for n in DIVISION_FUNCTIONS if n.endswith(("right_shift", "rshift")))
+SHIFT_SUFFIXES = ("right_shift", "rshift")  # a rule's own `cupy.right_shift` too
 CEIL_FUNCTIONS = ("cdiv", "triton.cdiv", "math.ceil")
 CLAMP_FUNCTIONS = ("torch.clamp", "torch.clip", "torch.clamp_min", "numpy.clip")
 # Clamps written as two operands, max(x, k): the one that carries lengths is the value, the

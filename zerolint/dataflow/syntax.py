@@ -217,10 +217,11 @@ def slice_bounds(
 
 def drops_rows(node: cst.Subscript) -> bool:
     """Whether a first-axis slice has as many rows as it selects from, less some: a start
-    that is not 0 with no end (``x[1:]``), or a bound counted from the end (``x[:-1]``).
-    ``x[a:b]`` has ``b - a`` rows (``Expressions.rows_source``), ``x[:]`` all of them."""
+    that is not 0 with no end (``x[1:]``, ``x[1::2]``), or a bound counted from the end
+    (``x[:-1]``). ``x[a:b]`` is taken to have ``b - a`` rows, as a slice within what it
+    selects from (``Expressions.rows_source``); ``x[:]`` has all of them."""
     bounds = slice_bounds(node)
-    if bounds is None or node.slice[0].slice.step is not None:  # type: ignore[attr-defined]
+    if bounds is None:
         return False
     lower, upper = bounds
     if upper is None and not (lower is None or is_zero(lower)):
@@ -404,18 +405,42 @@ _CONTAINERS = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp
 _CONTAINER_CALLS = frozenset({"list", "tuple", "dict", "set", "sorted", "reversed"})
 
 
+_SPLITS = frozenset({"split", "chunk", "unbind", "tensor_split", "split_with_sizes"})
+
+
 def bound_to_a_container(scope: cst.CSTNode | None, name: str) -> bool:
-    """Whether some plain assignment in ``scope`` binds ``name`` to a container: a list,
-    tuple, dict or set written out or built by a comprehension or ``list(...)``. Then
+    """Whether ``scope`` may bind ``name`` to a container: assigns it (or adds to it with
+    ``+=``) a list, tuple, dict or set written out or built by a comprehension or
+    ``list(...)``, or the parts of a tensor (``x.split(k)``, ``x.chunk(k)``). Then
     ``len(name)`` may count its items, not a tensor's rows."""
     if scope is None:
         return False
-    for value in _assigned_values(scope, name):
-        if isinstance(value, _CONTAINERS):
-            return True
-        if type(value) is cst.Call and dotted(value.func) in _CONTAINER_CALLS:
-            return True
-    return False
+    _, assigned, _ = _bindings_of(scope)
+    return any(_a_container(v) for v in assigned.get(name, ())) or any(
+        _a_container(v) for v in _added_to(scope, name)
+    )
+
+
+def _a_container(value: cst.BaseExpression) -> bool:
+    if isinstance(value, _CONTAINERS):
+        return True
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    if dotted(func) in _CONTAINER_CALLS:
+        return True
+    return type(func) is cst.Attribute and func.attr.value in _SPLITS
+
+
+def _added_to(scope: cst.CSTNode, name: str) -> Iterator[cst.BaseExpression]:
+    """The values of ``name += value`` in ``scope``."""
+    stack: list[Any] = [scope]
+    while stack:
+        node = stack.pop()
+        target = node.target if type(node) is cst.AugAssign else None
+        if type(target) is cst.Name and target.value == name:
+            yield node.value
+        _push_children(node, type(node), stack.append)
 
 
 _BINDINGS: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]], set[str]]] = {}

@@ -17,7 +17,7 @@ from zerolint.dataflow.library import (
     ARITH_METHODS,
 )
 from zerolint.dataflow.signatures import (
-    SHIFTS,
+    SHIFT_SUFFIXES,
     TRUE_DIVISION_METHODS,
     TRUE_DIVISIONS,
     Bound,
@@ -703,7 +703,7 @@ class TorchModel:
         mode = b.get("rounding_mode")
         mode_text = string_value(mode[0].value) if mode else None
         is_floor = name not in TRUE_DIVISIONS or mode_text in ("floor", "trunc")
-        kind = OpKind.RSHIFT if name in SHIFTS else OpKind.FLOORDIV
+        kind = OpKind.RSHIFT if name.endswith(SHIFT_SUFFIXES) else OpKind.FLOORDIV
         if not is_floor:
             result = self.extend(frame, pos[0][1].only_traces(), Op(OpKind.OPAQUE, "true division"))
         else:

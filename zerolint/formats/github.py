@@ -69,7 +69,7 @@ def _annotated(path: str, options: RenderOptions) -> str:
     """The file an annotation is on: as shown, or, in a workflow, from the checkout."""
     shown = display_path(path, options.root)
     workspace = os.environ.get("GITHUB_WORKSPACE")
-    if workspace:
+    if workspace and path != "-":  # text read from stdin is no file of the checkout
         full = os.path.abspath(path)  # a relative path is from the current folder
         inside = os.path.relpath(full, os.path.abspath(workspace))
         shown = full if inside == ".." or inside.startswith(".." + os.sep) else inside
