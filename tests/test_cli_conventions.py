@@ -395,6 +395,16 @@ def test_github_annotations_name_files_from_the_checkout(tmp_path: Path) -> None
     assert annotated(GITHUB_WORKSPACE=str(tmp_path)) == "backend/pkg/x.py"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    stdin = subprocess.run(
+        [*args[:-1], "-"],
+        cwd=backend,
+        input=unclamped(),
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**env, "GITHUB_WORKSPACE": str(tmp_path)},
+    ).stdout
+    assert stdin.split("file=", 1)[1].startswith("-,")  # stdin's name, not a file
     full = annotated(GITHUB_WORKSPACE=str(elsewhere))
     assert full == str(backend / "pkg" / "x.py").replace("\\", "/").replace(":", "%3A")
 

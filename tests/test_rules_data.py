@@ -7,6 +7,7 @@ a rule (``extra-sinks`` naming it), and two rules on one call both report.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -252,6 +253,17 @@ def test_a_floor_division_a_rule_file_declares_is_a_source(
     found = [(m["line"], m["code"]) for m in FINDING.finditer(out)]
     assert found == [("6", "ACME001"), ("9", "ACME001")]
     assert "acme.halve" in out and ".halved()" in out
+    # A shift the rule declares is a shift (`>> k`), not a floor division by k.
+    write(
+        tmp_path,
+        {
+            "lint/ACME001.toml": rule.replace('"acme.halve"', '"acme.right_shift"'),
+            "shift.py": "import acme\n\n\ndef build(lens):\n    acme.plan(acme.right_shift(lens, 2))\n",
+        },
+    )
+    _, out, _ = run(["--format", "json", "shift.py"], tmp_path, capsys, monkeypatch)
+    ops = [s["op"] for f in json.loads(out)["findings"] for fl in f["flows"] for s in fl["steps"]]
+    assert {"kind": "rshift", "arg": 2} in ops, ops
 
 
 def test_a_project_rules_fix_is_written_as_python_reads_it(
