@@ -25,6 +25,7 @@ from zerolint.dataflow.library import (
 )
 from zerolint.dataflow.syntax import (
     affine_prefix,
+    compared_with_int,
     dotted,
     drops_rows,
     int_value,
@@ -62,7 +63,7 @@ from zerolint.dataflow.values import (
     keyed,
     without_row_counts,
 )
-from zerolint.model import IDENTITY, Op, OpKind
+from zerolint.model import EVERY_ROW, IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
 
 _UNKNOWN = object()
@@ -534,10 +535,22 @@ class Expressions:
         return self.attribute(frame, base, node.attr.value)
 
     def eval_Subscript(self, frame: Frame, node: cst.Subscript) -> Val:
+        val = self.selected(frame, node)
+        kept = kept_by_mask(node)
+        if kept is None or not val.traces:
+            return val
+        # `x[x > 0]`: every row kept passes the test (and there may be none: ZL002's).
+        op, k = kept
+        step = guards.step(
+            frame.mod, frame.stmt, EVERY_ROW, op, k, f"rows kept: every row {op} {k}"
+        )
+        return val.with_traces({t.then(step) for t in val.traces})
+
+    def selected(self, frame: Frame, node: cst.Subscript) -> Val:
         rows = self.rows_source(frame, node)
         if rows is None and drops_rows(node) and self.selects(frame, node):
-            # x[1:], x[2:5] of a selection: fewer rows than it had, maybe none, however
-            # many it was counted to have.
+            # x[1:], x[:-1], x[1::2] of a selection: fewer rows than it had, maybe none,
+            # however many it was counted to have.
             val = self.eval_subscript(frame, node)
             step = self.step(frame, None, "flow", Op(OpKind.ROWS, "<any>"), "rows selected")
             return val.with_traces(
@@ -857,6 +870,21 @@ class Expressions:
 
     def eval_Call(self, frame: Frame, node: cst.Call) -> Val:
         return self.call(frame, node)
+
+
+def kept_by_mask(node: cst.Subscript) -> tuple[str, int] | None:
+    """``(op, k)`` for ``x[x op k]`` (or ``x[k op x]``): the rows a mask on the values of
+    the tensor itself keeps, each of which is ``op k``."""
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+        return None
+    test = node.slice[0].slice.value
+    key = dotted(node.value)
+    if key is None:
+        return None
+    for side, op, k in compared_with_int(test):
+        if dotted(side) == key:
+            return op, k
+    return None
 
 
 def _known(trace: Trace) -> bool:
