@@ -1,6 +1,6 @@
-"""A module global is written only by the functions that declare it ``global``: the index
-records which ones (``ModuleInfo.global_writers``), and resolving a global's values asks for
-their summaries alone. Asking for every function's summary from inside one that reads the
+"""A module global is written only by the functions and methods that declare it ``global``
+(or write its rows in place): the index records which ones (``ModuleInfo.global_writers``),
+and resolving a global's values asks for their summaries alone. Asking for every function's summary from inside one that reads the
 global made that reader look recursive, and had it interpreted a second time."""
 
 from __future__ import annotations
@@ -52,8 +52,11 @@ def test_the_index_records_which_module_functions_declare_a_global(tmp_path: Pat
     module = Project([path]).module_at(path)
     assert module is not None
     # A nested function's declaration is its enclosing module function's; a method's is
-    # no module function's (global_values reads module functions only).
-    assert module.global_writers == {"_impl": {"_lazy_init"}, "_count": {"_lazy_init"}}
+    # the method's, by its class (global_values reads module functions and methods).
+    assert module.global_writers == {
+        "_impl": {"_lazy_init", "Holder.reset"},
+        "_count": {"_lazy_init"},
+    }
     assert module.declared_globals == {"_impl", "_count"}
 
 
@@ -75,9 +78,10 @@ def test_a_globals_values_come_from_its_writers_alone(tmp_path: Path) -> None:
 
     analyzer._summarise = counting  # type: ignore[method-assign]
     summary = analyzer.summary(analyzer.func_key(module, module.functions["metadata"]))
-    # The writer (and the local function it calls), the module's top level; not `unrelated`;
-    # and the reader once: nothing looked recursive.
-    assert sorted(interpreted, key=str) == sorted(["metadata", None, "_lazy_init", "bump"], key=str)
+    # The writers (and the local function one calls), the module's top level; not
+    # `unrelated`; and the reader once: nothing looked recursive.
+    expected = ["metadata", None, "_lazy_init", "bump", "reset"]
+    assert sorted(interpreted, key=str) == sorted(expected, key=str)
     # The global still carries the sink into the reader: its hit is found.
     assert [h.spec.function for h in summary.hits] == ["get_paged_mqa_logits_metadata"]
     # And the check still reports the floor-divided lengths reaching the kernel.

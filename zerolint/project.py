@@ -435,7 +435,10 @@ def _index_block(
                 if encl is not None:
                     info.enclosing[id(stmt)] = encl
             inner = (stmt, owner if depth == 1 else None)
-            _index_block(info, stmt.body.body, depth + 2, None, top, inner)
+            # The writer a body's writes of module names are listed under: a top-level
+            # function by its name, a method as `Class.method` (ModuleInfo.global_writers).
+            writer = f"{owner.qualname}.{stmt.name.value}" if depth == 1 and owner else top
+            _index_block(info, stmt.body.body, depth + 2, None, writer, inner)
             if depth == 0:
                 top = None
             continue

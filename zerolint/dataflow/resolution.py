@@ -338,10 +338,16 @@ class Resolution:
         # the others' summaries are not needed here, and asking for them from inside one of
         # them (a function reading a global) would count as recursion and interpret it again.
         writers = mod.global_writers.get(name, ())
-        for fn_name, fn in mod.functions.items():
-            if fn_name not in writers:
-                continue
-            s = self.summary(self.func_key(mod, fn))
+        written_by = [
+            self.func_key(mod, fn) for fn_name, fn in mod.functions.items() if fn_name in writers
+        ] + [
+            self.func_key(mod, m, ci)
+            for ci in mod.classes.values()
+            for m_name, m in ci.methods.items()
+            if f"{ci.qualname}.{m_name}" in writers
+        ]
+        for key in written_by:
+            s = self.summary(key)
             if name in s.global_writes:
                 vals.append(self.drop_params(s.global_writes[name]))
         top = self.summaries.get(self.func_key(mod, None))

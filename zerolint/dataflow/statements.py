@@ -623,13 +623,15 @@ class Statements:
     def writes_a_global(self, frame: Frame, key: str) -> bool:
         """Whether a write into ``key``'s rows (``BUF[:n] = x``, ``BUF.zero_()``) in this
         function changes the module's tensor: a module-level name the function does not
-        bind (so needs no ``global``), written by a top-level function, as
+        bind (so needs no ``global``), written by a top-level function or a method, as
         ``ModuleInfo.global_writers`` lists it."""
-        node = frame.key.node
+        node, cls = frame.key.node, frame.key.cls
+        if node is None:
+            return False
+        writer = f"{cls.qualname}.{node.name.value}" if cls is not None else node.name.value
         return (
-            node is not None
-            and key in frame.key.mod.assigned
-            and node.name.value in frame.key.mod.global_writers.get(key, ())
+            key in frame.key.mod.assigned
+            and writer in frame.key.mod.global_writers.get(key, ())
             and not bound_in(node, key)
         )
 
