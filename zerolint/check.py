@@ -886,10 +886,13 @@ def runtime_stamp(dependencies: Sequence[tuple[str, str]] = DEPENDENCIES) -> str
     parts = [f"{sys.implementation.name} {version}"]
     listed: dict[str, list[str]] = {}
     for module, dist in dependencies:
-        spec = importlib.util.find_spec(module)
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):  # a module in sys.modules without a spec
+            spec = None
         origin = spec.origin if spec is not None else None
-        if origin is None:
-            parts.append(f"{module} absent")
+        if spec is None or origin is None or not os.path.isfile(origin):
+            parts.append(f"{module} {'absent' if spec is None else spec.name}")
             continue
         folder = os.path.dirname(origin)
         if spec.submodule_search_locations is not None:  # a package: its folder's folder
