@@ -432,15 +432,26 @@ def _a_container(value: cst.BaseExpression) -> bool:
     return type(func) is cst.Attribute and func.attr.value in _SPLITS
 
 
-def _added_to(scope: cst.CSTNode, name: str) -> Iterator[cst.BaseExpression]:
-    """The values of ``name += value`` in ``scope``."""
-    stack: list[Any] = [scope]
-    while stack:
-        node = stack.pop()
-        target = node.target if type(node) is cst.AugAssign else None
-        if type(target) is cst.Name and target.value == name:
-            yield node.value
-        _push_children(node, type(node), stack.append)
+_ADDED: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]]]] = {}
+
+
+def _added_to(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """The values of ``name += value`` in ``scope``: one walk of a scope for all its
+    names, kept as ``_BINDINGS`` keeps its bindings."""
+    cached = _ADDED.get(id(scope))
+    if cached is None or cached[0] is not scope:
+        if len(_ADDED) > 1024:
+            _ADDED.clear()
+        added: dict[str, list[cst.BaseExpression]] = {}
+        stack: list[Any] = [scope]
+        while stack:
+            node = stack.pop()
+            target = node.target if type(node) is cst.AugAssign else None
+            if type(target) is cst.Name:
+                added.setdefault(target.value, []).append(node.value)
+            _push_children(node, type(node), stack.append)
+        cached = _ADDED[id(scope)] = (scope, added)
+    return cached[1].get(name, [])
 
 
 _BINDINGS: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]], set[str]]] = {}
