@@ -733,7 +733,7 @@ def _stdin_diff(
     import io
     import tokenize
 
-    from zerolint.fix import FixError, targets_from_findings, unified_diff
+    from zerolint.fix import FixError, encoded_diff, targets_from_findings
     from zerolint.fix import apply_fixes as fix_source
 
     if read is None:  # not read as Python source: nothing to fix
@@ -741,10 +741,8 @@ def _stdin_diff(
     text = read.text
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(read.data).readline)
-    except SyntaxError:
-        encoding = "utf-8"
-    bom = "\ufeff" if read.data.startswith(codecs.BOM_UTF8) else ""
-    encoding = "utf-8" if bom else encoding
+    except SyntaxError:  # a BOM and a `coding:` line that say otherwise: read as UTF-8
+        encoding = "utf-8-sig" if read.data.startswith(codecs.BOM_UTF8) else "utf-8"
     targets = targets_from_findings(
         [f for f in report.findings if f.sink], settings.sinks(), settings.rules()
     )
@@ -759,7 +757,7 @@ def _stdin_diff(
         failed += not_fixed(shown, fixed.skipped)
         if fixed.changed:
             changed = True
-            write_diff(unified_diff(bom + text, bom + fixed.fixed, shown), encoding)
+            write_diff(*encoded_diff(text, fixed.fixed, shown, encoding))
     return changed, failed
 
 

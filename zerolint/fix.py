@@ -402,10 +402,16 @@ def fix_file(
             raise FixError(path, CHANGED)
         rewrite_keeping_identity(path, outcome.fixed.encode(encoding))
         skipped = outcome.skipped_now()  # what was left, shown where it is now
-    bom = "\ufeff" if encoding == "utf-8-sig" else ""  # decoding took it off the first line
-    diff = unified_diff(bom + source, bom + outcome.fixed, str(path))
-    written = "utf-8" if bom else encoding
+    diff, written = encoded_diff(source, outcome.fixed, str(path), encoding)
     return FixResult(path, True, not diff_only, diff, outcome.applied, skipped, written)
+
+
+def encoded_diff(before: str, after: str, name: str, encoding: str) -> tuple[str, str]:
+    """``unified_diff`` of a source decoded as ``encoding`` (``tokenize.detect_encoding``'s
+    answer), and the encoding to write the diff in to apply to the source's bytes: a BOM,
+    which decoding took off the first line, goes back into the diff's text, in UTF-8."""
+    bom = "\ufeff" if encoding == "utf-8-sig" else ""
+    return unified_diff(bom + before, bom + after, name), "utf-8" if bom else encoding
 
 
 CHANGED = "changed since it was checked; file left unchanged (run zerolint again)"

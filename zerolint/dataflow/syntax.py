@@ -409,16 +409,15 @@ _SPLITS = frozenset({"split", "chunk", "unbind", "tensor_split", "split_with_siz
 
 
 def bound_to_a_container(scope: cst.CSTNode | None, name: str) -> bool:
-    """Whether ``scope`` may bind ``name`` to a container: assigns it (or adds to it with
-    ``+=``) a list, tuple, dict or set written out or built by a comprehension or
-    ``list(...)``, or the parts of a tensor (``x.split(k)``, ``x.chunk(k)``). Then
-    ``len(name)`` may count its items, not a tensor's rows."""
+    """Whether ``scope`` may bind ``name`` to a container: assigns it a list, tuple, dict
+    or set written out or built by a comprehension or ``list(...)``, or the parts of a
+    tensor (``x.split(k)``, ``x.chunk(k)``), also where it binds the name otherwise too
+    (``parts = []; parts += [x]``). Then ``len(name)`` may count its items, not a tensor's
+    rows."""
     if scope is None:
         return False
     _, assigned, _ = _bindings_of(scope)
-    return any(_a_container(v) for v in assigned.get(name, ())) or any(
-        _a_container(v) for v in _added_to(scope, name)
-    )
+    return any(_a_container(v) for v in assigned.get(name, ()))
 
 
 def _a_container(value: cst.BaseExpression) -> bool:
@@ -432,29 +431,8 @@ def _a_container(value: cst.BaseExpression) -> bool:
     return type(func) is cst.Attribute and func.attr.value in _SPLITS
 
 
-_ADDED: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]]]] = {}
-
-
-def _added_to(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
-    """The values of ``name += value`` in ``scope``: one walk of a scope for all its
-    names, kept as ``_BINDINGS`` keeps its bindings."""
-    cached = _ADDED.get(id(scope))
-    if cached is None or cached[0] is not scope:
-        if len(_ADDED) > 1024:
-            _ADDED.clear()
-        added: dict[str, list[cst.BaseExpression]] = {}
-        stack: list[Any] = [scope]
-        while stack:
-            node = stack.pop()
-            target = node.target if type(node) is cst.AugAssign else None
-            if type(target) is cst.Name:
-                added.setdefault(target.value, []).append(node.value)
-            _push_children(node, type(node), stack.append)
-        cached = _ADDED[id(scope)] = (scope, added)
-    return cached[1].get(name, [])
-
-
-_BINDINGS: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]], set[str]]] = {}
+Values = dict[str, list[cst.BaseExpression]]
+_BINDINGS: dict[int, tuple[cst.CSTNode, Values, set[str]]] = {}
 
 
 def bound_in(scope: cst.CSTNode, name: str) -> bool:
@@ -464,9 +442,7 @@ def bound_in(scope: cst.CSTNode, name: str) -> bool:
     return name in assigned or name in other
 
 
-def _bindings_of(
-    scope: cst.CSTNode,
-) -> tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]], set[str]]:
+def _bindings_of(scope: cst.CSTNode) -> tuple[cst.CSTNode, Values, set[str]]:
     cached = _BINDINGS.get(id(scope))
     if cached is None or cached[0] is not scope:
         if len(_BINDINGS) > 1024:
@@ -485,11 +461,11 @@ def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     return [] if name in other else assigned.get(name, [])
 
 
-def _scan_bindings(scope: cst.CSTNode) -> tuple[dict[str, list[cst.BaseExpression]], set[str]]:
+def _scan_bindings(scope: cst.CSTNode) -> tuple[Values, set[str]]:
     """One walk of ``scope``: the values of each name's plain assignments, and the names
     bound otherwise. A plain walk of the nodes' fields (``_push_children``), not a
     CSTVisitor: that rebuilds every node it passes and costs ten times as much."""
-    assigned: dict[str, list[cst.BaseExpression]] = {}
+    assigned: Values = {}
     other: set[str] = set()
     stack = [scope]
     pop, push = stack.pop, stack.append
