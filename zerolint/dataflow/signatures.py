@@ -259,6 +259,9 @@ BOUND_BY_OPERAND = (
     "triton.language.maximum",
     "triton.language.minimum",
 )
+# Of those, the ones whose second argument, a Python integer (or `dim=`), is a dimension to
+# reduce along: torch.max(x, 1) is a reduction, not max(x, 1).
+DIM_REDUCTIONS = frozenset({"torch.max", "torch.min"})
 # Truncations, a floor division when what they truncate is a true division (lengths are
 # >= 0): `int(a / b)`, `torch.floor(a / b)`, `(a / b).int()`, `(a / b).to(torch.int32)`;
 # of anything else the value itself. A rule lists the ones it counts under floor_division

@@ -17,6 +17,7 @@ from zerolint.dataflow.library import (
     ARITH_METHODS,
 )
 from zerolint.dataflow.signatures import (
+    DIM_REDUCTIONS,
     SHIFT_SUFFIXES,
     TRUE_DIVISION_METHODS,
     TRUE_DIVISIONS,
@@ -679,6 +680,17 @@ class TorchModel:
         if len(positional) > 2:
             return join_all(v for _, v in positional).only_traces()
         b = sig.bind(args)
+        if (
+            name in DIM_REDUCTIONS
+            and "input" in b
+            and (
+                keywords & {"dim", "keepdim"}
+                or ("other" in b and self.python_int(frame, b["other"][0].value))
+            )
+        ):
+            # torch.max(x, 1) reduces along dimension 1 (values and indices): no clamp.
+            reduced = b["input"][1].only_traces()
+            return self.extend(frame, reduced, Op(OpKind.OPAQUE, f"{name}(dim)"))
         if "input" not in b or "other" not in b:
             return EMPTY
         (a0, v0), (a1, v1) = b["input"], b["other"]
@@ -692,6 +704,17 @@ class TorchModel:
                 return self.clamp(frame, value, None, bound, name, ("clamp", name))
             return self.clamp(frame, value, bound, None, name, ("clamp", name))
         return self.extend(frame, v0.join(v1).only_traces(), Op(OpKind.OPAQUE, name))
+
+    @staticmethod
+    def python_int(frame: Frame, node: cst.BaseExpression) -> bool:
+        """``node`` is an integer literal or a module constant assigned one (a tensor of
+        ones, which ``operand`` also reads as 1, is not)."""
+        if int_value(node) is not None:
+            return True
+        if type(node) is not cst.Name or node.value in frame.state:
+            return False
+        values = frame.mod.assigned.get(node.value, [])
+        return len(values) == 1 and int_value(values[0]) is not None
 
     def external_division(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
