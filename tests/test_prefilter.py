@@ -94,6 +94,43 @@ def test_a_caller_of_a_module_level_wrapper_is_parsed_and_reported(
     assert parsed == 3, out
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize(
+    ("files", "imp"),
+    [
+        # The package re-exports its module's names with a star import.
+        ({"pkg/__init__.py": "from .wrap import *\n"}, "from pkg import build"),
+        # Two star imports: the wrapper's is the second.
+        (
+            {"pkg/__init__.py": "from .other import *\nfrom pkg.wrap import *\n"},
+            "from pkg import build",
+        ),
+        # A chain: pkg.ops.wrap -> pkg.ops -> pkg.
+        (
+            {
+                "pkg/__init__.py": "from .ops import *\n",
+                "pkg/ops/__init__.py": "from . wrap import*\n",
+            },
+            "from pkg import build",
+        ),
+        # The caller's own two star imports: the wrapper's is the second.
+        ({"pkg/__init__.py": ""}, "from pkg.other import *\nfrom pkg.wrap import *"),
+    ],
+)
+def test_a_wrapper_re_exported_by_a_star_import_is_reached(
+    tmp_path: Path, files: dict[str, str], imp: str, jobs: str
+) -> None:
+    wrap = "pkg/ops/wrap.py" if "pkg/ops/__init__.py" in files else "pkg/wrap.py"
+    write(tmp_path, {**files, wrap: WRAPPER, "pkg/other.py": "def other():\n    return 1\n"})
+    write(tmp_path, {"app/__init__.py": "", "app/use.py": CALLER.format(imp=imp, call="build")})
+    write(tmp_path, UNRELATED)
+    # Enough files that the prescan's child answers the searches (prescan.MIN_FILES).
+    write(tmp_path, {f"filler/m{i}.py": f"X = {i}\n" for i in range(250)})
+    status, out, _ = zerolint(tmp_path, "--jobs", jobs, ".")
+    assert status == 1, out
+    assert [line.split(":")[0] for line in out.splitlines() if ": ZL001 " in line] == ["app/use.py"]
+
+
 @pytest.mark.network
 @pytest.mark.slow
 def test_a_wrapper_named_build_does_not_widen_what_is_parsed_in_vllm(

@@ -48,7 +48,7 @@ from zerolint.model import (
     Verdict,
 )
 from zerolint.prescan import Scan
-from zerolint.project import ModuleInfo, Project
+from zerolint.project import ModuleInfo, Project, resolve_relative
 from zerolint.rules import Rule, SinkSpec
 
 # Ops that can start zero-able rows: divisions and fills, and padding writes for the rules
@@ -143,6 +143,48 @@ def reexported(
                     out[local].add(mod.name)
                     changed = True
     return {n: frozenset(h) for n, h in out.items()}
+
+
+# `from m import *` (relative or not) on a line of its own: the module it re-exports.
+_STAR_IMPORT = re.compile(
+    r"^[ \t]*from(?:[ \t]+|(?=\.))(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*\*", re.MULTILINE
+)
+
+
+def star_reexported(
+    homes: Mapping[str, frozenset[str]], project: Project
+) -> tuple[dict[str, frozenset[str]], set[str]]:
+    """``homes`` plus the modules that re-export a home's names with ``from home import *``
+    (``pkg/__init__.py``: ``from .kernels import *``; its callers spell ``from pkg import
+    build``), found in the files' text, which need not be parsed; and those modules."""
+    if not homes:
+        return dict(homes), set()
+    paths = dict.fromkeys(project.files_containing("import *"))
+    paths.update(dict.fromkeys(project.files_containing("import*")))
+    importers: list[tuple[str, str]] = []  # (the module, the module it star-imports)
+    for path in paths:
+        name = project.name_of.get(path)
+        text = project.text(path)
+        if not name or text is None:
+            continue
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for found in _STAR_IMPORT.finditer(text):
+            level, module = len(found[1]), found[2] or None
+            base = resolve_relative(package, level, module) if level else (module or "")
+            if base and base != name:
+                importers.append((name, base))
+    out = {n: set(h) for n, h in homes.items()}
+    added: set[str] = set()
+    changed = bool(importers)
+    while changed:  # a chain: pkg.ops.kernels -> pkg.ops -> pkg
+        changed = False
+        for held in out.values():
+            for importer, base in importers:
+                if base in held and importer not in held:
+                    held.add(importer)
+                    added.add(importer)
+                    changed = True
+    return {n: frozenset(h) for n, h in out.items()}, added
 
 
 class Engine:
@@ -318,6 +360,9 @@ class Engine:
                 break
             grown = names | analyzer.open_wrapper_names
             grown_homes = reexported(analyzer.wrapper_homes, modules.values())
+            grown_homes, importers = star_reexported(grown_homes, project)
+            # A star importer reaches a sink as its home does: a path may lead through it.
+            analyzer.sink_capable |= importers
             if grown == names and grown_homes == homes:
                 break
             names, homes = grown, grown_homes

@@ -139,8 +139,9 @@ class ModuleInfo:
     # For each such name, the module-level functions (by name) whose body, nested functions
     # included, declares it: the only ones whose summaries can write it.
     global_writers: dict[str, set[str]] = field(default_factory=dict)
-    # The module of its first `from m import *`: where a name found nowhere else may be.
-    star_import: str | None = None
+    # The modules of its `from m import *` lines, in order: where a name found nowhere else
+    # may be.
+    star_imports: tuple[str, ...] = ()
     # Python's tree, kept only where positions are asked for again and again (a buffer in
     # the language server); otherwise made again when positions are first asked for.
     tree: ast.Module | None = None
@@ -544,7 +545,7 @@ def _class_info(info: ModuleInfo, node: cst.ClassDef, owner: ClassInfo | None) -
 
 def _index_module(info: ModuleInfo) -> None:
     _index_block(info, info.module.body, 0, None)
-    info.star_import = next((b for s, b in info.imports.items() if s.startswith("*")), None)
+    info.star_imports = tuple(b for s, b in info.imports.items() if s.startswith("*"))
 
 
 _NOT_ASKED = object()  # Project.registered: a module nobody asked for yet

@@ -120,9 +120,20 @@ class Expressions:
             return Val((), [SinkRef(spec) for spec in self.sinks_by_name[name]])
         if name in BUILTIN_NAMES:
             return Val((), [ExtRef(name)])
-        if mod.star_import is not None:
-            return Val((), self.lookup_qualified(mod, f"{mod.star_import}.{name}"))
+        if mod.star_imports:
+            return Val((), self.from_star_imports(mod, name, 0))
         return EMPTY
+
+    def from_star_imports(self, mod: ModuleInfo, name: str, depth: int) -> list[Ref]:
+        """``name``, bound by none of ``mod``'s own statements, as its ``from m import *``
+        lines may bind it: the last one that leads somewhere other than outside the tree
+        (a later star import binds over an earlier one); else as the first one does."""
+        refs: list[Ref] = []
+        for star in reversed(mod.star_imports):
+            refs = self.lookup_qualified(mod, f"{star}.{name}", depth)
+            if any(not isinstance(r, ExtRef) for r in refs):
+                return refs
+        return refs
 
     def lookup_qualified(self, mod: ModuleInfo, qual: str, depth: int = 0) -> list[Ref]:
         """What a dotted name refers to: a sink, a project module/function/class, or outside."""
@@ -238,6 +249,12 @@ class Expressions:
                 refs = [PendingRef(origin)]
             elif self.project.has_module(f"{modname}.{name}"):
                 refs = [ModRef(f"{modname}.{name}")]
+            elif mod.star_imports:
+                # Re-exported by `from .kernels import *` (pkg/__init__.py): where the tree
+                # binds it; a name from outside is left to the caller, as before.
+                refs = self.from_star_imports(mod, name, depth + 1)
+                if all(isinstance(r, ExtRef) for r in refs):
+                    refs = []
             if len(rest) > 1 and refs:
                 out: list[Ref] = []
                 for r in refs:
