@@ -109,7 +109,7 @@ def test_a_caller_of_a_module_level_wrapper_is_parsed_and_reported(
         (
             {
                 "pkg/__init__.py": "from .ops import *\n",
-                "pkg/ops/__init__.py": "from . wrap import*\n",
+                "pkg/ops/__init__.py": "from . wrap import *\n",
             },
             "from pkg import build",
         ),

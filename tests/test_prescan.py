@@ -54,6 +54,8 @@ def tree(tmp_path: Path) -> list[Path]:
             body += "x = MyBase()\n"
         if i == 150:
             body += "w = Base()\nz = Child()\n"
+        if i in (7, 140):  # a star import (a text the report answers, no mention)
+            body = f"from .m{i + 1:03d} import *\n" + body
         path = tmp_path / f"m{i:03d}.py"
         path.write_text(body)
         files.append(path)
@@ -77,7 +79,9 @@ def test_hits_bad_and_every_answer_match_reading_the_files(tmp_path: Path, pause
     from the indexes: the same answers, also for a text inside a longer identifier
     (``MyBase(`` holds ``Base(``)."""
     files = tree(tmp_path)
-    scan = prescan(files, {"sink_fn", "sink_fn_fp8"}, lambda: time.sleep(pause), jobs=2)
+    scan = prescan(
+        files, {"sink_fn", "sink_fn_fp8"}, lambda: time.sleep(pause), jobs=2, also=["import *"]
+    )
     assert scan is not None
     try:
         reference = Project(files)
@@ -85,6 +89,8 @@ def test_hits_bad_and_every_answer_match_reading_the_files(tmp_path: Path, pause
         assert scan.bad == {tmp_path / "latin.py", tmp_path / "nul.py"}
         mentioning = {p for p, t in texts.items() if t and ("sink_fn" in t or "sink_fn_fp8" in t)}
         assert scan.hits == mentioning - scan.bad
+        # Answered with the report, without a question, and no mention.
+        assert scan.known["import *"] == {tmp_path / "m007.py", tmp_path / "m140.py"}
         assert tmp_path / "m060.py" in scan.hits
         for needle in NEEDLES:
             answer = scan.containing(needle)

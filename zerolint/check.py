@@ -1104,7 +1104,7 @@ def analyse(
     unread: set[Path] | None = None,
 ) -> tuple[Report, Any]:
     """Analyse ``files``; each one that cannot be read is added to ``unread``."""
-    from zerolint.prescan import prescan
+    from zerolint.prescan import STAR_IMPORT, prescan
     from zerolint.progress import Progress
 
     def import_analyzer() -> None:
@@ -1131,6 +1131,7 @@ def analyse(
         read=peek,
         on_hit=import_z3,
         suppressions=quiet_files is not None,
+        also=(STAR_IMPORT,),
     )
     skip = set(negatives)
     if scan is not None:

@@ -47,7 +47,7 @@ from zerolint.model import (
     Step,
     Verdict,
 )
-from zerolint.prescan import Scan
+from zerolint.prescan import STAR_IMPORT, Scan
 from zerolint.project import ModuleInfo, Project, resolve_relative
 from zerolint.rules import Rule, SinkSpec
 
@@ -145,9 +145,10 @@ def reexported(
     return {n: frozenset(h) for n, h in out.items()}
 
 
-# `from m import *` (relative or not) on a line of its own: the module it re-exports.
+# `from m import *` (relative or not) on a line of its own: the module it re-exports. The
+# files are those that hold STAR_IMPORT (the prescan's child finds them as it reads).
 _STAR_IMPORT = re.compile(
-    r"^[ \t]*from(?:[ \t]+|(?=\.))(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*\*", re.MULTILINE
+    r"^[ \t]*from(?:[ \t]+|(?=\.))(\.*)[ \t]*([\w.]*)[ \t]+import \*", re.MULTILINE
 )
 
 
@@ -159,10 +160,8 @@ def star_reexported(
     build``), found in the files' text, which need not be parsed; and those modules."""
     if not homes:
         return dict(homes), set()
-    paths = dict.fromkeys(project.files_containing("import *"))
-    paths.update(dict.fromkeys(project.files_containing("import*")))
     importers: list[tuple[str, str]] = []  # (the module, the module it star-imports)
-    for path in paths:
+    for path in project.files_containing(STAR_IMPORT):
         name = project.name_of.get(path)
         text = project.text(path)
         if not name or text is None:

@@ -25,6 +25,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+# A star import's text, as written (`from .kernels import *`): the analysis looks for the
+# files that hold one (engine.star_reexported), so the child finds them as it reads.
+STAR_IMPORT = "import *"
 # Below this many files a fork costs more than it saves.
 MIN_FILES = 200
 # Identifier bytes (ASCII): the index's words are the maximal runs of them.
@@ -139,6 +142,7 @@ def prescan(
     read: Callable[[Path], bytes] = Path.read_bytes,
     on_hit: Callable[[], None] | None = None,
     suppressions: bool = False,
+    also: Sequence[str] = (),
 ) -> Scan | None:
     """The files whose bytes mention one of ``names`` and the files that could not be read
     or are not plain UTF-8 text, computed in a child process while ``meanwhile()`` runs
@@ -154,7 +158,8 @@ def prescan(
     (the caller's, so that the child scans what the caller hashed where it did).
     ``suppressions``: the child also says, after its report (off the caller's way), which
     files may hold a suppression comment (``Scan.may_suppress``), so that ZL920 reads only
-    those.
+    those. ``also``: other texts the analysis will look for, answered with the report
+    (found in the same pass over the tree, not counted as mentions).
     """
     cores = os.cpu_count() or 1
     if jobs == 1 or len(files) < MIN_FILES or not hasattr(os, "fork") or (jobs == 0 and cores < 2):
@@ -174,10 +179,12 @@ def prescan(
         os.close(ask_w)
         os.close(answer_r)
         try:
-            datas, hits, bad, found = _scan(files, needles, read, lambda: _write_all(report_w, HIT))
+            first_hit = lambda: _write_all(report_w, HIT)
+            extra = [t.encode() for t in also]
+            datas, hits, bad, found = _scan(files, needles, read, first_hit, extra)
             # Each name's files come with the report: the analysis asks for them first.
             named = {}
-            for n in sorted(encoded):
+            for n in sorted(encoded | set(extra)):
                 if n not in found:
                     found[n] = _narrowed(n, found, datas) or []
                 named[n.decode()] = found[n]
@@ -229,16 +236,19 @@ def _scan(
     needles: Sequence[bytes],
     read: Callable[[Path], bytes],
     first_hit: Callable[[], None] | None = None,
+    extra: Sequence[bytes] = (),
 ) -> tuple[list[bytes | None], list[int], list[int], dict[bytes, list[int]]]:
     """Every file's bytes (None if unreadable or not UTF-8), the files that mention a
-    needle, the bad ones, and which files hold each needle; ``first_hit()`` is called when
-    the first file that mentions a needle is found."""
+    needle, the bad ones, and which files hold each needle or ``extra`` text (which is no
+    mention); ``first_hit()`` is called when the first file that mentions a needle is
+    found."""
     datas: list[bytes | None] = []
     hits: list[int] = []
     bad: list[int] = []
     found: dict[bytes, list[int]] = {n: [] for n in needles}
     groups = shared_keys(needles)
     found.update((key, []) for key in groups)
+    found.update((text, []) for text in extra)
     for i, path in enumerate(files):
         data: bytes | None
         try:
@@ -256,6 +266,9 @@ def _scan(
         if data is None:
             bad.append(i)
             continue
+        for text in extra:
+            if text in data:
+                found[text].append(i)
         mentioned = False
         for key, members in groups.items():
             if key not in data:
