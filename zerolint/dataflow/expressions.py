@@ -61,6 +61,7 @@ from zerolint.dataflow.values import (
     is_object_read,
     join_all,
     keyed,
+    reshaped,
     without_row_counts,
 )
 from zerolint.model import EVERY_ROW, IDENTITY, Op, OpKind
@@ -552,7 +553,7 @@ class Expressions:
         return self.attribute(frame, base, node.attr.value)
 
     def eval_Subscript(self, frame: Frame, node: cst.Subscript) -> Val:
-        val = self.selected(frame, node)
+        val = reshaped(self.selected(frame, node))  # a literal's rows, picked: any number
         kept = kept_by_mask(node)
         if kept is None or not val.traces:
             return val
@@ -819,6 +820,11 @@ class Expressions:
             if right.traces and lv is not None:
                 return self.extend(frame, right, Op(OpKind.ADD, lv))
         if name == "Multiply":
+            displays = (cst.List, cst.Tuple)
+            if type(left_node) in displays or type(right_node) in displays:
+                # `[x] * n` repeats the elements, n of them: no product of lengths.
+                repeated = left if type(left_node) in displays else right
+                return reshaped(repeated.only_traces_and_refs())
             scope = frame.key.node
             if left.traces and rv is None and is_mask(right_node, scope):
                 return self.mask_zero(frame, left, "*")

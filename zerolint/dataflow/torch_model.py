@@ -22,6 +22,7 @@ from zerolint.dataflow.signatures import (
     TRUE_DIVISION_METHODS,
     TRUE_DIVISIONS,
     Bound,
+    LibEffect,
     Signature,
     bind,
 )
@@ -51,6 +52,7 @@ from zerolint.dataflow.values import (
     in_order,
     join_all,
     keyed,
+    reshaped,
 )
 from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
 from zerolint.project import resolve_relative
@@ -99,6 +101,46 @@ def _scanned(trace: Trace) -> bool:
         if step.op == _UNSCAN:
             return False
     return False
+
+
+# Calls that keep a tensor's rows as they are (copies, casts, moves); any other view,
+# join, broadcast or pad may change how many rows it has (values.reshaped).
+_ROW_KEEPING_FUNCTIONS = _LITERAL_TENSORS | {
+    "torch.clone",
+    "torch.detach",
+    "torch.from_numpy",
+    "torch.atleast_1d",
+    "list",
+    "tuple",
+    "copy.copy",
+    "copy.deepcopy",
+}
+_ROW_KEEPING_METHODS = frozenset(
+    {
+        "to",
+        "int",
+        "long",
+        "short",
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "type",
+        "type_as",
+        "contiguous",
+        "contiguous_",
+        "clone",
+        "detach",
+        "cuda",
+        "cpu",
+        "pin_memory",
+        "copy",
+        "astype",
+        "numpy",
+        "tolist",
+    }
+)
+_RESHAPING = frozenset({LibEffect.VIEW, LibEffect.CONCAT, LibEffect.MASK, LibEffect.PAD})
 
 
 class TorchModel:
@@ -161,7 +203,10 @@ class TorchModel:
         if sig is None:
             return None
         handler = getattr(self, f"call_{sig.effect.value}")
-        return handler(frame, node, name, sig, args)
+        out = handler(frame, node, name, sig, args)
+        if out is not None and sig.effect in _RESHAPING and name not in _ROW_KEEPING_FUNCTIONS:
+            return reshaped(out)
+        return out
 
     def empty_rows_call(
         self, frame: Frame, node: cst.Call, name: str, args: Args, *, method: bool
@@ -818,6 +863,8 @@ class TorchModel:
             handler = getattr(self, f"method_{sig.effect.value}")
             out = handler(frame, node, method, sig.bind(args), recv, target)
             if out is not None:
+                if sig.effect in _RESHAPING and method not in _ROW_KEEPING_METHODS:
+                    return reshaped(out)
                 return out
         if recv.traces:
             return self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, f".{method}()"))

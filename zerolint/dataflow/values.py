@@ -251,6 +251,36 @@ class Trace:
         return None
 
 
+def reshaped(val: Val) -> Val:
+    """``val`` after an operation that may change how many rows it has (``repeat``,
+    ``expand``, ``torch.cat``, an index): a literal tensor's rows (``torch.tensor([1])``,
+    the op ``"[1]"``) no longer say the batch size. Where they all hold one value, every
+    row still holds it (``"1"``); otherwise which values are where is outside the model."""
+    if not any(_literal_rows(t) for t in val.traces):
+        return val
+    out = []
+    for t in val.traces:
+        if not _literal_rows(t):
+            out.append(t)
+            continue
+        first = t.steps[0]
+        values = set(str(first.op.arg)[1:-1].split(","))
+        op = Op(OpKind.KNOWN_ROWS, values.pop()) if len(values) == 1 else None
+        if op is None:
+            op = Op(OpKind.OPAQUE, "the rows of a literal, rearranged")
+        step = RawStep(first.mod, first.stmt, first.node, first.role, op, first.note, first.effect)
+        out.append(Trace(None, (step, *t.steps[1:])))
+    return val.with_traces(out)
+
+
+def _literal_rows(trace: Trace) -> bool:
+    """Whether ``trace`` starts at a literal tensor whose rows are known one by one."""
+    if trace.origin is not None or not trace.steps:
+        return False
+    op = trace.steps[0].op
+    return op.kind is OpKind.KNOWN_ROWS and str(op.arg).startswith("[")
+
+
 # Refs: what a value may be when it is called or has attributes taken.
 
 
