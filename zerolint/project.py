@@ -134,6 +134,9 @@ class ModuleInfo:
     # statement of each value (by id).
     assigned: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     assigned_in: dict[int, cst.CSTNode] = field(default_factory=dict)
+    # Module-level names also bound otherwise than by an assignment to the name alone: an
+    # import, `+=`, a tuple target, a `for` or `with` target (none is a constant).
+    rebound: set[str] = field(default_factory=set)
     # Names that some function declares `global` (written from inside functions).
     declared_globals: set[str] = field(default_factory=set)
     # For each such name, the module-level functions (by name) whose body, nested functions
@@ -152,6 +155,16 @@ class ModuleInfo:
     _order: dict[int, int] | None = None
     # Which function and which if/match arms each statement is in (dataflow.branches).
     branch_index: dict[int, tuple[int, frozenset[tuple[int, int]]]] | None = None
+
+    def constant(self, name: str) -> cst.BaseExpression | None:
+        """The value of a module-level name bound once, by an assignment, and written by no
+        function (``RATIO = 4``); None for any other name."""
+        values = self.assigned.get(name)
+        if values is None or len(values) != 1:
+            return None
+        if name in self.declared_globals or name in self.rebound:
+            return None
+        return values[0]
 
     @property
     def package(self) -> str:
@@ -451,8 +464,27 @@ def _index_block(
             else:
                 _index_block(info, stmt.body.body, depth + 2, None, top, encl)
             continue
+        if depth == 0:
+            if type(stmt) is cst.For:
+                info.rebound.update(_target_names(stmt.target))
+            elif type(stmt) is cst.With:
+                for item in stmt.items:
+                    if item.asname is not None:
+                        info.rebound.update(_target_names(item.asname.name))
         for block in _blocks(stmt):
             _index_block(info, block.body, depth, owner, top, encl)
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[str]:
+    """The names an assignment target binds (``a``, ``a, (b, *c)``), not attributes or
+    subscripts."""
+    if type(target) is cst.Name:
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif type(target) is cst.StarredElement:
+        yield from _target_names(target.value)
 
 
 _INDEXED_SMALL = frozenset(
@@ -469,6 +501,10 @@ def _index_small(
 ) -> None:
     if isinstance(small, (cst.Import, cst.ImportFrom)):
         record_import(info, small, info.imports)
+        if depth == 0 and type(small.names) is not cst.ImportStar:
+            for alias in small.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                info.rebound.add((_dotted(bound) or "").split(".")[0])
     elif type(small) is cst.Global:
         info.declared_globals.update(n.name.value for n in small.names)
         if top is not None:
@@ -485,6 +521,10 @@ def _index_small(
             if type(target.target) is cst.Name:
                 info.assigned.setdefault(target.target.value, []).append(small.value)
                 info.assigned_in[id(small.value)] = small
+            else:
+                info.rebound.update(_target_names(target.target))
+    elif depth == 0 and type(small) is cst.AugAssign and type(small.target) is cst.Name:
+        info.rebound.add(small.target.value)
     elif depth == 1 and owner is not None and type(small) is cst.Assign:
         for target in small.targets:
             if type(target.target) is cst.Name:

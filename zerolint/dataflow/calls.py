@@ -582,9 +582,9 @@ class Calls:
         bounded by ``max``/``min`` with a constant (``max(r, 1)``, or a name assigned one),
         or the expression's text as a symbol."""
         if type(node) is cst.Name and node.value not in frame.state:
-            values = frame.mod.assigned.get(node.value, [])
-            if len(values) == 1 and node.value not in frame.mod.declared_globals:
-                constant = int_value(values[0])
+            value = frame.mod.constant(node.value)
+            if value is not None:
+                constant = int_value(value)
                 if constant is not None:
                     return constant
         if type(node) is cst.Name:

@@ -758,8 +758,7 @@ class TorchModel:
             return True
         if type(node) is not cst.Name or node.value in frame.state:
             return False
-        values = frame.mod.assigned.get(node.value, [])
-        return len(values) == 1 and int_value(values[0]) is not None
+        return int_value(frame.mod.constant(node.value)) is not None
 
     def external_division(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
