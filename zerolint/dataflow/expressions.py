@@ -36,6 +36,7 @@ from zerolint.dataflow.syntax import (
     slice_cell,
     string_value,
     window_width,
+    writes_nothing,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -721,11 +722,26 @@ class Expressions:
 
     def eval_IfExp(self, frame: Frame, node: cst.IfExp) -> Val:
         self.eval(frame, node.test)
-        return self.eval(frame, node.body).join(self.eval(frame, node.orelse))
+        if writes_nothing(node.body) and writes_nothing(node.orelse):
+            return self.eval(frame, node.body).join(self.eval(frame, node.orelse))
+        # One arm runs: what either writes (`lens.clamp_(min=1) if c else None`) may not
+        # have happened, as after an if statement's arms.
+        then, other = frame.fork(), frame.fork()
+        value = self.eval(then, node.body).join(self.eval(other, node.orelse))
+        frame.absorb(then, other)
+        return value
 
     def eval_BooleanOperation(self, frame: Frame, node: cst.BooleanOperation) -> Val:
         # `x or default`, `a and b`: either operand may be the value.
-        return self.eval(frame, node.left).join(self.eval(frame, node.right))
+        left = self.eval(frame, node.left)
+        if writes_nothing(node.right):
+            return left.join(self.eval(frame, node.right))
+        # The right operand may not run: what it writes (`flag or lens.clamp_(min=1)`) may
+        # not have happened.
+        ran = frame.fork()
+        value = left.join(self.eval(ran, node.right))
+        frame.absorb(ran, frame.fork())
+        return value
 
     def eval_Comparison(self, frame: Frame, node: cst.Comparison) -> Val:
         self.eval(frame, node.left)

@@ -35,6 +35,7 @@ from zerolint.dataflow.syntax import (
     slice_bounds,
     slice_cell,
     whole_view_of,
+    writes_nothing,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -101,7 +102,13 @@ class Statements:
         frame.absorb(then, other)
 
     def exec_Assert(self, frame: Frame, stmt: cst.Assert) -> None:
-        self.eval(frame, stmt.test)
+        if writes_nothing(stmt.test):
+            self.eval(frame, stmt.test)
+        else:
+            # `python -O` leaves the test out: what it writes may not have happened.
+            ran = frame.fork()
+            self.eval(ran, stmt.test)
+            frame.absorb(ran, frame.fork())
         self.constrain(frame, stmt.test, True)
 
     def constrain(self, frame: Frame, test: cst.BaseExpression, positive: bool) -> None:

@@ -707,3 +707,23 @@ def _scope_names(
         _push_children(node, kind, push)
     binds -= nonlocal_names
     return frozenset(binds), frozenset(reads - binds)
+
+
+# Expressions that write nothing when evaluated (a property is taken not to).
+_PLAIN = frozenset(
+    {cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString}
+)
+
+
+def writes_nothing(node: cst.BaseExpression) -> bool:
+    """Whether evaluating ``node`` writes nothing, so that an operand of ``and``/``or``, an
+    arm of a conditional expression or an assert's test that may not run needs no fork of
+    the frame: a name, an attribute, a literal, a comparison or negation of those."""
+    kind = type(node)
+    if kind is cst.Comparison:
+        return type(node.left) in _PLAIN and all(
+            type(c.comparator) in _PLAIN for c in node.comparisons
+        )
+    if kind is cst.UnaryOperation:
+        return type(node.expression) in _PLAIN
+    return kind in _PLAIN

@@ -256,7 +256,10 @@ def reshaped(val: Val) -> Val:
     ``expand``, ``torch.cat``, an index): a literal tensor's rows (``torch.tensor([1])``,
     the op ``"[1]"``) no longer say the batch size. Where they all hold one value, every
     row still holds it (``"1"``); otherwise which values are where is outside the model."""
-    if not any(_literal_rows(t) for t in val.traces):
+    for t in val.traces:  # most have none: a plain loop, no call per trace
+        if t.origin is None and t.steps and t.steps[0].op.kind is OpKind.KNOWN_ROWS:
+            break
+    else:
         return val
     out = []
     for t in val.traces:
