@@ -19,6 +19,7 @@ from zerolint.dataflow.library import (
     BOUND_FUNCTIONS,
     BUILTIN_NAMES,
 )
+from zerolint.dataflow.statements import forget_named
 from zerolint.dataflow.syntax import (
     base_key,
     dotted,
@@ -265,6 +266,13 @@ class Calls:
         if init is None:
             for field_name, arg_val in fields:
                 self.record_constructor_field(frame, node, cls.name, field_name, arg_val)
+            post = next((c for c in self.mro(cls) if "__post_init__" in c.methods), None)
+            if post is not None:
+                # A field __post_init__ writes holds what it wrote, not the argument: read
+                # back here as any field is (`self.seq_lens = self.seq_lens // self.ratio`).
+                key = self.func_key(post.module, post.methods["__post_init__"], post)
+                rewritten = self.summary(key).field_writes
+                frame.constructed[id(node)] = [f for f in fields if f[0] not in rewritten]
             return
         ref = FuncRef(self.func_key(owner.module, init, owner), Val((), [InstRef(cls)]))
         self.call_function(frame, node, ref, args)
@@ -274,10 +282,15 @@ class Calls:
             bound,
             RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {owner.name}.__init__"),
         )
+        by_init: dict[str, Val] = {}
         for attr, val in self.summary(ref.key).field_writes.items():
-            self.record_constructor_field(
-                frame, node, cls.name, attr, self.substitute(val, ref.key, site, 0), step=False
-            )
+            by_init[attr] = self.substitute(val, ref.key, site, 0)
+            self.record_constructor_field(frame, node, cls.name, attr, by_init[attr], step=False)
+        if by_init:
+            # Read back here (`m = Meta(seq_lens, r); m.seq_lens`): what __init__ wrote, not
+            # the argument its parameter of that name was given.
+            kept = [(name, val) for name, val in fields if name not in by_init]
+            frame.constructed[id(node)] = kept + list(by_init.items())
 
     def record_constructor_field(
         self, frame: Frame, node: cst.Call, cls_name: str, attr: str, val: Val, step: bool = True
@@ -494,10 +507,16 @@ class Calls:
             return
         frame.summary.self_calls.add(key)
         for attr, written in summary.field_writes.items():
+            name = f"self.{attr}"
+            # A condition on the field (or a name standing for one) says nothing of what
+            # the method may have written (`if self.n == 0: return; self._prepare(n)`).
+            frame.guards = guards.forget(frame.guards, name)
+            forget_named(frame, name)
+            frame.bounds.pop(name, None)
+            frame.reductions.pop(name, None)
             val = self.substitute(written, key, site, 0, keep_unresolved=True)
             if not val.traces:
                 continue
-            name = f"self.{attr}"
             frame.state[name] = self.read_key(frame, name).join(val)
             self.record_write(frame, name, frame.state[name])
 
