@@ -29,7 +29,7 @@ from zerolint.cache import (
     read_regular,
     relocated,
 )
-from zerolint.codes import NOT_CHECKED, UNUSED
+from zerolint.codes import LIMIT, NOT_CHECKED, UNUSED
 from zerolint.config import ConfigError, Settings
 from zerolint.discovery import NOT_FOUND, Discovered, discover
 from zerolint.model import Diagnostic, Finding, Report
@@ -667,7 +667,10 @@ def not_found(found: Discovered) -> list[Diagnostic]:
 
 def only_touching(report: Report, touched: set[str]) -> None:
     """Keep the findings with a step (or the sink) in one of the ``touched`` files, and the
-    diagnostics about them: what a commit of those files changes."""
+    diagnostics about them: what a commit of those files changes. Also every diagnostic
+    that says a path was cut where the analysis could not go on, since the cut-off part
+    of a path may run through a ``touched`` file: a limit reached at a sink call (ZL930),
+    and a file the analysis tried to parse that could not be (``Diagnostic.analysed``)."""
 
     def touches(path: str) -> bool:
         return os.path.normpath(os.path.abspath(path)) in touched
@@ -677,7 +680,9 @@ def only_touching(report: Report, touched: set[str]) -> None:
 
     report.findings = [f for f in report.findings if finding_touches(f)]
     report.proved = [f for f in report.proved if finding_touches(f)]
-    report.diagnostics = [d for d in report.diagnostics if touches(d.path)]
+    report.diagnostics = [
+        d for d in report.diagnostics if d.code == LIMIT or d.analysed or touches(d.path)
+    ]
 
 
 def lint_stdin(args: argparse.Namespace, settings_at: SettingsFor) -> tuple[Report, Read | None]:
