@@ -362,7 +362,7 @@ def _run(args: argparse.Namespace) -> int:
             changed, failed = _stdin_diff(report, settings, name, read)
             failed += _without_fix(report, lambda _: settings)
             return finish_diff(report, args, changed, failed)
-        return finish(report, args, settings_at)
+        return finish(report, args, settings_at, stdin_text=read.text if read else None)
     if args.stdin_filename is not None:
         raise UsageError("--stdin-filename names the text read from stdin: give - or no path")
     paths = [Path(p) for p in args.paths or ["."]]
@@ -435,13 +435,50 @@ def finish(
     args: argparse.Namespace,
     settings_at: SettingsFor,
     missing: Sequence[Diagnostic] = (),
+    stdin_text: str | None = None,
 ) -> int:
-    """Print ``report`` and return the exit status."""
+    """Print ``report`` and return the exit status. ``stdin_text``: the text read from
+    stdin, where that is what was checked."""
     report.missing = list(missing)  # the summary then claims no clean run
+    if not args.quiet:  # as Ruff's -q, which prints the findings and nothing else
+        warn_invalid_suppressions(report, stdin_text)
     print_report(report, args)
     # As Ruff does: a file that could not be checked fails the run like a finding, since it
     # may hold an unclamped call.
     return _exit_status(report, args, missing, bool(report.findings or report.diagnostics))
+
+
+def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> None:
+    """As Ruff: a warning on stderr for each suppression comment that names no valid code
+    (a noqa comment whose colon is followed by no list of codes) where it left a finding
+    in the report (``suppression.invalid_directives``). Only the files of the findings are
+    read, on a warm run as on a cold one; ``stdin_text`` is the text of a file read from
+    stdin."""
+    if not report.findings:
+        return
+    from zerolint.formats import printable
+    from zerolint.project import BadInput, read_source
+    from zerolint.suppression import invalid_directives
+
+    by_path: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    for shown, findings in sorted(by_path.items()):
+        try:
+            text = (
+                stdin_text
+                if stdin_text is not None
+                else read_source(Path(shown), lambda shown=shown: shown)
+            )
+        except BadInput:
+            continue
+        for line, directive in invalid_directives(text, findings):
+            print(
+                f"zerolint: warning: invalid `{directive}` directive at {printable(shown)}:{line}: "
+                f"expected a comma-separated list of codes (e.g. `{directive}: ZL001, ZL004`); "
+                "it suppresses nothing",
+                file=sys.stderr,
+            )
 
 
 def _exit_status(
