@@ -456,21 +456,26 @@ def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> 
     stdin."""
     if not report.findings:
         return
+    import io
+    import tokenize
+
     from zerolint.formats import printable
-    from zerolint.project import BadInput, read_source
     from zerolint.suppression import invalid_directives
+
+    def read(shown: str) -> str:  # as the analysis decoded it (PEP 263), without LibCST
+        data = Path(shown).read_bytes()
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
 
     by_path: dict[str, list[Finding]] = {}
     for finding in report.findings:
         by_path.setdefault(finding.path, []).append(finding)
     for shown, findings in sorted(by_path.items()):
         try:
-            text = (
-                stdin_text
-                if stdin_text is not None
-                else read_source(Path(shown), lambda shown=shown: shown)
-            )
-        except BadInput:
+            text = stdin_text if stdin_text is not None else read(shown)
+        except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
             continue
         for line, directive in invalid_directives(text, findings):
             print(
