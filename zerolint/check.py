@@ -233,6 +233,20 @@ def check_selectors(
             raise UsageError(f"{where}unknown rule selector: {code}")
 
 
+def runs_nothing(settings: Settings) -> bool:
+    """Whether ``settings`` run no rule and report no ZL9xx code that ``select`` or
+    ``extend-select`` names as such (``--select ZL902`` runs no rule, on purpose)."""
+    if settings.rules():
+        return False
+    from zerolint.codes import CODES, OPT_IN
+    from zerolint.config import matches
+
+    named = {s for s in settings.select | settings.extend_select if s.startswith("ZL9")}
+    return not any(
+        matches(c.code, named) and settings.enabled(c.code, opt_in=c.code in OPT_IN) for c in CODES
+    )
+
+
 class SettingsFor:
     """The settings of each folder: the nearest configuration (or ``--config``) with the
     command line's options on top, made once per configuration file."""
@@ -311,6 +325,20 @@ class SettingsFor:
             settings.respect_gitignore = args.respect_gitignore
         if args.no_whole_program:
             settings.whole_program = False
+        if settings.ignore and runs_nothing(settings):
+            from zerolint.cli import UsageError
+
+            # As an empty selection (`--select=`, `select = []`): every check would pass.
+            # per-file-ignores stay out of it: a file may rightly ignore every rule.
+            if args.ignore is None and base.source is not None:
+                table = "[tool.zerolint] " if base.source.name == "pyproject.toml" else ""
+                where = f"{base.source}: {table}ignore:"
+            else:
+                where = "--ignore"
+            raise UsageError(
+                f"{where} turns off every selected rule, so every check would pass "
+                "(select others, or ignore less)"
+            )
         return settings
 
     def exclude_for(self, folder: Path) -> tuple[Sequence[str], Path | None, bool]:
