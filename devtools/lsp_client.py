@@ -56,6 +56,7 @@ class Client:
         @self.lsp.feature(lsp.CLIENT_REGISTER_CAPABILITY)
         def on_register(params: lsp.RegistrationParams) -> None:
             self.registrations.extend(params.registrations)
+            self._changed.set()
 
     # ------------------------------------------------------------------ session
 

@@ -662,3 +662,43 @@ def test_output_that_cannot_be_written_is_an_error(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert run.stderr.startswith("zerolint: error: cannot write the output:")
     assert run.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "config", "said"),
+    [
+        (["--select", "ZL001", "--ignore", "ZL"], None, "--ignore turns off every selected rule"),
+        (["--ignore", "ZL001,ZL004,ZL005"], None, "--ignore turns off every selected rule"),
+        (
+            ["--select", "ZL002", "--extend-select", "ZL001", "--ignore", "ZL0"],
+            None,
+            "--ignore turns off every selected rule",
+        ),
+        ([], 'select = ["ALL"]\nignore = ["ALL"]\n', "zerolint.toml: ignore: turns off every"),
+    ],
+)
+def test_an_ignore_that_turns_off_every_selected_rule_is_an_error_not_a_pass(
+    tmp_path: Path, options: list[str], config: str | None, said: str
+) -> None:
+    """As an empty selection (`--select=`): no rule would run, and every check would pass."""
+    write(tmp_path, {"bad.py": unclamped()})
+    if config is not None:
+        write(tmp_path, {"zerolint.toml": config})
+    run = zerolint("check", "--no-cache", *options, ".", cwd=tmp_path)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.startswith("zerolint: error: ") and said in run.stderr, run.stderr
+    assert len(run.stderr.splitlines()) == 1
+
+
+def test_what_still_runs_something_is_not_an_empty_selection(tmp_path: Path) -> None:
+    """A ZL9xx code selected on purpose, an ignore that leaves a rule, and per-file-ignores
+    that silence every rule in one file (a file may rightly do so) are no error."""
+    write(tmp_path, {"bad.py": unclamped()})
+    for ignore in ([], ["--ignore", "ZL001"]):
+        run = zerolint("check", "--no-cache", "--select", "ZL902", *ignore, ".", cwd=tmp_path)
+        assert (run.returncode, run.stdout) == (0, "All checks passed!\n"), run.stderr
+    run = zerolint("check", "--no-cache", "--select", "ALL", "--ignore", "ZL002", ".", cwd=tmp_path)
+    assert run.returncode == 1 and "bad.py:6:12: ZL001" in run.stdout
+    write(tmp_path, {"zerolint.toml": 'per-file-ignores = { "bad.py" = ["ALL"] }\n'})
+    run = zerolint("check", "--no-cache", ".", cwd=tmp_path)
+    assert (run.returncode, run.stdout, run.stderr) == (0, "All checks passed!\n", "")

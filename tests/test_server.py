@@ -615,6 +615,61 @@ def test_configuration_change_is_reloaded(workspace: Path, session: Session) -> 
     session(scenario)
 
 
+RULE_FILE = Path(__file__).resolve().parent / "rules" / "ZT002.toml"
+DECODE = """\
+import fakekern
+
+
+def decode(q, seq_lens, n, m, buf):
+    buf[:n] = seq_lens
+    buf[n:m] = 0
+    return fakekern.decode_attention(q, buf[:m])
+"""
+
+
+def is_acme(diagnostics: list[lsp.Diagnostic]) -> bool:
+    return [d.code for d in diagnostics] == ["ACME001"]
+
+
+@pytest.mark.parametrize("how", ["watched", "saved"])
+def test_a_change_of_a_rule_file_the_configuration_names_is_reloaded(
+    tmp_path: Path, how: str
+) -> None:
+    """A rule file of `rule-files` is part of the configuration: changed on disk (the
+    server asks the client to watch it) or saved in the editor, it is read again, as a
+    pyproject.toml is; the open files are checked with the new rule."""
+    root = tmp_path / "ws"
+    (root / "lint").mkdir(parents=True)
+    rule = RULE_FILE.read_text().replace('code = "ZT002"', 'code = "ACME001"')
+    acme = root / "lint" / "ACME.toml"
+    acme.write_text(rule)
+    (root / "pyproject.toml").write_text('[tool.zerolint]\nrule-files = ["lint/ACME.toml"]\n')
+    (root / "dec.py").write_text(DECODE)
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(root / "dec.py")
+        await client.diagnostics_for(uri, is_acme)
+
+        def watched() -> list[str]:  # the client holds the options as the JSON it was sent
+            return [
+                w["globPattern"]
+                for r in client.registrations
+                if r.method == "workspace/didChangeWatchedFiles"
+                for w in r.register_options["watchers"]
+            ]
+
+        await client.wait_for(lambda: "**/ACME.toml" in watched(), 10)
+        acme.write_text(rule.replace('function = "decode_attention"', 'function = "other"'))
+        if how == "watched":
+            client.watched(acme, lsp.FileChangeType.Changed)
+        else:
+            client.save(client.open(acme, acme.read_text()))
+        await client.diagnostics_for(uri, is_clean)
+        await client.log_matching("configuration reloaded")
+
+    run_session(root, scenario)
+
+
 def test_bad_configuration_is_logged_and_defaults_apply(workspace: Path, session: Session) -> None:
     builder = workspace / "pkg" / "builder.py"
     (workspace / "pyproject.toml").write_text("[tool.zerolint]\nselect = 3\n")

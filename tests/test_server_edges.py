@@ -140,6 +140,9 @@ def test_an_incremental_edit_after_a_form_feed_lands_where_the_client_put_it(
         ),
         # A real noqa comment naming another code: the code is added to its list.
         (SINK.rstrip("\n") + "  # noqa: X1\n", True),
+        # One whose colon is followed by no valid code suppresses nothing (as in Ruff), and
+        # a second noqa after it would not count: it is written again with the code.
+        (SINK.rstrip("\n") + "  # noqa: ZL-001 why\n", True),
     ],
 )
 def test_the_suppression_comment_goes_only_where_python_reads_one(
@@ -172,6 +175,7 @@ def test_the_suppression_comment_goes_only_where_python_reads_one(
         assert "'# noqa: X1'" in after or "'# noqa" not in text  # the string is unchanged
         assert '"""\nmulti-line note"""' in after or '"""' not in text
         assert "# noqa: X1, ZL001" in after or "  # noqa: X1\n" not in text
+        assert "  # noqa: ZL001 why\n" in after or "ZL-001" not in text
         client.change(uri, after)
         await client.diagnostics_for(uri, is_clean)
 

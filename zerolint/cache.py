@@ -677,16 +677,21 @@ def diagnostic_to_dict(diagnostic: Diagnostic) -> dict[str, Any]:
         "message": diagnostic.message,
         "line": diagnostic.line,
         "col": diagnostic.col,
+        "analysed": diagnostic.analysed,
     }
 
 
 def diagnostic_from_dict(data: Mapping[str, Any]) -> Diagnostic:
+    analysed = data.get("analysed", False)
+    if not isinstance(analysed, bool):
+        raise TypeError(f"analysed must be a boolean, not {analysed!r}")
     return Diagnostic(
         code=_str(data, "code"),
         path=_str(data, "path"),
         message=_str(data, "message"),
         line=_int(data, "line"),
         col=_int(data, "col"),
+        analysed=analysed,
     )
 
 

@@ -29,7 +29,7 @@ from zerolint.cache import (
     read_regular,
     relocated,
 )
-from zerolint.codes import NOT_CHECKED, UNUSED
+from zerolint.codes import LIMIT, NOT_CHECKED, UNUSED
 from zerolint.config import ConfigError, Settings
 from zerolint.discovery import NOT_FOUND, Discovered, discover
 from zerolint.model import Diagnostic, Finding, Report
@@ -233,6 +233,20 @@ def check_selectors(
             raise UsageError(f"{where}unknown rule selector: {code}")
 
 
+def runs_nothing(settings: Settings) -> bool:
+    """Whether ``settings`` run no rule and report no ZL9xx code that ``select`` or
+    ``extend-select`` names as such (``--select ZL902`` runs no rule, on purpose)."""
+    if settings.rules():
+        return False
+    from zerolint.codes import CODES, OPT_IN
+    from zerolint.config import matches
+
+    named = {s for s in settings.select | settings.extend_select if s.startswith("ZL9")}
+    return not any(
+        matches(c.code, named) and settings.enabled(c.code, opt_in=c.code in OPT_IN) for c in CODES
+    )
+
+
 class SettingsFor:
     """The settings of each folder: the nearest configuration (or ``--config``) with the
     command line's options on top, made once per configuration file."""
@@ -311,6 +325,20 @@ class SettingsFor:
             settings.respect_gitignore = args.respect_gitignore
         if args.no_whole_program:
             settings.whole_program = False
+        if settings.ignore and runs_nothing(settings):
+            from zerolint.cli import UsageError
+
+            # As an empty selection (`--select=`, `select = []`): every check would pass.
+            # per-file-ignores stay out of it: a file may rightly ignore every rule.
+            if args.ignore is None and base.source is not None:
+                table = "[tool.zerolint] " if base.source.name == "pyproject.toml" else ""
+                where = f"{base.source}: {table}ignore:"
+            else:
+                where = "--ignore"
+            raise UsageError(
+                f"{where} turns off every selected rule, so every check would pass "
+                "(select others, or ignore less)"
+            )
         return settings
 
     def exclude_for(self, folder: Path) -> tuple[Sequence[str], Path | None, bool]:
@@ -362,7 +390,7 @@ def _run(args: argparse.Namespace) -> int:
             changed, failed = _stdin_diff(report, settings, name, read)
             failed += _without_fix(report, lambda _: settings)
             return finish_diff(report, args, changed, failed)
-        return finish(report, args, settings_at)
+        return finish(report, args, settings_at, stdin_text=read.text if read else None)
     if args.stdin_filename is not None:
         raise UsageError("--stdin-filename names the text read from stdin: give - or no path")
     paths = [Path(p) for p in args.paths or ["."]]
@@ -435,13 +463,55 @@ def finish(
     args: argparse.Namespace,
     settings_at: SettingsFor,
     missing: Sequence[Diagnostic] = (),
+    stdin_text: str | None = None,
 ) -> int:
-    """Print ``report`` and return the exit status."""
+    """Print ``report`` and return the exit status. ``stdin_text``: the text read from
+    stdin, where that is what was checked."""
     report.missing = list(missing)  # the summary then claims no clean run
+    if not args.quiet:  # as Ruff's -q, which prints the findings and nothing else
+        warn_invalid_suppressions(report, stdin_text)
     print_report(report, args)
     # As Ruff does: a file that could not be checked fails the run like a finding, since it
     # may hold an unclamped call.
     return _exit_status(report, args, missing, bool(report.findings or report.diagnostics))
+
+
+def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> None:
+    """As Ruff: a warning on stderr for each suppression comment that names no valid code
+    (a noqa comment whose colon is followed by no list of codes) where it left a finding
+    in the report (``suppression.invalid_directives``). Only the files of the findings are
+    read, on a warm run as on a cold one; ``stdin_text`` is the text of a file read from
+    stdin."""
+    if not report.findings:
+        return
+    import io
+    import tokenize
+
+    from zerolint.formats import printable
+    from zerolint.suppression import invalid_directives
+
+    def read(shown: str) -> str:  # as the analysis decoded it (PEP 263), without LibCST
+        data = Path(shown).read_bytes()
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
+
+    by_path: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    for shown, findings in sorted(by_path.items()):
+        try:
+            text = stdin_text if stdin_text is not None else read(shown)
+        except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
+            continue
+        for line, directive in invalid_directives(text, findings):
+            print(
+                f"zerolint: warning: invalid `{directive}` directive at {printable(shown)}:{line}: "
+                f"expected a comma-separated list of codes (e.g. `{directive}: ZL001, ZL004`); "
+                "it suppresses nothing",
+                file=sys.stderr,
+            )
 
 
 def _exit_status(
@@ -667,7 +737,10 @@ def not_found(found: Discovered) -> list[Diagnostic]:
 
 def only_touching(report: Report, touched: set[str]) -> None:
     """Keep the findings with a step (or the sink) in one of the ``touched`` files, and the
-    diagnostics about them: what a commit of those files changes."""
+    diagnostics about them: what a commit of those files changes. Also every diagnostic
+    that says a path was cut where the analysis could not go on, since the cut-off part
+    of a path may run through a ``touched`` file: a limit reached at a sink call (ZL930),
+    and a file the analysis tried to parse that could not be (``Diagnostic.analysed``)."""
 
     def touches(path: str) -> bool:
         return os.path.normpath(os.path.abspath(path)) in touched
@@ -677,7 +750,9 @@ def only_touching(report: Report, touched: set[str]) -> None:
 
     report.findings = [f for f in report.findings if finding_touches(f)]
     report.proved = [f for f in report.proved if finding_touches(f)]
-    report.diagnostics = [d for d in report.diagnostics if touches(d.path)]
+    report.diagnostics = [
+        d for d in report.diagnostics if d.code == LIMIT or d.analysed or touches(d.path)
+    ]
 
 
 def lint_stdin(args: argparse.Namespace, settings_at: SettingsFor) -> tuple[Report, Read | None]:

@@ -263,7 +263,10 @@ class Engine:
             for finding in self.findings_in(mod, analyzer):
                 safe = finding.verdict is not None and finding.verdict.status == "safe"
                 (report.proved if safe else report.findings).append(finding)
-        report.diagnostics += list(project.diagnostics.values()) + self.limits
+        report.diagnostics += [
+            dataclasses.replace(d, analysed=True) if project.tried(path) else d
+            for path, d in project.diagnostics.items()
+        ] + self.limits
         self.stats["paths"] = time.perf_counter() - clock
         self.stats["parsed"] = float(len(project.parsed()))
         for mod in project.parsed():  # where a run's time went, file by file (--timings)

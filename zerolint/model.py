@@ -271,6 +271,10 @@ class Diagnostic:
     message: str
     line: int = 0
     col: int = 0
+    # Whether the analysis tried to parse the file (a candidate, or a module a path led
+    # into): --touching keeps such a file's ZL901-ZL905, since a path through one of the
+    # files it names may have been cut there. Not part of what the diagnostic says.
+    analysed: bool = field(default=False, compare=False)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.col, self.code)

@@ -748,6 +748,10 @@ class Project:
         path = self.by_name.get(name)
         return path is not None and path in self._modules
 
+    def tried(self, path: Path) -> bool:
+        """Whether the file at ``path`` was parsed, or tried (unreadable, a syntax error)."""
+        return path in self._modules
+
     def asked_count(self) -> int:
         """How many modules were parsed, or tried, so far."""
         return len(self._modules)

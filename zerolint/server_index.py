@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -554,5 +555,12 @@ def suppression_edit(text: str, first: int, last: int, code: str) -> tuple[int, 
         if comment is not None and m is not None and m.group("codes"):
             at = comment.start[1] + m.end()
             return number - 1, body, body[:at] + f", {code}" + body[at:]
+        if comment is not None and m is not None and m.group("colon"):
+            # A colon and no valid code (it suppresses nothing): the directive, with the
+            # word after its colon ("ZL-001"), is written again with the code, since a
+            # second noqa after it would not count.
+            start, end = comment.start[1] + m.start(), comment.start[1] + m.end()
+            end += len(re.match(r"[^\s#]*", body[end:])[0])
+            return number - 1, body, body[:start] + f"# noqa: {code}" + body[end:]
         return number - 1, body, body.rstrip() + f"  # noqa: {code}"
     return None

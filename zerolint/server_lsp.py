@@ -203,6 +203,10 @@ class ZerolintServer(LanguageServer):
         self.collecting: asyncio.TimerHandle | None = None
         self.analysing = 0
         self.refreeze = False  # trees were rebuilt: freeze them after the next collection
+        # Whether the client lets us register watchers, and the names of the rule files
+        # (the configurations' `rule-files`) watched so far.
+        self.can_watch = False
+        self.watched_rule_names: set[str] = set()
 
     # ------------------------------------------------------------------ logging
 
@@ -471,6 +475,48 @@ class ZerolintServer(LanguageServer):
         except Exception as exc:  # noqa: BLE001 - saving a pyproject.toml still reloads it
             self.log("warning", f"zerolint: cannot watch pyproject.toml files: {exc}")
 
+    def rule_files(self) -> set[Path]:
+        """The rule files the configurations of the trees checked now name (`rule-files`),
+        as absolute paths: a change of one is a change of the configuration."""
+        if self.index is None:
+            return set()
+        out: set[Path] = set()
+        for context in list(self.index.contexts.values()):
+            settings = context.settings
+            if settings.source is not None:
+                folder = settings.source.parent
+                out |= {Path(os.path.realpath(folder / entry)) for entry in settings.rule_files}
+        return out
+
+    def is_configuration(self, path: Path | None) -> bool:
+        """Whether ``path`` is a configuration file, or a rule file one of them names."""
+        if path is None:
+            return False
+        return path.name in CONFIG_NAMES or Path(os.path.realpath(path)) in self.rule_files()
+
+    async def watch_rule_files(self) -> None:
+        """Ask the client to watch the rule files the configurations name (any file name,
+        so not among the configuration watchers), those not asked for already."""
+        if not self.can_watch:
+            return
+        names = {p.name for p in self.rule_files()} - self.watched_rule_names
+        if not names:
+            return
+        self.watched_rule_names |= names
+        registration = lsp.Registration(
+            id=f"zerolint-watch-rules-{len(self.watched_rule_names)}",
+            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[lsp.FileSystemWatcher(glob_pattern=f"**/{n}") for n in sorted(names)]
+            ),
+        )
+        try:
+            await self.client_register_capability_async(
+                lsp.RegistrationParams(registrations=[registration])
+            )
+        except Exception as exc:  # noqa: BLE001 - saving a rule file still reloads it
+            self.log("warning", f"zerolint: cannot watch the rule files: {exc}")
+
     def thaw(self) -> None:
         """Trees were dropped: what was frozen with them may be garbage now. Unfrozen, so
         that the next collection frees it; the trees built again are frozen after it."""
@@ -497,6 +543,7 @@ class ZerolintServer(LanguageServer):
         await self.in_worker(self.thaw)  # in the worker: never amid a collection there
         self.log("info", f"zerolint: configuration reloaded ({why})")
         await self.refresh_open()
+        await self.watch_rule_files()  # the configuration may name others now
 
     async def refresh_open(self) -> None:
         for uri in list(self.workspace.text_documents):
@@ -782,8 +829,10 @@ def build(debounce: float = 0.05) -> ZerolintServer:
         caps = ls.client_capabilities.workspace
         watch = caps.did_change_watched_files if caps else None
         if watch is not None and watch.dynamic_registration:
+            ls.can_watch = True
             await ls.watch_configuration()
         await warming
+        await ls.watch_rule_files()  # named by the configurations the index read
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     async def folders_changed(
@@ -817,7 +866,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
     async def did_save(ls: ZerolintServer, params: lsp.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
         path = ls.doc_path(uri)
-        if path is not None and path.name in CONFIG_NAMES:
+        if ls.is_configuration(path):
             await ls.reload(f"{path} was saved")
         elif unquote(uri) in ls.workspace.text_documents:
             ls.schedule(uri, 0)
@@ -842,7 +891,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def watched(ls: ZerolintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        configs = [c for c in params.changes if c.uri.rsplit("/", 1)[-1] in CONFIG_NAMES]
+        configs = [c for c in params.changes if ls.is_configuration(path_of(c.uri))]
         if configs:
             await ls.reload(f"{path_of(configs[0].uri)} changed")
             return

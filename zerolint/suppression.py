@@ -20,8 +20,17 @@ from dataclasses import dataclass, field
 from zerolint.codes import UNUSED
 from zerolint.model import Finding
 
-NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-IGNORE = re.compile(r"#\s*zerolint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+# As Ruff reads it: a noqa comment without a colon after the word suppresses every code;
+# after a colon must come a list of codes, or the comment suppresses nothing and gets a
+# warning (a colon followed by nothing, by "ZL" or by "ZL-001": ``colon`` without ``codes``).
+NOQA = re.compile(
+    r"#\s*noqa(?P<colon>\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*(?![\w-]))?)?",
+    re.IGNORECASE,
+)
+# A whole word: `# zerolint: ignored upstream` is a remark, not a suppression of every code.
+IGNORE = re.compile(r"#\s*zerolint:\s*ignore(?![\w-])(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+FILE_NOQA_START = re.compile(r"^#\s*zerolint:\s*noqa\s*:", re.IGNORECASE)
+"""A whole-file comment with codes: where ``FILE_NOQA`` does not match it, it is invalid."""
 FILE_NOQA = re.compile(
     r"^#\s*zerolint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?\s*$",
     re.IGNORECASE,
@@ -50,6 +59,10 @@ class Suppressions:
 
     by_line: dict[int, list[Comment]] = field(default_factory=dict)
     file_level: list[Comment] = field(default_factory=list)
+    # Comments that mean to suppress but name no valid code (a noqa comment with a colon
+    # and no list of codes): (line, the directive, whether it is a whole-file one). They
+    # suppress nothing.
+    invalid: list[tuple[int, str, bool]] = field(default_factory=list)
 
     def matching(self, finding: Finding) -> list[Comment]:
         """The comments that suppress ``finding``: file-level ones naming its code, or one
@@ -112,8 +125,13 @@ def parse(text: str) -> Suppressions:
             own_line.add(line)
             out.file_level.append(Comment(line, col + 1, _codes(whole["codes"], r"[\s,]+"), "file"))
             continue
-        m = NOQA.search(comment)
-        if m is not None:
+        if line not in code_lines and FILE_NOQA_START.match(comment):
+            out.invalid.append((line, "# zerolint: noqa", True))
+            continue
+        m = NOQA.search(comment)  # the first decides, as in Ruff
+        if m is not None and m["colon"] and m["codes"] is None:
+            out.invalid.append((line, "# noqa", False))
+        elif m is not None:
             codes = _codes(m["codes"], r"[\s,]+")
             out.by_line.setdefault(line, []).append(
                 Comment(line, col + m.start() + 1, codes, "noqa")
@@ -225,6 +243,22 @@ def file_may_hold_ours(data: bytes) -> bool:
         return _may_hold_ours(text_of(data))
     except UnicodeDecodeError:
         return True
+
+
+def invalid_directives(text: str, findings: Iterable[Finding]) -> list[tuple[int, str]]:
+    """The suppression comments of ``text`` that name no valid code and so did not
+    suppress one of ``findings`` (all of that file), as (line, the directive): a whole-file
+    one anywhere, one on a line of a finding's call. Ruff warns of such a comment; zerolint
+    does where it left a finding in the report."""
+    findings = list(findings)
+    if not findings or not _may_suppress(text, findings):
+        return []
+    lines = {n for f in findings for n in range(f.line, max(f.line, f.end_line) + 1)}
+    return [
+        (line, directive)
+        for line, directive, whole in parse(text).invalid
+        if whole or line in lines
+    ]
 
 
 def unused(path: str, text: str, suppressed: Iterable[Finding]) -> list[Finding]:
