@@ -269,7 +269,11 @@ class Statements:
         table: dict[str, str] = {}
         record_import(frame.mod, stmt, table)
         for local, qual in table.items():
-            if local[:1] == "*" or (module_level and local not in frame.mod.assigned):
+            if local[:1] == "*":
+                continue
+            # What held of the name's old value (`if n == 0: return`) holds no more.
+            forget_facts(frame, local)
+            if module_level and local not in frame.mod.assigned:
                 continue
             val = Val((), self.lookup_qualified(frame.mod, qual))
             frame.state[local] = val
@@ -288,6 +292,8 @@ class Statements:
         branches = []
         for case in stmt.cases:
             b = frame.fork()
+            for name in pattern_names(case.pattern):  # `case {"n": n}:` binds n again
+                forget_facts(b, name)
             self.exec_suite(b, case.body)
             branches.append(b)
         frame.absorb(frame.fork(), *branches)
@@ -731,6 +737,28 @@ def record_test(frame: Frame, name: str, value: cst.BaseExpression | None) -> No
     if any(r == name or r.startswith(name + ".") for r in reads):
         return  # `ok = not ok`: about the name's old value
     frame.tests[name] = (value, reads)
+
+
+def forget_facts(frame: Frame, name: str) -> None:
+    """``name`` is bound again to a value nothing is known of: the conditions, bounds and
+    named tests that were about its old value are dropped."""
+    frame.guards = guards.forget(frame.guards, name)
+    forget_named(frame, name)
+    frame.bounds.pop(name, None)
+    frame.reductions.pop(name, None)
+
+
+def pattern_names(pattern: cst.CSTNode) -> Iterator[str]:
+    """The names a ``case`` pattern binds (``n`` in ``{"n": n}``, ``[first, *rest]``,
+    ``Point(x=px) as p``)."""
+    stack = [pattern]
+    while stack:
+        node = stack.pop()
+        if type(node) in (cst.MatchAs, cst.MatchStar) and node.name is not None:
+            yield node.name.value
+        elif type(node) is cst.MatchMapping and node.rest is not None:
+            yield node.rest.value
+        stack.extend(c for c in node.children if isinstance(c, cst.CSTNode))
 
 
 def forget_named(frame: Frame, written: str | None) -> None:
