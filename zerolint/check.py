@@ -446,10 +446,13 @@ def _run(args: argparse.Namespace) -> int:
                 only_touching(report, touched)
             report.fixed = sum(fixed.values())
             if not args.quiet:
-                from zerolint.formats import plural
+                from zerolint.formats import plural, printable
 
                 for shown, count in sorted(fixed.items()):
-                    print(f"zerolint: fixed {plural(count, 'error')} in {shown}", file=sys.stderr)
+                    print(
+                        f"zerolint: fixed {plural(count, 'error')} in {printable(shown)}",
+                        file=sys.stderr,
+                    )
         report.diagnostics += failed
         refused(report, failed)
         report.sort()
@@ -521,8 +524,11 @@ def _exit_status(
     stderr), or no file could be checked, unless ``--exit-zero`` (0 whatever was found, as
     Ruff's: the same file beside a readable one gave 0 already); 1 where the run is
     ``failing``, unless ``--exit-zero``; else 0."""
+    if missing:
+        from zerolint.formats import printable
+
     for d in missing:
-        print(f"zerolint: error: path not found: {d.path}", file=sys.stderr)
+        print(f"zerolint: error: path not found: {printable(d.path)}", file=sys.stderr)
     if missing or (report.files_checked <= 0 and report.diagnostics and not args.exit_zero):
         return EXIT_ERROR
     if failing and not args.exit_zero:
@@ -698,7 +704,10 @@ def warn_empty_folders(paths: Sequence[Path], files: Sequence[Path]) -> None:
     for folder in folders:
         base = os.path.join(os.path.abspath(folder), "")
         if not any(f.startswith(base) for f in found):
-            print(f"zerolint: warning: no Python files found under {folder}", file=sys.stderr)
+            from zerolint.formats import printable
+
+            shown = printable(str(folder))
+            print(f"zerolint: warning: no Python files found under {shown}", file=sys.stderr)
 
 
 COUNTS = ("parsed", "candidates", "interpreted", "kept", "replayed", "tainted")
@@ -708,6 +717,8 @@ COUNTS = ("parsed", "candidates", "interpreted", "kept", "replayed", "tainted")
 def print_timings(timings: dict[str, float]) -> None:
     """--timings: the phases on one line, then each parsed file's parse and analysis (its
     functions interpreted, without the parses and callees they led into), slowest first."""
+    from zerolint.formats import printable
+
     phases = {k: v for k, v in timings.items() if ":" not in k}
     shown = " ".join(
         f"{k}={v:.3f}s" if k not in COUNTS else f"{k}={v:.0f}" for k, v in phases.items()
@@ -717,7 +728,10 @@ def print_timings(timings: dict[str, float]) -> None:
     cost = {f: (timings[f"parse:{f}"], timings.get(f"analyse:{f}", 0.0)) for f in files}
     for f in sorted(files, key=lambda f: (-sum(cost[f]), f)):
         parse, analyse = cost[f]
-        print(f"zerolint: parsed {f} parse={parse:.4f}s analyse={analyse:.4f}s", file=sys.stderr)
+        shown = printable(f)
+        print(
+            f"zerolint: parsed {shown} parse={parse:.4f}s analyse={analyse:.4f}s", file=sys.stderr
+        )
 
 
 def touched_files(

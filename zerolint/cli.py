@@ -122,7 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(mod.run(args))
     except UsageError as exc:
-        print(f"zerolint: error: {exc}", file=sys.stderr)
+        from zerolint.formats import printable  # a file name's controls, made visible
+
+        print(f"zerolint: error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("zerolint: interrupted", file=sys.stderr)

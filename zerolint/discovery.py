@@ -165,9 +165,11 @@ def git_ignored(folder: Path, untracked: bool = False) -> set[str] | None:
             timeout=60,
             check=False,
         )
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError) as exc:
+        _cannot_ask_git(folder, str(exc))
         return None
     if done.returncode != 0:
+        _cannot_ask_git(folder, done.stderr.decode(errors="replace"))
         return None
     base = os.path.abspath(folder)
     out = set()
@@ -176,6 +178,29 @@ def git_ignored(folder: Path, untracked: bool = False) -> set[str] | None:
         if name and name != ".":
             out.add(os.path.normpath(os.path.join(base, name)))
     return out
+
+
+_TOLD_GIT: set[str] = set()  # the folders whose git failure was said once this process
+
+
+def _cannot_ask_git(folder: Path, detail: str) -> None:
+    """Say, once per folder, that git could not list what it ignores there, so that its
+    .gitignore was not applied (as "dubious ownership" when the checkout is another
+    user's): files git ignores are checked there, never silently."""
+    where = os.path.abspath(folder)
+    if where in _TOLD_GIT:
+        return
+    _TOLD_GIT.add(where)
+    import sys
+
+    from zerolint.formats import printable
+
+    reason = next((line.strip() for line in detail.splitlines() if line.strip()), "git failed")
+    print(
+        f"zerolint: warning: {printable(str(folder))}: cannot ask git which files it ignores "
+        f"({printable(reason)}); .gitignore is not applied there",
+        file=sys.stderr,
+    )
 
 
 def _walk(
