@@ -44,7 +44,16 @@ def reference(stmt: cst.CSTNode) -> list[cst.Call]:
     elif type(stmt) is cst.With:
         for item in stmt.items:
             item.visit(found)
-    elif not isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.Match)):
+    elif type(stmt) is cst.FunctionDef:  # its decorators run where the def does
+        for decorator in stmt.decorators:
+            decorator.decorator.visit(found)
+    elif isinstance(stmt, (cst.Try, cst.TryStar)):  # its handlers' types
+        for handler in stmt.handlers:
+            if handler.type is not None:
+                handler.type.visit(found)
+    elif type(stmt) is cst.Match:
+        stmt.subject.visit(found)
+    elif type(stmt) is not cst.ClassDef:
         stmt.visit(found)
     return found.calls
 
@@ -91,6 +100,15 @@ try:
     pass
 except a6() as b6:
     pass
+except (c6(), d6(e6())):
+    pass
+@f6(g6())
+@h6
+def i6():
+    pass
+match j6(k6()):
+    case _:
+        l6()
 """
 # A `type` statement: Python 3.12's grammar (LibCST parses it on any Python).
 TYPE_ALIAS = "type X[T: f()] = g()\n"

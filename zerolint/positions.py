@@ -244,7 +244,13 @@ def _ast_header(stmt: ast.stmt) -> list[ast.AST]:
         return [stmt.target, stmt.iter]
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         return list(stmt.items)
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Try, ast.Match)):
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return list(stmt.decorator_list)  # evaluated where the def runs
+    if isinstance(stmt, (ast.Try, ast.TryStar)):
+        return [h.type for h in stmt.handlers if h.type is not None]
+    if isinstance(stmt, ast.Match):
+        return [stmt.subject]
+    if isinstance(stmt, ast.ClassDef):
         return []
     return [stmt]
 
@@ -259,7 +265,13 @@ def statement_calls(stmt: cst.CSTNode) -> list[cst.Call]:
         roots = [stmt.target, stmt.iter]
     elif type(stmt) is cst.With:
         roots = list(stmt.items)
-    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.Match)):
+    elif type(stmt) is cst.FunctionDef:
+        roots = [d.decorator for d in stmt.decorators]  # evaluated where the def runs
+    elif isinstance(stmt, (cst.Try, cst.TryStar)):
+        roots = [h.type for h in stmt.handlers if h.type is not None]
+    elif type(stmt) is cst.Match:
+        roots = [stmt.subject]
+    elif type(stmt) is cst.ClassDef:
         return []
     else:
         roots = [stmt]

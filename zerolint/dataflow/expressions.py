@@ -535,10 +535,16 @@ class Expressions:
             return method(self, frame, node)
         if kind in _LITERALS:
             return EMPTY
-        # F-strings, string concatenations...: no lengths, but evaluate children for calls.
+        # F-strings, string concatenations...: no lengths, but evaluate children for calls
+        # (an f-string's `{kernel(lens)}` among them, and a format spec's).
         for child in node.children:
             if isinstance(child, cst.BaseExpression):
                 self.eval(frame, child)
+            elif type(child) is cst.FormattedStringExpression:
+                self.eval(frame, child.expression)
+                for part in child.format_spec or ():
+                    if type(part) is cst.FormattedStringExpression:
+                        self.eval(frame, part.expression)
         return EMPTY
 
     def eval_Name(self, frame: Frame, node: cst.Name) -> Val:

@@ -238,6 +238,7 @@ class Statements:
             h = start.fork()
             h.absorb(start, body)
             h.dead = False
+            self.eval(h, handler.type)  # `except (kernel(lens), E):` runs the call
             if handler.name is not None and type(handler.name.name) is cst.Name:
                 h.state[handler.name.name.value] = EMPTY
             self.exec_suite(h, handler.body)
@@ -284,6 +285,9 @@ class Statements:
     exec_ImportFrom = exec_Import
 
     def exec_FunctionDef(self, frame: Frame, stmt: cst.FunctionDef) -> None:
+        for decorator in stmt.decorators:  # `@cache(kernel(lens))` runs where the def is
+            if type(decorator.decorator) is cst.Call:
+                self.eval(frame, decorator.decorator)
         frame.local_funcs[stmt.name.value] = stmt
         frame.state[stmt.name.value] = Val((), [FuncRef(self.func_key(frame.mod, stmt))])
 
