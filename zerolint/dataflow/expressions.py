@@ -557,6 +557,13 @@ class Expressions:
         if key is not None and key.startswith("self.") and key.count(".") == 1:
             return self.read_key(frame, key)
         base = self.eval(frame, node.value)
+        if type(node.value) is cst.Call and id(node.value) in frame.constructed:
+            # `Meta(seq_lens, r).ctx`: what this construction put in the field, as for
+            # `m = Meta(...); m.ctx` (Statements.bind_fields), not what any other did.
+            attr = node.attr.value
+            for name, val in frame.constructed[id(node.value)]:
+                if name == attr:
+                    return val
         return self.attribute(frame, base, node.attr.value)
 
     def eval_Subscript(self, frame: Frame, node: cst.Subscript) -> Val:
