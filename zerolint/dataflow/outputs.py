@@ -77,6 +77,10 @@ def outputs_handled(
     code = _Code(module)
     out: list[Handled] = []
     for output in spec.outputs:
+        picked = _other_elements_only(func, stmt, call, output)
+        if picked is not None:  # `res = f(...); return res[0]`: the LSE is never read
+            out.append(Handled(output, None, f"{output.text()} is discarded (only `{picked}`)"))
+            continue
         target = _output_target(call, stmt, output)
         if target is None:
             return None
@@ -187,6 +191,51 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         n = stack.pop()
         yield n
         stack.extend(n.children)
+
+
+def _other_elements_only(
+    func: cst.FunctionDef | None, stmt: cst.CSTNode, call: cst.Call, output: OutputSpec
+) -> str | None:
+    """Where only other elements of the call's result are read (never element
+    ``output.result``): ``f(...)[0]``, or ``res = f(...)`` with every other mention of
+    ``res`` in the function an element by a literal index (``res[0]``), shown as such;
+    else None."""
+    if output.result is None or output.result < 0:
+        return None
+
+    def element(node: cst.CSTNode) -> int | None:
+        if type(node) is not cst.Subscript or len(node.slice) != 1:
+            return None
+        index = node.slice[0].slice
+        return int_value(index.value) if type(index) is cst.Index else None
+
+    for n in _walk(stmt):
+        if type(n) is cst.Subscript and n.value is call:
+            k = element(n)
+            return f"[{k}]" if k is not None and k >= 0 and k != output.result else None
+    if (
+        func is None
+        or type(stmt) is not cst.Assign
+        or stmt.value is not call
+        or len(stmt.targets) != 1
+        or type(stmt.targets[0].target) is not cst.Name
+    ):
+        return None
+    name = stmt.targets[0].target.value
+    own = {id(n) for n in _walk(stmt)}
+    mentions = [n for n in _walk(func.body) if type(n) is cst.Name and n.value == name]
+    picked = {
+        id(n.value): element(n)
+        for n in _walk(func.body)
+        if type(n) is cst.Subscript and type(n.value) is cst.Name and n.value.value == name
+    }
+    read = [m for m in mentions if id(m) not in own]
+    if not read or any(
+        picked.get(id(m)) is None or picked[id(m)] < 0 or picked[id(m)] == output.result
+        for m in read
+    ):
+        return None
+    return f"{name}[{picked[id(read[0])]}]"
 
 
 def _unused(func: cst.FunctionDef, name: str, stmt: cst.CSTNode) -> bool:
