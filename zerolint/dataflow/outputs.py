@@ -89,7 +89,8 @@ def outputs_handled(
         ):
             out.append(Handled(output, None, f"{output.text()} is discarded (`{target}`)"))
             continue
-        found = _find_mask(rest, target, code.of(lens), output.fill, forms, code)
+        aliases = _aliases(func if func is not None else module, {target, dotted(lens) or ""})
+        found = _find_mask(rest, target, code.of(lens), output.fill, forms, code, aliases)
         if found is None:
             return None
         out.append(Handled(output, found, f"the zero rows of `{target}` are masked"))
@@ -238,6 +239,43 @@ def _other_elements_only(
     return f"{name}[{picked[id(read[0])]}]"
 
 
+def _aliases(scope: cst.CSTNode, roots: set[str]) -> frozenset[str]:
+    """The names ``scope`` binds to a view of one of ``roots`` or of such a name
+    (``alias = seq_lens.view(-1)``, ``head = o[:n]``): a write through one between the
+    call and the mask changes the output or the rows the mask picks."""
+
+    def base(node: cst.BaseExpression) -> str | None:
+        while True:
+            if type(node) is cst.Call and type(node.func) is cst.Attribute:
+                node = node.func.value
+            elif type(node) in (cst.Attribute, cst.Subscript) and dotted(node) is None:
+                node = node.value
+            else:
+                return dotted(node)
+
+    bound = [
+        (s.targets[0].target.value, s.value)
+        for s in _walk(scope)
+        if type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Name
+    ]
+    found: set[str] = set()
+    known = set(roots)
+    changed = True
+    while changed:  # a view of a view
+        changed = False
+        for name, value in bound:
+            root = base(value)
+            if (
+                name not in known
+                and root is not None
+                and any(root == r or root.startswith(r + ".") for r in known)
+            ):
+                found.add(name)
+                known.add(name)
+                changed = True
+    return frozenset(found)
+
+
 def _unused(func: cst.FunctionDef, name: str, stmt: cst.CSTNode) -> bool:
     """A local name bound at ``stmt`` that nothing else in the function mentions."""
     own = {id(n) for n in _walk(stmt) if type(n) is cst.Name and n.value == name}
@@ -254,8 +292,10 @@ def _find_mask(
     fill: str,
     forms: frozenset[str],
     code: _Code,
+    aliases: frozenset[str] = frozenset(),
 ) -> cst.CSTNode | None:
-    roots = {target, lens}  # both dotted names: a mention of a prefix counts too
+    # Both dotted names (a mention of a prefix counts too), and the names of their views.
+    roots = {target, lens} | aliases
     masks = _Masks(lens, code)
     for s in rest:
         if _masks_output(s, target, fill, forms, masks, code):
