@@ -702,3 +702,14 @@ def test_what_still_runs_something_is_not_an_empty_selection(tmp_path: Path) -> 
     write(tmp_path, {"zerolint.toml": 'per-file-ignores = { "bad.py" = ["ALL"] }\n'})
     run = zerolint("check", "--no-cache", ".", cwd=tmp_path)
     assert (run.returncode, run.stdout, run.stderr) == (0, "All checks passed!\n", "")
+
+
+def test_a_folder_may_turn_every_rule_off_for_itself(tmp_path: Path) -> None:
+    """A nested configuration's `ignore = ["ALL"]` (a vendored tree opting out) checks
+    nothing there, as in Ruff, and the rest of the tree is still checked: only the command
+    line's ignore, or the run's own configuration, is refused for running no rule."""
+    write(tmp_path, {"main.py": unclamped(), "vendored/v.py": unclamped()})
+    write(tmp_path, {"vendored/zerolint.toml": 'ignore = ["ALL"]\n'})
+    run = zerolint("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert [line.split(":")[0] for line in run.stdout.splitlines() if ": ZL" in line] == ["main.py"]

@@ -325,11 +325,14 @@ class SettingsFor:
             settings.respect_gitignore = args.respect_gitignore
         if args.no_whole_program:
             settings.whole_program = False
-        if settings.ignore and runs_nothing(settings):
+        whole_run = args.ignore is not None or args.config is not None or base is self._here()
+        if settings.ignore and whole_run and runs_nothing(settings):
             from zerolint.cli import UsageError
 
             # As an empty selection (`--select=`, `select = []`): every check would pass.
-            # per-file-ignores stay out of it: a file may rightly ignore every rule.
+            # per-file-ignores stay out of it: a file may rightly ignore every rule, and so
+            # may a folder's own configuration (a vendored tree's `ignore = ["ALL"]`), as
+            # in Ruff; only the command line's or the run's own configuration is refused.
             if args.ignore is None and base.source is not None:
                 table = "[tool.zerolint] " if base.source.name == "pyproject.toml" else ""
                 where = f"{base.source}: {table}ignore:"

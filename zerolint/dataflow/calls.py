@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import libcst as cst
 
@@ -49,7 +50,7 @@ from zerolint.dataflow.values import (
     ref_key,
 )
 from zerolint.model import IDENTITY, SOME_ROW, Op, OpKind, bounded, renamed, symbol_names
-from zerolint.project import ClassInfo
+from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
 
@@ -288,9 +289,18 @@ class Calls:
             self.record_constructor_field(frame, node, cls.name, attr, by_init[attr], step=False)
         if by_init:
             # Read back here (`m = Meta(seq_lens, r); m.seq_lens`): what __init__ wrote, not
-            # the argument its parameter of that name was given.
-            kept = [(name, val) for name, val in fields if name not in by_init]
-            frame.constructed[id(node)] = kept + list(by_init.items())
+            # the argument its parameter of that name was given; joined with it where the
+            # __init__ hands on to another (`super().__init__(seq_lens)`), whose writes
+            # its own summary does not hold.
+            hands_on = _calls_another_init(init)
+            merged = [
+                (name, val.join(by_init[name]) if hands_on and name in by_init else val)
+                for name, val in fields
+                if hands_on or name not in by_init
+            ]
+            named = {name for name, _ in fields}
+            merged += [(n, v) for n, v in by_init.items() if not hands_on or n not in named]
+            frame.constructed[id(node)] = merged
 
     def record_constructor_field(
         self, frame: Frame, node: cst.Call, cls_name: str, attr: str, val: Val, step: bool = True
@@ -477,6 +487,10 @@ class Calls:
             for (pname, attr), effect in summary.param_fields.items():
                 target = self.arg_node_for(node, key, pname, ref)
                 if target is not None and dotted(target) is not None:
+                    # A condition on the field says nothing of what the helper wrote.
+                    written = f"{dotted(target)}.{attr}"
+                    frame.guards = guards.forget(frame.guards, written)
+                    forget_named(frame, written)
                     val = self.substitute(effect, key, site, 0, keep_unresolved=True)
                     if val.traces:
                         owned = cst.Attribute(value=target, attr=cst.Name(attr))
@@ -601,7 +615,7 @@ class Calls:
         bounded by ``max``/``min`` with a constant (``max(r, 1)``, or a name assigned one),
         or the expression's text as a symbol."""
         if type(node) is cst.Name and node.value not in frame.state:
-            value = frame.mod.constant(node.value)
+            value = self.module_constant(frame.mod, node.value)
             if value is not None:
                 constant = int_value(value)
                 if constant is not None:
@@ -650,6 +664,21 @@ class Calls:
         if isinstance(inner_operand, str):
             # A bound of a bound (``max(min(x, 8), 1)``) keeps both, around the name.
             frame.bounds[name] = str(bounded(fn, renamed(inner_operand, name), k))
+
+    def module_constant(self, mod: ModuleInfo, name: str) -> cst.BaseExpression | None:
+        """``mod.constant(name)``, unless one of the module's star imports may bind the name
+        again: one from outside the checked tree, or a module whose text names it or
+        star-imports in turn (`RATIO = 1` then `from .cfg import *`)."""
+        value = mod.constant(name)
+        if value is None or not mod.star_imports:
+            return value
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        for star in mod.star_imports:
+            path = self.project.by_name.get(star)
+            text = self.project.text(path) if path is not None else None
+            if text is None or word.search(text) or "import *" in text:
+                return None
+        return value
 
     def operands(
         self, frame: Frame, node: cst.Call, key: FuncKey, ref: FuncRef | None = None
@@ -742,3 +771,25 @@ class Calls:
 def _by_keyword(arg: cst.Arg, keyword: str | None) -> bool:
     """Whether ``arg`` is passed by the keyword ``keyword`` (none for None)."""
     return keyword is not None and arg.keyword is not None and arg.keyword.value == keyword
+
+
+def _calls_another_init(init: cst.FunctionDef) -> bool:
+    """Whether an ``__init__`` calls another (``super().__init__(...)``,
+    ``Base.__init__(self, ...)``) or a method on ``self``, or writes fields another way
+    (``self.__dict__[...]``, ``setattr``), which its own summary's ``field_writes`` may not
+    hold."""
+    stack: list[cst.CSTNode] = [init.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Attribute and node.attr.value == "__dict__":
+            return True
+        if type(node) is cst.Call and dotted(node.func) in ("setattr", "object.__setattr__"):
+            return True
+        if type(node) is cst.Call and type(node.func) is cst.Attribute:
+            owner = node.func.value
+            if node.func.attr.value == "__init__" or dotted(owner) == "self":
+                return True
+            if type(owner) is cst.Call and dotted(owner.func) == "super":
+                return True
+        stack.extend(node.children)
+    return False

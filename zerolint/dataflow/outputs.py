@@ -43,6 +43,29 @@ _KEEP = {">": 0, ">=": 1, "!=": 0}  # lens OP k keeps the rows whose length is n
 _METHOD_OPS = {"eq": "==", "le": "<=", "lt": "<", "gt": ">", "ge": ">=", "ne": "!="}
 _VIEWS = frozenset({"unsqueeze", "view", "reshape", "expand", "expand_as", "bool"})
 _EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
+# Methods whose result shares the tensor's memory: a name bound to one is the tensor.
+_ALIASING = frozenset(
+    {
+        "view",
+        "view_as",
+        "reshape",
+        "reshape_as",
+        "flatten",
+        "unsqueeze",
+        "squeeze",
+        "expand",
+        "expand_as",
+        "narrow",
+        "select",
+        "t",
+        "transpose",
+        "permute",
+        "movedim",
+        "unflatten",
+        "detach",
+        "as_strided",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +269,11 @@ def _aliases(scope: cst.CSTNode, roots: set[str]) -> frozenset[str]:
 
     def base(node: cst.BaseExpression) -> str | None:
         while True:
-            if type(node) is cst.Call and type(node.func) is cst.Attribute:
+            if (
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value in _ALIASING
+            ):
                 node = node.func.value
             elif type(node) in (cst.Attribute, cst.Subscript) and dotted(node) is None:
                 node = node.value

@@ -750,15 +750,14 @@ class TorchModel:
             return self.clamp(frame, value, bound, None, name, ("clamp", name))
         return self.extend(frame, v0.join(v1).only_traces(), Op(OpKind.OPAQUE, name))
 
-    @staticmethod
-    def python_int(frame: Frame, node: cst.BaseExpression) -> bool:
+    def python_int(self, frame: Frame, node: cst.BaseExpression) -> bool:
         """``node`` is an integer literal or a module constant assigned one (a tensor of
         ones, which ``operand`` also reads as 1, is not)."""
         if int_value(node) is not None:
             return True
         if type(node) is not cst.Name or node.value in frame.state:
             return False
-        return int_value(frame.mod.constant(node.value)) is not None
+        return int_value(self.module_constant(frame.mod, node.value)) is not None
 
     def external_division(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
