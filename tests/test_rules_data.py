@@ -582,3 +582,12 @@ def test_zerolint_rules_lists_the_projects_rules_too(tmp_path: Path, capsys, mon
     assert listed[:2] == ["ACME001", "ZL001"]  # then the ZL9xx codes
     assert main(["rule", "ACME001"]) == 0
     assert capsys.readouterr().out == "# ACME001\n\nWhat it does: zero rows to acme.plan.\n"
+
+
+def test_the_default_flags_read_without_loading_the_rules_are_the_rules() -> None:
+    """A warm run decides whether a selection runs any rule from the rule files' names and
+    their `default = false` lines (check.shipped_defaults), without loading them."""
+    from zerolint.check import shipped_defaults
+    from zerolint.rules import load_rules
+
+    assert shipped_defaults() == {r.code: r.default for r in load_rules()}

@@ -13,6 +13,7 @@ import functools
 import gc
 import hashlib
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -211,6 +212,18 @@ def shipped_codes() -> frozenset[str]:
     return frozenset(p.stem for p in rules_dir().glob("*.toml")) | {c.code for c in CODES}
 
 
+@functools.cache
+def shipped_defaults() -> dict[str, bool]:
+    """Each shipped rule's code (its file's name) and whether it runs by default: a rule
+    file says ``default = false`` to be opt-in (tests/test_rules_data.py holds this to
+    what loading the rules gives), read without loading them."""
+    pattern = re.compile(r"^default\s*=\s*false\s*(#.*)?$", re.MULTILINE)
+    return {
+        p.stem: not pattern.search(p.read_text(encoding="utf-8"))
+        for p in sorted(rules_dir().glob("*.toml"))
+    }
+
+
 def check_selectors(
     selectors: Iterable[str], where: str = "", settings: Settings | None = None
 ) -> None:
@@ -236,6 +249,10 @@ def check_selectors(
 def runs_nothing(settings: Settings) -> bool:
     """Whether ``settings`` run no rule and report no ZL9xx code that ``select`` or
     ``extend-select`` names as such (``--select ZL902`` runs no rule, on purpose)."""
+    if not settings.rule_files and any(
+        settings.enabled(code, opt_in=not default) for code, default in shipped_defaults().items()
+    ):
+        return False  # a shipped rule runs: known without reading the rules (a warm run)
     if settings.rules():
         return False
     from zerolint.codes import CODES, OPT_IN
@@ -482,6 +499,11 @@ def finish(
     return _exit_status(report, args, missing, bool(report.findings or report.diagnostics))
 
 
+# Every directive `invalid_directives` reports holds this: the word, a colon, and no code
+# just after it (in any case): a file whose directives all name codes is not decoded.
+NOQA_BYTES = re.compile(rb"(?i)noqa[ \t]*:(?![ \t]*[A-Z]+[0-9]+(?![\w-]))")
+
+
 def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> None:
     """As Ruff: a warning on stderr for each suppression comment that names no valid code
     (a noqa comment whose colon is followed by no list of codes) where it left a finding
@@ -490,17 +512,15 @@ def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> 
     stdin."""
     if not report.findings:
         return
-    import io
-    import tokenize
-
-    from zerolint.formats import printable
-    from zerolint.suppression import invalid_directives
 
     def read(shown: str) -> str:  # as the analysis decoded it (PEP 263), without LibCST
         data = Path(shown).read_bytes()
         try:
             return data.decode("utf-8-sig")
         except UnicodeDecodeError:
+            import io
+            import tokenize
+
             return data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
 
     by_path: dict[str, list[Finding]] = {}
@@ -508,9 +528,14 @@ def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> 
         by_path.setdefault(finding.path, []).append(finding)
     for shown, findings in sorted(by_path.items()):
         try:
+            if stdin_text is None and not NOQA_BYTES.search(Path(shown).read_bytes()):
+                continue  # no noqa comment that can be invalid: nothing to decode
             text = stdin_text if stdin_text is not None else read(shown)
         except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
             continue
+        from zerolint.formats import printable
+        from zerolint.suppression import invalid_directives
+
         for line, directive in invalid_directives(text, findings):
             print(
                 f"zerolint: warning: invalid `{directive}` directive at {printable(shown)}:{line}: "
