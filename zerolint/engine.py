@@ -152,15 +152,10 @@ _STAR_IMPORT = re.compile(
 )
 
 
-def star_reexported(
-    homes: Mapping[str, frozenset[str]], project: Project
-) -> tuple[dict[str, frozenset[str]], set[str]]:
-    """``homes`` plus the modules that re-export a home's names with ``from home import *``
-    (``pkg/__init__.py``: ``from .kernels import *``; its callers spell ``from pkg import
-    build``), found in the files' text, which need not be parsed; and those modules."""
-    if not homes:
-        return dict(homes), set()
-    importers: list[tuple[str, str]] = []  # (the module, the module it star-imports)
+def star_importers(project: Project) -> list[tuple[str, str]]:
+    """(a module, the module it star-imports) for every ``from m import *`` of the tree,
+    found in the files' text, which need not be parsed."""
+    importers: list[tuple[str, str]] = []
     for path in project.files_containing(STAR_IMPORT):
         name = project.name_of.get(path)
         text = project.text(path)
@@ -172,6 +167,15 @@ def star_reexported(
             base = resolve_relative(package, level, module) if level else (module or "")
             if base and base != name:
                 importers.append((name, base))
+    return importers
+
+
+def star_reexported(
+    homes: Mapping[str, frozenset[str]], importers: Sequence[tuple[str, str]]
+) -> tuple[dict[str, frozenset[str]], set[str]]:
+    """``homes`` plus the modules that re-export a home's names with ``from home import *``
+    (``pkg/__init__.py``: ``from .kernels import *``; its callers spell ``from pkg import
+    build``), of ``importers`` (``star_importers``); and those modules."""
     out = {n: set(h) for n, h in homes.items()}
     added: set[str] = set()
     changed = bool(importers)
@@ -314,6 +318,7 @@ class Engine:
         candidates: set[Path] = set()
         total = len(project.files)
         first = True
+        stars: list[tuple[str, str]] | None = None
         while True:
             pattern = mention_pattern(names)
             qualified = [(n, mention_pattern([n]), h) for n, h in sorted(homes.items())]
@@ -362,7 +367,9 @@ class Engine:
                 break
             grown = names | analyzer.open_wrapper_names
             grown_homes = reexported(analyzer.wrapper_homes, modules.values())
-            grown_homes, importers = star_reexported(grown_homes, project)
+            if grown_homes and stars is None:
+                stars = star_importers(project)  # once a run: the texts do not change
+            grown_homes, importers = star_reexported(grown_homes, stars or ())
             # A star importer reaches a sink as its home does: a path may lead through it.
             analyzer.sink_capable |= importers
             if grown == names and grown_homes == homes:

@@ -161,6 +161,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._closures: dict[int, tuple[str, ...]] = {}  # closure_names' answers
         self._scopes: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # scope_names'
         self._module_of: dict[str, str | None] = {}  # project_module_of's answers
+        # module_constant's answers: whether no star import may bind (module, name) again
+        self._star_kept: dict[tuple[str, str], bool] = {}
+        self._hands_on: dict[int, bool] = {}  # _calls_another_init's, by __init__ node
         self._in_progress: set[FuncKey] = set()
         # Origins being resolved (by id): how many summaries were being made then.
         self._resolving: dict[int, int] = {}

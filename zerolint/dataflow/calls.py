@@ -50,6 +50,7 @@ from zerolint.dataflow.values import (
     ref_key,
 )
 from zerolint.model import IDENTITY, SOME_ROW, Op, OpKind, bounded, renamed, symbol_names
+from zerolint.positions import statement_calls
 from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
@@ -292,7 +293,9 @@ class Calls:
             # the argument its parameter of that name was given; joined with it where the
             # __init__ hands on to another (`super().__init__(seq_lens)`), whose writes
             # its own summary does not hold.
-            hands_on = _calls_another_init(init)
+            hands_on = self._hands_on.get(id(init))
+            if hands_on is None:
+                hands_on = self._hands_on[id(init)] = _calls_another_init(init)
             merged = [
                 (name, val.join(by_init[name]) if hands_on and name in by_init else val)
                 for name, val in fields
@@ -672,13 +675,19 @@ class Calls:
         value = mod.constant(name)
         if value is None or not mod.star_imports:
             return value
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        for star in mod.star_imports:
-            path = self.project.by_name.get(star)
-            text = self.project.text(path) if path is not None else None
-            if text is None or word.search(text) or "import *" in text:
-                return None
-        return value
+        key = (mod.name, name)
+        kept = self._star_kept.get(key)
+        if kept is None:  # asked per operand: the texts are searched once per name
+            word = re.compile(rf"\b{re.escape(name)}\b")
+            kept = True
+            for star in mod.star_imports:
+                path = self.project.by_name.get(star)
+                text = self.project.text(path) if path is not None else None
+                if text is None or word.search(text) or "import *" in text:
+                    kept = False
+                    break
+            self._star_kept[key] = kept
+        return value if kept else None
 
     def operands(
         self, frame: Frame, node: cst.Call, key: FuncKey, ref: FuncRef | None = None
@@ -776,20 +785,41 @@ def _by_keyword(arg: cst.Arg, keyword: str | None) -> bool:
 def _calls_another_init(init: cst.FunctionDef) -> bool:
     """Whether an ``__init__`` calls another (``super().__init__(...)``,
     ``Base.__init__(self, ...)``) or a method on ``self``, or writes fields another way
-    (``self.__dict__[...]``, ``setattr``), which its own summary's ``field_writes`` may not
-    hold."""
-    stack: list[cst.CSTNode] = [init.body]
+    (``self.__dict__``, ``setattr``), which its own summary's ``field_writes`` may not
+    hold. Its statements' calls are looked at (``statement_calls``), not every node."""
+    stack: list[cst.CSTNode] = list(init.body.body)
     while stack:
-        node = stack.pop()
-        if type(node) is cst.Attribute and node.attr.value == "__dict__":
+        stmt = stack.pop()
+        if type(stmt) is cst.SimpleStatementLine:
+            stack.extend(stmt.body)
+            continue
+        if type(stmt) is cst.Assign and any(
+            "__dict__" in (dotted(t.target.value) or "")
+            for t in stmt.targets
+            if type(t.target) is cst.Subscript
+        ):
             return True
-        if type(node) is cst.Call and dotted(node.func) in ("setattr", "object.__setattr__"):
-            return True
-        if type(node) is cst.Call and type(node.func) is cst.Attribute:
-            owner = node.func.value
-            if node.func.attr.value == "__init__" or dotted(owner) == "self":
+        for call in statement_calls(stmt):
+            func = call.func
+            name = dotted(func) or ""
+            if name in ("setattr", "object.__setattr__") or name.startswith("self.__dict__"):
                 return True
-            if type(owner) is cst.Call and dotted(owner.func) == "super":
-                return True
-        stack.extend(node.children)
+            if type(func) is cst.Attribute:
+                owner = func.value
+                if func.attr.value == "__init__" or dotted(owner) == "self":
+                    return True
+                if type(owner) is cst.Call and dotted(owner.func) == "super":
+                    return True
+        for field_name in ("body", "orelse", "finalbody"):
+            part = getattr(stmt, field_name, None)
+            if type(part) is cst.If:  # elif
+                stack.append(part)
+            elif isinstance(part, (cst.Else, cst.Finally)):
+                stack.extend(part.body.body)
+            elif isinstance(part, cst.BaseSuite):
+                stack.extend(part.body)
+        for block in [h.body for h in getattr(stmt, "handlers", ())] + [
+            c.body for c in getattr(stmt, "cases", ())
+        ]:
+            stack.extend(block.body)
     return False

@@ -721,9 +721,33 @@ def writes_nothing(node: cst.BaseExpression) -> bool:
     the frame: a name, an attribute, a literal, a comparison or negation of those."""
     kind = type(node)
     if kind is cst.Comparison:
-        return type(node.left) in _PLAIN and all(
-            type(c.comparator) in _PLAIN for c in node.comparisons
-        )
+        return _plain(node.left) and all(_plain(c.comparator) for c in node.comparisons)
     if kind is cst.UnaryOperation:
-        return type(node.expression) in _PLAIN
+        return _plain(node.expression)
+    return _plain(node)
+
+
+# Builtins, and methods of tensors, dicts and strings, that write nothing when called on
+# plain operands (`len(x) > 0 and ...`, `x.numel() > 0 and ...`, `cfg.get("k") or d`).
+_PURE_BUILTINS = frozenset(
+    {"len", "isinstance", "hasattr", "getattr", "callable", "bool", "int", "abs"}
+)
+_PURE_METHODS = frozenset(
+    {"numel", "dim", "size", "item", "is_contiguous", "get", "startswith", "endswith"}
+)
+
+
+def _plain(node: cst.BaseExpression) -> bool:
+    kind = type(node)
+    if kind is cst.Call:
+        func = node.func
+        if type(func) is cst.Name:
+            pure = func.value in _PURE_BUILTINS
+        else:
+            pure = (
+                type(func) is cst.Attribute
+                and func.attr.value in _PURE_METHODS
+                and type(func.value) in _PLAIN
+            )
+        return pure and all(type(a.value) in _PLAIN and not a.star for a in node.args)
     return kind in _PLAIN
