@@ -344,7 +344,10 @@ class ModuleFacts:
             for statement in statements_in_order(self.module):
                 span = self.index.statement(statement)
                 if span is not None:
-                    self._spans.append((span, statement))
+                    # A def's decorators, whose calls are its own, lie above its line.
+                    decorators = getattr(self.index.stmts.get(id(statement)), "decorator_list", ())
+                    first = min([span[0], *(d.lineno for d in decorators)])
+                    self._spans.append(((first, *span[1:]), statement))
         found: list[tuple[cst.Call, Span]] = []
         for (first, _, last, _), statement in self._spans:
             if not first <= line <= last:
