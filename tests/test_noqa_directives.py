@@ -109,3 +109,38 @@ def test_unused_suppressions_agree_with_what_suppresses() -> None:
         assert len(suppression.parse(text).comments()) == reported, text
         if reported:
             assert suppression.file_may_hold_ours(text.encode()), text
+
+
+INVALID_OR_NOT = [
+    "x = f(a)  # noqa: E501\n",
+    "x = f(a)  # noqa: E501, ZL001\n",
+    "x = f(a)  # noqa: ZL-001\n",
+    "x = f(a)  # NoQa :\n",
+    "x = f(a)  # noqa:ZL001é\n",  # a non-ASCII letter ends no code: invalid
+    "x = f(a)  # noqa: ZL001x\n",
+    "x = f(a)  # noqa\n",
+    "# zerolint: noqa: ZL004 because the kernel clamps\nx = 1\n",  # trailing words: invalid
+    "# zerolint: noqa: ZL004\nx = 1\n",
+    "# zerolint: noqa:\nx = 1\n",
+    "x = 1\n",
+]
+
+
+@pytest.mark.parametrize("text", INVALID_OR_NOT)
+def test_the_bytes_test_passes_every_file_with_an_invalid_directive(text: str) -> None:
+    """`suppression.may_hold_invalid` decides, from a file's bytes, whether the warning
+    needs the file decoded: it must pass every file `parse` finds an invalid comment in."""
+    if suppression.parse(text).invalid:
+        assert suppression.may_hold_invalid(text.encode()), text
+
+
+def test_a_whole_file_noqa_with_words_after_its_codes_is_warned_of(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text(
+        "# zerolint: noqa: ZL004 because the kernel clamps\n" + BUG.format(comment="")
+    )
+    for _ in range(2):  # cold, then from the results cache
+        run = zerolint(tmp_path, "--format", "concise", "t.py")
+        assert run.returncode == 1 and run.stdout.startswith("t.py:7:12: ZL001 "), run.stdout
+        assert run.stderr.startswith(
+            "zerolint: warning: invalid `# zerolint: noqa` directive at t.py:1: "
+        ), run.stderr

@@ -499,11 +499,6 @@ def finish(
     return _exit_status(report, args, missing, bool(report.findings or report.diagnostics))
 
 
-# Every directive `invalid_directives` reports holds this: the word, a colon, and no code
-# just after it (in any case): a file whose directives all name codes is not decoded.
-NOQA_BYTES = re.compile(rb"(?i)noqa[ \t]*:(?![ \t]*[A-Z]+[0-9]+(?![\w-]))")
-
-
 def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> None:
     """As Ruff: a warning on stderr for each suppression comment that names no valid code
     (a noqa comment whose colon is followed by no list of codes) where it left a finding
@@ -512,9 +507,10 @@ def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> 
     stdin."""
     if not report.findings:
         return
+    from zerolint.formats import printable
+    from zerolint.suppression import invalid_directives, may_hold_invalid
 
-    def read(shown: str) -> str:  # as the analysis decoded it (PEP 263), without LibCST
-        data = Path(shown).read_bytes()
+    def decoded(data: bytes) -> str:  # as the analysis decoded it (PEP 263), without LibCST
         try:
             return data.decode("utf-8-sig")
         except UnicodeDecodeError:
@@ -528,14 +524,15 @@ def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> 
         by_path.setdefault(finding.path, []).append(finding)
     for shown, findings in sorted(by_path.items()):
         try:
-            if stdin_text is None and not NOQA_BYTES.search(Path(shown).read_bytes()):
-                continue  # no noqa comment that can be invalid: nothing to decode
-            text = stdin_text if stdin_text is not None else read(shown)
+            if stdin_text is not None:
+                text = stdin_text
+            else:
+                data = Path(shown).read_bytes()
+                if not may_hold_invalid(data):
+                    continue  # no suppression comment that can be invalid: nothing to decode
+                text = decoded(data)
         except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
             continue
-        from zerolint.formats import printable
-        from zerolint.suppression import invalid_directives
-
         for line, directive in invalid_directives(text, findings):
             print(
                 f"zerolint: warning: invalid `{directive}` directive at {printable(shown)}:{line}: "

@@ -245,6 +245,22 @@ def file_may_hold_ours(data: bytes) -> bool:
         return True
 
 
+# The bytes of every comment `parse` finds invalid hold one of these (in any case): a noqa
+# colon followed by no code (of the ASCII letters and digits `NOQA`'s codes are, a code
+# ended by no identifier character, a non-ASCII byte being one), or a whole-file comment's
+# colon, which trailing words after valid codes make invalid too.
+_INVALID_BYTES = re.compile(
+    rb"(?i)noqa\s*:(?!\s*[a-z]+[0-9]+(?![\w\x80-\xff-]))|zerolint:\s*noqa\s*:"
+)
+
+
+def may_hold_invalid(data: bytes) -> bool:
+    """Whether a file of these bytes may hold a suppression comment that names no valid
+    code (``Suppressions.invalid``): False for most files whose noqa comments all name
+    codes (`# noqa: E501`), without decoding them."""
+    return _INVALID_BYTES.search(data) is not None
+
+
 def invalid_directives(text: str, findings: Iterable[Finding]) -> list[tuple[int, str]]:
     """The suppression comments of ``text`` that name no valid code and so did not
     suppress one of ``findings`` (all of that file), as (line, the directive): a whole-file
