@@ -247,13 +247,13 @@ def _other_elements_only(
         return None
     name = stmt.targets[0].target.value
     own = {id(n) for n in _walk(stmt)}
-    mentions = [n for n in _walk(func.body) if type(n) is cst.Name and n.value == name]
-    picked = {
-        id(n.value): element(n)
-        for n in _walk(func.body)
-        if type(n) is cst.Subscript and type(n.value) is cst.Name and n.value.value == name
-    }
-    read = [m for m in mentions if id(m) not in own]
+    read: list[cst.Name] = []  # the name's mentions but its binding's
+    picked: dict[int, int | None] = {}  # a mention's element index, where it is `name[k]`
+    for n in _walk(func.body):
+        if type(n) is cst.Name and n.value == name and id(n) not in own:
+            read.append(n)
+        elif type(n) is cst.Subscript and type(n.value) is cst.Name and n.value.value == name:
+            picked[id(n.value)] = element(n)
     if not read or any(
         picked.get(id(m)) is None or picked[id(m)] < 0 or picked[id(m)] == output.result
         for m in read
