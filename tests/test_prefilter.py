@@ -115,6 +115,30 @@ def test_a_caller_of_a_module_level_wrapper_is_parsed_and_reported(
         ),
         # The caller's own two star imports: the wrapper's is the second.
         ({"pkg/__init__.py": ""}, "from pkg.other import *\nfrom pkg.wrap import *"),
+        # Mixed chains: a name imported from a star importer, and a star import of a
+        # module that imports the name.
+        (
+            {
+                "pkg/__init__.py": "from .ops import build\n",
+                "pkg/ops/__init__.py": "from .wrap import *\n",
+            },
+            "from pkg import build",
+        ),
+        (
+            {
+                "pkg/__init__.py": "from .ops import *\n",
+                "pkg/ops/__init__.py": "from .wrap import build\n",
+            },
+            "from pkg import build",
+        ),
+        (
+            {
+                "pkg/__init__.py": "from .ops import *\n",
+                "pkg/ops/__init__.py": "from .mid import build\n",
+                "pkg/ops/mid.py": "from .wrap import *\n",
+            },
+            "from pkg import build",
+        ),
     ],
 )
 def test_a_wrapper_re_exported_by_a_star_import_is_reached(

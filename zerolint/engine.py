@@ -128,7 +128,7 @@ def reaches_wrapper(
 
 
 def reexported(
-    homes: dict[str, set[str]], modules: Iterable[ModuleInfo]
+    homes: Mapping[str, Iterable[str]], modules: Iterable[ModuleInfo]
 ) -> dict[str, frozenset[str]]:
     """``homes`` plus the parsed modules that import a wrapper from one of its homes, under
     the name they import it as (``pkg/__init__.py``: ``from .wrap import build as make``)."""
@@ -188,6 +188,25 @@ def star_reexported(
                     added.add(importer)
                     changed = True
     return {n: frozenset(h) for n, h in out.items()}, added
+
+
+def all_reexported(
+    homes: Mapping[str, Iterable[str]],
+    modules: Iterable[ModuleInfo],
+    importers: Sequence[tuple[str, str]],
+) -> tuple[dict[str, frozenset[str]], set[str]]:
+    """``reexported`` and ``star_reexported`` taken together until neither adds a home: a
+    chain may mix the two (``pkg``: ``from .ops import build``, where ``pkg.ops`` holds
+    ``from .wrap import *``). The homes, and the star importers among them."""
+    modules = list(modules)
+    out = {n: frozenset(h) for n, h in homes.items()}
+    added: set[str] = set()
+    while True:
+        grown, more = star_reexported(reexported(dict(out), modules), importers)
+        added |= more
+        if grown == out:
+            return out, added
+        out = grown
 
 
 class Engine:
@@ -366,10 +385,11 @@ class Engine:
             if not self.settings.whole_program:
                 break
             grown = names | analyzer.open_wrapper_names
-            grown_homes = reexported(analyzer.wrapper_homes, modules.values())
-            if grown_homes and stars is None:
+            if analyzer.wrapper_homes and stars is None:
                 stars = star_importers(project)  # once a run: the texts do not change
-            grown_homes, importers = star_reexported(grown_homes, stars or ())
+            grown_homes, importers = all_reexported(
+                analyzer.wrapper_homes, modules.values(), stars or ()
+            )
             # A star importer reaches a sink as its home does: a path may lead through it.
             analyzer.sink_capable |= importers
             if grown == names and grown_homes == homes:
