@@ -44,16 +44,24 @@ def reference(stmt: cst.CSTNode) -> list[cst.Call]:
     elif type(stmt) is cst.With:
         for item in stmt.items:
             item.visit(found)
-    elif type(stmt) is cst.FunctionDef:  # its decorators run where the def does
+    elif type(stmt) is cst.FunctionDef:  # its decorators, defaults, annotations run there
         for decorator in stmt.decorators:
             decorator.decorator.visit(found)
+        stmt.params.visit(found)
+        if stmt.returns is not None:
+            stmt.returns.visit(found)
+    elif type(stmt) is cst.ClassDef:  # its decorators, bases and keywords run there
+        for decorator in stmt.decorators:
+            decorator.decorator.visit(found)
+        for arg in (*stmt.bases, *stmt.keywords):
+            arg.visit(found)
     elif isinstance(stmt, (cst.Try, cst.TryStar)):  # its handlers' types
         for handler in stmt.handlers:
             if handler.type is not None:
                 handler.type.visit(found)
     elif type(stmt) is cst.Match:
         stmt.subject.visit(found)
-    elif type(stmt) is not cst.ClassDef:
+    else:
         stmt.visit(found)
     return found.calls
 
@@ -109,6 +117,12 @@ def i6():
 match j6(k6()):
     case _:
         l6()
+@m6(n6())
+def o6(a: p6() = q6(r6()), /, b=s6(), *c: t6(), d: u6() = v6(), **e: w6()) -> x6(y6()):
+    z6()
+@a7(b7())
+class c7(d7(e7()), f7, metaclass=g7(), **h7()):
+    i7()
 """
 # A `type` statement: Python 3.12's grammar (LibCST parses it on any Python).
 TYPE_ALIAS = "type X[T: f()] = g()\n"

@@ -245,13 +245,14 @@ def _ast_header(stmt: ast.stmt) -> list[ast.AST]:
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         return list(stmt.items)
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return list(stmt.decorator_list)  # evaluated where the def runs
+        # Evaluated where the def runs: decorators, defaults (and annotations).
+        return [*stmt.decorator_list, stmt.args, *([stmt.returns] if stmt.returns else [])]
     if isinstance(stmt, (ast.Try, ast.TryStar)):
         return [h.type for h in stmt.handlers if h.type is not None]
     if isinstance(stmt, ast.Match):
         return [stmt.subject]
     if isinstance(stmt, ast.ClassDef):
-        return []
+        return [*stmt.decorator_list, *stmt.bases, *stmt.keywords]
     return [stmt]
 
 
@@ -266,13 +267,15 @@ def statement_calls(stmt: cst.CSTNode) -> list[cst.Call]:
     elif type(stmt) is cst.With:
         roots = list(stmt.items)
     elif type(stmt) is cst.FunctionDef:
-        roots = [d.decorator for d in stmt.decorators]  # evaluated where the def runs
+        # Evaluated where the def runs: decorators, defaults (and annotations).
+        roots = [d.decorator for d in stmt.decorators]
+        roots += [stmt.params, *([stmt.returns] if stmt.returns else [])]
     elif isinstance(stmt, (cst.Try, cst.TryStar)):
         roots = [h.type for h in stmt.handlers if h.type is not None]
     elif type(stmt) is cst.Match:
         roots = [stmt.subject]
     elif type(stmt) is cst.ClassDef:
-        return []
+        roots = [d.decorator for d in stmt.decorators] + [*stmt.bases, *stmt.keywords]
     else:
         roots = [stmt]
     calls: list[cst.Call] = []

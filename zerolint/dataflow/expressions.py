@@ -71,6 +71,8 @@ from zerolint.project import ClassInfo, ModuleInfo
 _UNKNOWN = object()
 # Literals hold nothing to walk (LibCST's `children` rebuilds a node to list its children).
 _LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis})
+# A default value of these kinds calls nothing (`block=64`, `dtype=torch.int32`): not evaluated.
+_NO_CALL = _LITERALS | {cst.Name, cst.Attribute}
 
 
 class Expressions:
@@ -777,7 +779,16 @@ class Expressions:
         return EMPTY
 
     def eval_Lambda(self, frame: Frame, node: cst.Lambda) -> Val:
+        self.eval_defaults(frame, node.params)  # `lambda m=kernel(lens): m` calls it here
         return Val((), [LambdaRef(node, frame, frame.stmt)])
+
+    def eval_defaults(self, frame: Frame, params: cst.Parameters) -> None:
+        """A def's or a lambda's default values, evaluated where it is written, in source
+        order (positional-only parameters first). A name or a literal holds no call."""
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            default = param.default
+            if default is not None and type(default) not in _NO_CALL:
+                self.eval(frame, default)
 
     def _comprehension(
         self, frame: Frame, node: cst.CSTNode, elts: Sequence[cst.BaseExpression]

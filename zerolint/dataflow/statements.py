@@ -288,8 +288,19 @@ class Statements:
         for decorator in stmt.decorators:  # `@cache(kernel(lens))` runs where the def is
             if type(decorator.decorator) is cst.Call:
                 self.eval(frame, decorator.decorator)
+        self.eval_defaults(frame, stmt.params)  # so do its defaults, after them
         frame.local_funcs[stmt.name.value] = stmt
         frame.state[stmt.name.value] = Val((), [FuncRef(self.func_key(frame.mod, stmt))])
+
+    def exec_ClassDef(self, frame: Frame, stmt: cst.ClassDef) -> None:
+        """A class statement runs its decorators' calls and its bases' and keywords' where
+        it is (`@register(kernel(lens))`); its body is not followed (README)."""
+        for part in (*(d.decorator for d in stmt.decorators), *(a.value for a in stmt.bases)):
+            if type(part) is cst.Call:
+                self.eval(frame, part)
+        for arg in stmt.keywords:
+            if type(arg.value) is cst.Call:
+                self.eval(frame, arg.value)
 
     def exec_Match(self, frame: Frame, stmt: cst.Match) -> None:
         self.eval(frame, stmt.subject)
