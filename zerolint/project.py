@@ -330,6 +330,7 @@ def parse_module(
     # The language server re-parses edited buffers with LibCST: their positions follow.
     kept = tree if cst_parse is not None else None
     built = build_module(text, tree) if cst_parse is None else None
+    walrus = _module_walrus_names(tree) if ":=" in text else ()
     del tree  # a check does not keep it (see ModuleInfo.positions)
     try:
         if built is not None:
@@ -353,7 +354,26 @@ def parse_module(
     info.tree = kept
     info.built = built is not None
     _index_module(info)
+    info.rebound.update(walrus)
     return info
+
+
+def _module_walrus_names(tree: ast.Module) -> set[str]:
+    """The names a walrus binds in the module's own scope (`if (RATIO := f()) > 1:`, or in
+    a comprehension there), not in a function's, a lambda's or a class body's."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _OWN_SCOPES):
+            continue
+        if type(node) is ast.NamedExpr and type(node.target) is ast.Name:
+            names.add(node.target.id)
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def _dotted(node: cst.BaseExpression | None) -> str | None:
