@@ -216,3 +216,39 @@ def test_diff_names_the_findings_it_has_no_fix_for_and_fails(tmp_path: Path) -> 
     assert out == ""
     assert ": ZL910 not fixed: ZL004 has no fix" in err
     assert code == 1
+
+
+DECORATED = """\
+import torch
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def outer(seq_lens, ratio):
+    @some_decorator(get_paged_mqa_logits_metadata(seq_lens // ratio, 64, 132))
+    def inner():
+        pass
+
+    return inner
+"""
+
+
+def test_a_sink_call_in_a_decorator_is_fixed_and_a_wrappers_is_not(tmp_path: Path) -> None:
+    """The call is the sink's own, evaluated where the def runs: its argument is clamped.
+    It was refused as a wrapper's call ("reaches the sink inside it"), since the def's
+    lines were taken from its ``def``, below its decorators, where the sink step is."""
+    (tmp_path / "dec.py").write_text(DECORATED)
+    code, out, err = run(tmp_path, "--fix", "dec.py")
+    assert "ZL910" not in out
+    assert (code, err) == (0, "zerolint: fixed 1 error in dec.py\n"), out
+    assert (tmp_path / "dec.py").read_text() == DECORATED.replace(
+        "metadata(seq_lens // ratio,", "metadata(torch.clamp(seq_lens // ratio, min=1),"
+    )
+    wrapped = WRAPPED.replace(
+        "    lens = seq_lens // 4\n    return my_meta(num_sms, lens)\n",
+        "    @some_decorator(my_meta(num_sms, seq_lens // 4))\n"
+        "    def inner():\n        pass\n\n    return inner\n",
+    )
+    (tmp_path / "wrapped.py").write_text(wrapped)
+    code, out, err = run(tmp_path, "--fix", "wrapped.py")
+    assert "wrapped.py:10:21: ZL910 not fixed: this call is `my_meta`, not the sink" in out
+    assert (tmp_path / "wrapped.py").read_text() == wrapped and code == 1
