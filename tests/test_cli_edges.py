@@ -264,3 +264,30 @@ def test_a_project_module_named_like_a_library_is_not_imported(tmp_path: Path) -
     assert run.returncode == 1, run.stderr
     assert run.stdout.startswith(b"bug.py:5:12: ZL001 "), run.stdout
     assert b"internal error" not in run.stderr
+
+
+def test_a_file_named_like_an_option_is_checked_as_pre_commit_passes_it(tmp_path: Path) -> None:
+    """pre-commit appends a staged ``-q.py`` to the hook's arguments as it is: a name that
+    exists and is none of check's options is a path, after the hook's own options or
+    among the other files. An option stays an option, a missing name is refused."""
+    (tmp_path / "-q.py").write_text(BUG)
+    (tmp_path / "--fix").mkdir()  # a folder named like an option: still the option
+    (tmp_path / "--fix" / "x.py").write_text(BUG)
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    for args in (
+        ["--force-exclude", "--touching", "--select", "ZL001", "-q.py", "ok.py"],
+        ["--force-exclude", "ok.py", "-q.py"],
+        ["-q", "--no-cache", "-q.py"],
+    ):
+        run = zerolint(tmp_path, *args)
+        assert run.returncode == 1, run.stderr
+        assert run.stdout.startswith(b"-q.py:5:12: ZL001 "), run.stdout
+        assert b"x.py" not in run.stdout and run.stderr == b""
+    run = zerolint(tmp_path, "--fix", "ok.py")  # the option: the folder is not checked
+    assert (run.returncode, run.stdout) == (0, b"All checks passed!\n"), run.stdout
+    run = zerolint(tmp_path, "-o", "-q.py", "ok.py")  # a value, refused: ok.py is not written
+    assert run.returncode == 2 and b"-o/--output-file: expected one argument" in run.stderr
+    assert (tmp_path / "ok.py").read_text() == "x = 1\n"
+    run = zerolint(tmp_path, "-missing.py")
+    assert run.returncode == 2
+    assert b"unrecognized arguments: -missing.py" in run.stderr

@@ -166,9 +166,31 @@ def test_a_file_named_twice_is_fixed_once(tmp_path: Path) -> None:
     (tmp_path / "b.py").symlink_to("a.py")
     code, out, err = run(tmp_path, "--fix", ".")
     assert "ZL910" not in out
-    assert err == "zerolint: fixed 2 errors in a.py\n"
+    assert err == "zerolint: fixed 1 error in a.py\n"
+    assert "Found 1 error (1 fixed, 0 remaining)." in out
     assert code == 0
     assert (tmp_path / "a.py").read_text() == FIXED and (tmp_path / "b.py").is_symlink()
+
+
+def test_a_symlink_and_its_target_are_reported_as_ruff_does_and_fixed_once(
+    tmp_path: Path,
+) -> None:
+    """Both names are checked and reported, as ``ruff check`` reports a link and its
+    target; ``--fix`` finds one file: one fix, written once to the target (the link stays
+    a link), reported once under the target's name, as Ruff counts a link's fixes once."""
+    (tmp_path / "target.py").write_text(BUG)
+    (tmp_path / "link.py").symlink_to("target.py")  # sorts first
+    code, out, err = run(tmp_path, ".")
+    assert "link.py:7:12: ZL001 " in out and "target.py:7:12: ZL001 " in out
+    assert "Found 2 errors." in out and code == 1
+    code, out, err = run(tmp_path, "--diff", ".")
+    assert out.startswith("--- target.py\n+++ target.py\n") and out.count("+++ ") == 1
+    code, out, err = run(tmp_path, "--fix", ".")
+    assert (code, err) == (0, "zerolint: fixed 1 error in target.py\n"), out
+    assert "Found 1 error (1 fixed, 0 remaining)." in out
+    assert (tmp_path / "target.py").read_text() == FIXED
+    assert (tmp_path / "link.py").is_symlink() and os.readlink(tmp_path / "link.py") == "target.py"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.py", "target.py"]  # no temp left
 
 
 def test_a_last_line_ended_by_a_lone_carriage_return_is_not_lost(tmp_path: Path) -> None:
@@ -194,3 +216,39 @@ def test_diff_names_the_findings_it_has_no_fix_for_and_fails(tmp_path: Path) -> 
     assert out == ""
     assert ": ZL910 not fixed: ZL004 has no fix" in err
     assert code == 1
+
+
+DECORATED = """\
+import torch
+from deep_gemm import get_paged_mqa_logits_metadata
+
+
+def outer(seq_lens, ratio):
+    @some_decorator(get_paged_mqa_logits_metadata(seq_lens // ratio, 64, 132))
+    def inner():
+        pass
+
+    return inner
+"""
+
+
+def test_a_sink_call_in_a_decorator_is_fixed_and_a_wrappers_is_not(tmp_path: Path) -> None:
+    """The call is the sink's own, evaluated where the def runs: its argument is clamped.
+    It was refused as a wrapper's call ("reaches the sink inside it"), since the def's
+    lines were taken from its ``def``, below its decorators, where the sink step is."""
+    (tmp_path / "dec.py").write_text(DECORATED)
+    code, out, err = run(tmp_path, "--fix", "dec.py")
+    assert "ZL910" not in out
+    assert (code, err) == (0, "zerolint: fixed 1 error in dec.py\n"), out
+    assert (tmp_path / "dec.py").read_text() == DECORATED.replace(
+        "metadata(seq_lens // ratio,", "metadata(torch.clamp(seq_lens // ratio, min=1),"
+    )
+    wrapped = WRAPPED.replace(
+        "    lens = seq_lens // 4\n    return my_meta(num_sms, lens)\n",
+        "    @some_decorator(my_meta(num_sms, seq_lens // 4))\n"
+        "    def inner():\n        pass\n\n    return inner\n",
+    )
+    (tmp_path / "wrapped.py").write_text(wrapped)
+    code, out, err = run(tmp_path, "--fix", "wrapped.py")
+    assert "wrapped.py:10:21: ZL910 not fixed: this call is `my_meta`, not the sink" in out
+    assert (tmp_path / "wrapped.py").read_text() == wrapped and code == 1

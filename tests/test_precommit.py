@@ -409,3 +409,37 @@ def test_the_default_hook_fails_when_a_path_crosses_into_an_unchanged_module(
     staged = hook("zerolint")
     assert staged.returncode == 1, staged.stdout + staged.stderr
     assert "serving/scratch.py:8:12: ZL001" in staged.stdout + staged.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.network
+def test_the_hooks_check_a_staged_file_whose_name_starts_with_a_dash(tmp_path: Path) -> None:
+    """pre-commit passes ``-q.py`` after the hook's arguments as it is; both hooks check it
+    as a file (argparse alone took it for ``-q``), with options in ``args:`` too."""
+    hook_repo = tmp_path / "zerolint"
+    hook_repo.mkdir()
+    rev = snapshot_of_this_project(hook_repo)
+    server = tmp_path / "server"
+    server.mkdir()
+    (server / "ok.py").write_text("VALUE = 1\n")
+    config = documented_config(hook_repo, rev)
+    config += "      - id: zerolint-changed-only\n        args: [--select, ZL001]\n"
+    (server / ".pre-commit-config.yaml").write_text(config)
+    git("init", "-q", cwd=server)
+    commit_all(server, "a clean module")
+    (server / "-q.py").write_text(
+        "from deep_gemm import get_paged_mqa_logits_metadata\n\n\n"
+        "def build(seq_lens, ratio, num_sms):\n"
+        "    return get_paged_mqa_logits_metadata(seq_lens // ratio, 64, num_sms)\n"
+    )
+    (server / "ok.py").write_text("VALUE = 2\n")
+    git("add", "-A", cwd=server)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    env.pop("VIRTUAL_ENV", None)
+    for hook in ("zerolint", "zerolint-changed-only"):
+        command = (sys.executable, "-m", "pre_commit", "run", hook, "--color", "never")
+        done = run(*command, cwd=server, env=env, timeout=900)
+        output = done.stdout + done.stderr
+        assert done.returncode == 1, output
+        assert "-q.py:5:12: ZL001 " in output, output
+        assert "unrecognized arguments" not in output and "usage:" not in output

@@ -1383,28 +1383,45 @@ def apply_fixes(
 
     ``settings_for(shown)`` is the configuration of the file shown as ``shown``: its
     rules' fixes, and the re-check of the fixed text. A file named twice (two spellings,
-    a link) is fixed once, with both spellings' findings. ``analysed`` maps a shown path
+    a symlink, a hard link) is fixed once, under one name, and a finding both names report
+    is fixed and counted once. ``analysed`` maps a shown path
     to the digest of the bytes its findings came from: a file whose bytes differ now is
     not edited (its positions may name other code)."""
     from zerolint.engine import Engine
     from zerolint.fix import FixError, fix_file, targets_from_findings
 
-    by_file: dict[str, list[Finding]] = {}
-    shown_as: dict[str, str] = {}
+    sinks = [f for f in report.findings if f.sink]
+    file_of: dict[str, str] = {}  # a finding's path -> its file's, by device and inode
+    names: dict[str, list[str]] = {}
     same: dict[tuple[int, int], str] = {}  # a file's device and inode: its hard links
-    for finding in report.findings:
-        if finding.sink:
+    for finding in sinks:
+        if finding.path not in file_of:
             try:
                 st = os.stat(finding.path)
                 real = same.setdefault((st.st_dev, st.st_ino), os.path.realpath(finding.path))
             except OSError:
                 real = os.path.realpath(finding.path)  # fix_file says what is wrong with it
-            shown_as.setdefault(real, finding.path)
-            by_file.setdefault(real, []).append(finding)
+            file_of[finding.path] = real
+            names.setdefault(real, []).append(finding.path)
+    # A file is fixed, and reported, once, by one name: its own where a link names it too
+    # (a fix is written to the file a link points to), else the first.
+    shown_as = {
+        file: min(spelt, key=lambda n: (os.path.realpath(n) != os.path.abspath(n), n))
+        for file, spelt in names.items()
+    }
+    by_file: dict[str, list[Finding]] = {}
+    kept: dict[tuple[Any, ...], str] = {}
+    # A finding seen through two names of a file is one finding, fixed and counted once.
+    for finding in sinks:
+        file = file_of[finding.path]
+        key = (file, finding.code, finding.line, finding.col, finding.argument, finding.sink)
+        if kept.setdefault(key, finding.path) == finding.path:
+            by_file.setdefault(file, []).append(finding)
     fixed: dict[str, int] = {}
     failed: list[Diagnostic] = []
-    for real, findings in sorted(by_file.items(), key=lambda item: shown_as[item[0]]):
-        shown = shown_as[real]
+    for file, findings in sorted(by_file.items(), key=lambda item: shown_as[item[0]]):
+        shown = shown_as[file]
+        real = os.path.realpath(shown)  # as the re-check's findings name it
         settings = settings_for(shown)
         found = targets_from_findings(findings, settings.sinks(), settings.rules())
         targets = [t for spelling in sorted(found) for t in found[spelling]]

@@ -99,10 +99,45 @@ def _join_raw_values(argv: list[str]) -> list[str]:
     return out
 
 
+def _dash_named_paths(argv: list[str], options: argparse.ArgumentParser) -> list[str]:
+    """The arguments before any ``--`` that start with "-", are none of ``options``'
+    option strings (alone or as ``--option=value``) and name a file or folder that
+    exists: paths. pre-commit appends the staged files' names to the hook's arguments as
+    they are, so a staged ``-q.py`` arrives as ``-q.py``, which argparse would take for
+    ``-q`` (``ruff check -q.py`` is refused too); named so, the file is checked. An option
+    named like a file stays an option, and so does an option's value (argparse refuses one
+    that starts with "-"): ``./-q.py`` or ``-- -q.py`` name such a file."""
+    actions = options._option_string_actions
+    found: list[str] = []
+    takes_value = False
+    for token in argv:
+        if token == "--":
+            break
+        if (
+            not takes_value
+            and token.startswith("-")
+            and token != "-"
+            and token.split("=", 1)[0] not in actions
+            and os.path.lexists(token)
+        ):
+            found.append(token)
+        action = actions.get(token)
+        takes_value = action is not None and action.nargs != 0
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = _join_raw_values(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser(_chosen(argv))
+    chosen = _chosen(argv)
+    parser = build_parser(chosen)
+    named: list[str] = []
+    if chosen == "check":
+        named = _dash_named_paths(argv, _subparser(parser, chosen))
+        for token in named:
+            argv.remove(token)
     args, extra = parser.parse_known_args(argv)
+    if named:
+        args.paths = [*args.paths, *named]
     if extra and isinstance(getattr(args, "paths", None), list):
         # Paths after an option (`check a.py --select ZL001 b.py`), as Ruff takes them:
         # argparse gives a list of positionals its first run only.

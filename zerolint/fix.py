@@ -623,9 +623,10 @@ class _Planner:
 
     def _in_statement(self, node: cst.CSTNode, line: int) -> bool:
         """Whether ``line`` is a line of the statement ``node`` is in: where a path's step
-        at it is (its first line, or the element's in a comprehension)."""
+        at it is (its first line, or the element's in a comprehension; a decorator's line
+        for a call in a def's or a class's decorator)."""
         found = self._facts.statement_of(node)
-        where = None if found is None else self._facts.statement_span(found)
+        where = None if found is None else self._facts.statement_lines(found)
         if where is None:
             return True  # no statement to tell by: the re-check decides
         return where[0] <= line <= where[2]

@@ -337,17 +337,23 @@ class ModuleFacts:
             return self.module.code_for_node(statement)
         return index.source.cut(*index.source.span(found))
 
+    def statement_lines(self, statement: cst.CSTNode) -> Span | None:
+        """The statement's span, from its first decorator where it has any: a def's or a
+        class's decorators, whose calls are its own, lie above its line."""
+        span = self.index.statement(statement)
+        if span is None:
+            return None
+        decorators = getattr(self.index.stmts.get(id(statement)), "decorator_list", ())
+        return (min([span[0], *(d.lineno for d in decorators)]), *span[1:])
+
     def calls_at(self, line: int, col: int) -> list[tuple[cst.Call, Span]]:
         """The calls that start at ``line``:``col`` (0-based), outermost first."""
         if self._spans is None:
             self._spans = []
             for statement in statements_in_order(self.module):
-                span = self.index.statement(statement)
+                span = self.statement_lines(statement)
                 if span is not None:
-                    # A def's decorators, whose calls are its own, lie above its line.
-                    decorators = getattr(self.index.stmts.get(id(statement)), "decorator_list", ())
-                    first = min([span[0], *(d.lineno for d in decorators)])
-                    self._spans.append(((first, *span[1:]), statement))
+                    self._spans.append((span, statement))
         found: list[tuple[cst.Call, Span]] = []
         for (first, _, last, _), statement in self._spans:
             if not first <= line <= last:
