@@ -99,18 +99,19 @@ def _join_raw_values(argv: list[str]) -> list[str]:
     return out
 
 
-def _dash_named_paths(argv: list[str], options: argparse.ArgumentParser) -> list[str]:
+def _dash_named_paths(argv: list[str], options: argparse.ArgumentParser) -> list[int]:
     """The arguments before any ``--`` that start with "-", are none of ``options``'
     option strings (alone or as ``--option=value``) and name a file or folder that
     exists: paths. pre-commit appends the staged files' names to the hook's arguments as
     they are, so a staged ``-q.py`` arrives as ``-q.py``, which argparse would take for
     ``-q`` (``ruff check -q.py`` is refused too); named so, the file is checked. An option
     named like a file stays an option, and so does an option's value (argparse refuses one
-    that starts with "-"): ``./-q.py`` or ``-- -q.py`` name such a file."""
+    that starts with "-"): ``./-q.py`` or ``-- -q.py`` name such a file. Their places in
+    ``argv``."""
     actions = options._option_string_actions
-    found: list[str] = []
+    found: list[int] = []
     takes_value = False
-    for token in argv:
+    for i, token in enumerate(argv):
         if token == "--":
             break
         if (
@@ -120,7 +121,7 @@ def _dash_named_paths(argv: list[str], options: argparse.ArgumentParser) -> list
             and token.split("=", 1)[0] not in actions
             and os.path.lexists(token)
         ):
-            found.append(token)
+            found.append(i)
         action = actions.get(token)
         takes_value = action is not None and action.nargs != 0
     return found
@@ -132,9 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(chosen)
     named: list[str] = []
     if chosen == "check":
-        named = _dash_named_paths(argv, _subparser(parser, chosen))
-        for token in named:
-            argv.remove(token)
+        places = set(_dash_named_paths(argv, _subparser(parser, chosen)))
+        named = [argv[i] for i in sorted(places)]
+        argv = [token for i, token in enumerate(argv) if i not in places]
     args, extra = parser.parse_known_args(argv)
     if named:
         args.paths = [*args.paths, *named]

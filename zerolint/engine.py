@@ -842,9 +842,9 @@ def to_flow(trace: Trace, scope: RuleScope) -> Flow:
             note = f"{note} (no sanitizer for {scope.rule.code})" if note else note
         pos = raw.mod.positions()
         if raw.node is not None and type(raw.node) is cst.Call:
-            span = pos.call(raw.stmt, raw.node) or pos.statement(raw.stmt)
+            span = pos.call(raw.stmt, raw.node) or pos.shown(raw.stmt)
         else:
-            span = pos.statement(raw.stmt)
+            span = pos.shown(raw.stmt)  # the line of the statement's text shown
         line, col = (span[0], span[1] + 1) if span else (0, 0)
         steps.append(
             Step(

@@ -340,11 +340,7 @@ class ModuleFacts:
     def statement_lines(self, statement: cst.CSTNode) -> Span | None:
         """The statement's span, from its first decorator where it has any: a def's or a
         class's decorators, whose calls are its own, lie above its line."""
-        span = self.index.statement(statement)
-        if span is None:
-            return None
-        decorators = getattr(self.index.stmts.get(id(statement)), "decorator_list", ())
-        return (min([span[0], *(d.lineno for d in decorators)]), *span[1:])
+        return self.index.shown(statement)
 
     def calls_at(self, line: int, col: int) -> list[tuple[cst.Call, Span]]:
         """The calls that start at ``line``:``col`` (0-based), outermost first."""

@@ -140,8 +140,6 @@ class PositionIndex:
     stmts: dict[int, ast.stmt]
     exact: dict[int, Span] | None = None  # PositionProvider fallback
     tree: ast.Module | None = None
-    # For ModuleInfo.code of a built tree: each statement's predecessor.
-    _previous: dict[int, ast.stmt | None] | None = None
     # Per statement: its calls in both trees, paired by rank (computed once).
     calls: dict[int, tuple[list[cst.Call], list[ast.Call]]] = field(default_factory=dict)
 
@@ -165,17 +163,17 @@ class PositionIndex:
         found = self.stmts.get(id(stmt))
         return self._span(found) if found is not None else None
 
-    def previous(self, stmt: ast.stmt) -> ast.stmt | None:
-        """The statement before ``stmt`` in its block (None for the first)."""
-        if self._previous is None:
-            self._previous = {}
-            blocks: list[list[ast.stmt]] = [self.tree.body] if self.tree is not None else []
-            while blocks:
-                block = blocks.pop()
-                for before, after in zip([None, *block], block):
-                    self._previous[id(after)] = before
-                    blocks.extend(_blocks_of(after))
-        return self._previous.get(id(stmt))
+    def shown(self, stmt: cst.CSTNode) -> Span | None:
+        """The statement's span from the line its text starts at: a def's or a class's
+        first decorator, above its line (``statement`` starts at the ``def``, as Python's
+        tree does)."""
+        span = self.statement(stmt)
+        if span is None or self.exact is not None:
+            return span  # LibCST's own positions start at the first decorator
+        decorators = getattr(self.stmts.get(id(stmt)), "decorator_list", None)
+        if not decorators:
+            return span
+        return (min(span[0], *(d.lineno for d in decorators)), *span[1:])
 
     def call(self, stmt: cst.CSTNode, call: cst.Call) -> Span | None:
         """Position of ``call``, a Call node somewhere inside the statement ``stmt``; the

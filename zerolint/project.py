@@ -217,7 +217,7 @@ class ModuleInfo:
         positions = self.positions()
         stmt = positions.stmts.get(id(node))
         if stmt is not None:
-            return source_text.header(positions.source, stmt, positions.previous(stmt))
+            return source_text.header(positions.source, stmt)
         if within is None:
             return None
         call = positions.call_node(*within)
@@ -237,7 +237,9 @@ class ModuleInfo:
         if type(node) is cst.With:
             return "with " + ", ".join(text(item).rstrip(", \n\r\t") for item in node.items) + ":"
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.Match)):
-            return text(node).lstrip().split("\n", 1)[0]
+            # Its first line of code: LibCST's text starts with the comments above it.
+            lines = text(node).splitlines()
+            return next((ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")), "")
         return text(node)
 
 

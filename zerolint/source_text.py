@@ -75,37 +75,11 @@ class Source:
             end = i + 1
         return self.cut(start, end)
 
-    def first_line(self, stmt: ast.stmt, previous: ast.stmt | None) -> str:
-        """The first line of a def's, a class's, a try's or a match's code as LibCST prints
-        it: the first comment line above it that LibCST counts as the statement's (which
-        ``fold_code`` then drops), else its first decorator, else its own first line."""
+    def first_line(self, stmt: ast.stmt) -> str:
+        """The first line of a def's, a class's, a try's or a match's code: its first
+        decorator's, else its own (not the comment lines above it, which LibCST counts as
+        the statement's)."""
         line = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-        comment = None
-        if previous is None and stmt.col_offset == 0:
-            pass  # the module's first statement: the lines above it are the module's header
-        elif previous is None:  # every comment line up to the block's header is the statement's
-            for above in range(line - 1, 0, -1):
-                stripped = self.line(above).strip()
-                if stripped.startswith(b"#"):
-                    comment = stripped
-                elif stripped:
-                    break
-        else:
-            # After a block, the comment lines indented deeper than the statement are that
-            # block's footer, up to the first that is not; the rest are the statement's.
-            footer = not _small(previous)
-            for below in range(previous.end_lineno + 1, line):  # type: ignore[operator]
-                raw = self.line(below)
-                stripped = raw.strip()
-                if not stripped:
-                    continue
-                if footer and len(raw) - len(raw.lstrip(b" \t\x0c")) > stmt.col_offset:
-                    continue
-                footer = False
-                comment = stripped
-                break
-        if comment is not None:
-            return comment.decode("utf-8", "replace")
         return self.line(line).strip().decode("utf-8", "replace")
 
     def line(self, number: int) -> bytes:
@@ -135,9 +109,8 @@ def _small(stmt: ast.stmt) -> bool:
     )
 
 
-def header(source: Source, stmt: ast.stmt, previous: ast.stmt | None) -> str:
-    """What ``ModuleInfo.header`` gives for the statement ``stmt`` (``previous``: the
-    statement before it in the same block, if any)."""
+def header(source: Source, stmt: ast.stmt) -> str:
+    """What ``ModuleInfo.header`` gives for the statement ``stmt``."""
     start, _ = source.span(stmt)
     if isinstance(stmt, (ast.If, ast.While)):
         keyword = "while" if isinstance(stmt, ast.While) else "if"
@@ -159,7 +132,7 @@ def header(source: Source, stmt: ast.stmt, previous: ast.stmt | None) -> str:
             gap = b
         return "with " + ", ".join(parts) + ":"
     if not _small(stmt):
-        return source.first_line(stmt, previous)
+        return source.first_line(stmt)
     return source.small_statement(stmt)
 
 
