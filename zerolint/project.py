@@ -238,8 +238,15 @@ class ModuleInfo:
             return "with " + ", ".join(text(item).rstrip(", \n\r\t") for item in node.items) + ":"
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Try, cst.Match)):
             # Its first line of code: LibCST's text starts with the comments above it.
-            lines = text(node).splitlines()
-            return next((ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")), "")
+            code, start = text(node), 0
+            while start < len(code):
+                end = code.find("\n", start)
+                end = len(code) if end < 0 else end
+                line = code[start:end]
+                if line.strip() and not line.lstrip().startswith("#"):
+                    return line
+                start = end + 1
+            return ""
         return text(node)
 
 
