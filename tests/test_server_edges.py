@@ -143,6 +143,8 @@ def test_an_incremental_edit_after_a_form_feed_lands_where_the_client_put_it(
         # One whose colon is followed by no valid code suppresses nothing (as in Ruff), and
         # a second noqa after it would not count: it is written again with the code.
         (SINK.rstrip("\n") + "  # noqa: ZL-001 why\n", True),
+        # A colon after a code (Ruff refuses it too): the codes read before it are kept.
+        (SINK.rstrip("\n") + "  # noqa: ZL004: the kernel clamps\n", True),
     ],
 )
 def test_the_suppression_comment_goes_only_where_python_reads_one(
@@ -154,7 +156,8 @@ def test_the_suppression_comment_goes_only_where_python_reads_one(
 
     async def scenario(client: Client) -> None:
         uri = client.open(builder)
-        [diag] = await client.diagnostics_for(uri, is_zl001)
+        shown = await client.diagnostics_for(uri, lambda ds: "ZL001" in [d.code for d in ds])
+        [diag] = [d for d in shown if d.code == "ZL001"]  # an invalid noqa: a warning too
         actions = await client.code_actions(uri, diag)
         suppress = [a for a in actions if a.title.startswith("Suppress")]
         assert any(a.title.startswith("Clamp") for a in actions)
@@ -176,6 +179,7 @@ def test_the_suppression_comment_goes_only_where_python_reads_one(
         assert '"""\nmulti-line note"""' in after or '"""' not in text
         assert "# noqa: X1, ZL001" in after or "  # noqa: X1\n" not in text
         assert "  # noqa: ZL001 why\n" in after or "ZL-001" not in text
+        assert "# noqa: ZL004, ZL001 the kernel clamps" in after or "ZL004:" not in text
         client.change(uri, after)
         await client.diagnostics_for(uri, is_clean)
 
@@ -392,3 +396,40 @@ def test_a_request_after_shutdown_is_answered_invalid_request(workspace: Path) -
         await client.lsp.stop()
 
     asyncio.run(main())
+
+
+def test_an_invalid_noqa_comment_is_a_warning_on_its_line(workspace: Path, session) -> None:
+    """The command line warns on stderr of a noqa comment that suppresses nothing where it
+    left a finding; the editor shows the same words as a warning on the comment's line
+    (Ruff's server only logs it, where the user never looks), gone once the comment is
+    fixed or is no noqa comment."""
+    builder = workspace / "pkg" / "builder.py"
+    invalid = BUILDER.replace(SINK, SINK.rstrip("\n") + "  # noqa: ZL001: the kernel clamps\n")
+    message = (
+        "invalid `# noqa` directive: expected a comma-separated list of codes "
+        "(e.g. `# noqa: ZL001, ZL004`); it suppresses nothing"
+    )
+
+    def warned(ds: list[lsp.Diagnostic]) -> bool:
+        return sorted(str(d.code) for d in ds) == ["None", "ZL001"]
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder, invalid)
+        shown = await client.diagnostics_for(uri, warned)
+        [warning] = [d for d in shown if d.code is None]
+        line = sink_line(BUILDER)  # the comment is on the sink's line
+        assert warning.message == message
+        assert warning.severity == lsp.DiagnosticSeverity.Warning
+        assert warning.source == "zerolint"
+        assert warning.range.start == lsp.Position(line, 0)
+        assert warning.range.end == lsp.Position(line, len(invalid.splitlines()[line]))
+        # No longer a noqa comment: the finding stays, the warning goes.
+        client.change(uri, invalid.replace("# noqa: ZL001: the", "# the"))
+        await client.diagnostics_for(uri, is_zl001)
+        client.change(uri, invalid)
+        await client.diagnostics_for(uri, warned)
+        # A remark after the code, as Ruff reads it: the finding is suppressed.
+        client.change(uri, invalid.replace("ZL001: the", "ZL001 the"))
+        await client.diagnostics_for(uri, is_clean)
+
+    session(scenario)

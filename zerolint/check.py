@@ -500,15 +500,15 @@ def finish(
 
 
 def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> None:
-    """As Ruff: a warning on stderr for each suppression comment that names no valid code
-    (a noqa comment whose colon is followed by no list of codes) where it left a finding
-    in the report (``suppression.invalid_directives``). Only the files of the findings are
-    read, on a warm run as on a cold one; ``stdin_text`` is the text of a file read from
-    stdin."""
+    """As Ruff: a warning on stderr for each suppression comment that is invalid (one
+    ``suppression.read_noqa`` refuses: `# noqa:`, `# noqa: ZL001: why`) where it left a
+    finding in the report (``suppression.invalid_directives``). Only the files of the
+    findings are read, on a warm run as on a cold one; ``stdin_text`` is the text of a file
+    read from stdin."""
     if not report.findings:
         return
     from zerolint.formats import printable
-    from zerolint.suppression import invalid_directives, may_hold_invalid
+    from zerolint.suppression import invalid_directives, invalid_reason, may_hold_invalid
 
     def decoded(data: bytes) -> str:  # as the analysis decoded it (PEP 263), without LibCST
         try:
@@ -536,8 +536,7 @@ def warn_invalid_suppressions(report: Report, stdin_text: str | None = None) -> 
         for line, directive in invalid_directives(text, findings):
             print(
                 f"zerolint: warning: invalid `{directive}` directive at {printable(shown)}:{line}: "
-                f"expected a comma-separated list of codes (e.g. `{directive}: ZL001, ZL004`); "
-                "it suppresses nothing",
+                + invalid_reason(directive),
                 file=sys.stderr,
             )
 

@@ -532,7 +532,7 @@ def suppression_edit(text: str, first: int, last: int, code: str) -> tuple[int, 
     import io
     import tokenize
 
-    from zerolint.suppression import NOQA, universal
+    from zerolint.suppression import NOQA, read_noqa, universal
 
     ends: set[int] = set()  # lines that end with a token of their own: a comment fits there
     comments: dict[int, tokenize.TokenInfo] = {}
@@ -552,15 +552,18 @@ def suppression_edit(text: str, first: int, last: int, code: str) -> tuple[int, 
         body = lines[number - 1]
         comment = comments.get(number)
         m = NOQA.search(comment.string) if comment is not None else None
-        if comment is not None and m is not None and m.group("codes"):
-            at = comment.start[1] + m.end()
-            return number - 1, body, body[:at] + f", {code}" + body[at:]
-        if comment is not None and m is not None and m.group("colon"):
-            # A colon and no valid code (it suppresses nothing): the directive, with the
-            # word after its colon ("ZL-001"), is written again with the code, since a
-            # second noqa after it would not count.
-            start, end = comment.start[1] + m.start(), comment.start[1] + m.end()
-            end += len(re.match(r"[^\s#]*", body[end:])[0])
-            return number - 1, body, body[:start] + f"# noqa: {code}" + body[end:]
+        if comment is not None and m is not None:
+            read = read_noqa(comment.string[m.end() :])
+            at = comment.start[1] + m.end() + read.end
+            if read.valid and read.codes:  # a list of codes: the code joins it
+                return number - 1, body, body[:at] + f", {code}" + body[at:]
+            if not read.valid:
+                # Invalid (it suppresses nothing): the directive, to the end of the word
+                # where reading failed ("ZL-001", "ZL004:"), is written again with the codes
+                # read before it and the code, since a second noqa after it would not count.
+                start = comment.start[1] + m.start()
+                end = at + len(re.match(r"[^\s#]*", body[at:])[0])
+                codes = ", ".join(dict.fromkeys([*(read.codes or ()), code]))
+                return number - 1, body, body[:start] + f"# noqa: {codes}" + body[end:]
         return number - 1, body, body.rstrip() + f"  # noqa: {code}"
     return None

@@ -421,14 +421,16 @@ class ZerolintServer(LanguageServer):
         force: bool = True,
     ) -> None:
         """Send ``path``'s diagnostics; unless ``force``, only when they changed."""
-        key = result.key()
+        key = result.key()  # the text of a file not edited is as it was: its warnings too
         self.shown[path] = (result, version, settings)
         if not force and self.published.get(path) == key:
             return
         self.published[path] = key
+        invalid = invalid_suppressions(result)
         convert = self.encoder(path, result.text)
         diagnostics = [to_diagnostic(f, convert) for f in result.findings]
         diagnostics += [from_engine_diagnostic(d, convert) for d in result.diagnostics]
+        diagnostics += [invalid_diagnostic(path, *where, convert) for where in invalid]
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(
                 uri=self.uris.get(path) or from_fs_path(str(path)) or path.as_uri(),
@@ -765,6 +767,39 @@ def from_engine_diagnostic(d: Diagnostic, convert: Convert = same) -> lsp.Diagno
         message=d.message,
         severity=lsp.DiagnosticSeverity.Error,
         code=d.code,
+        source=SOURCE,
+    )
+
+
+def invalid_suppressions(result: FileResult) -> list[tuple[int, str, str]]:
+    """The suppression comments of the file that name no valid code where they left one of
+    its findings shown (what the command line warns of on stderr): (line, the directive,
+    the line's text)."""
+    if result.text is None or not result.findings:
+        return []
+    from zerolint.suppression import invalid_directives, universal
+
+    lines = universal(result.text).split("\n")
+    return [
+        (line, directive, lines[line - 1] if line <= len(lines) else "")
+        for line, directive in invalid_directives(result.text, result.findings)
+    ]
+
+
+def invalid_diagnostic(
+    path: Path, line: int, directive: str, text: str, convert: Convert = same
+) -> lsp.Diagnostic:
+    """A warning on the line of an invalid suppression comment, which suppresses nothing:
+    the command line's warning (``check.warn_invalid_suppressions``), without the file and
+    line the editor shows."""
+    from zerolint.suppression import invalid_reason
+
+    start = convert(path, lsp.Position(line - 1, 0))
+    end = convert(path, lsp.Position(line - 1, len(text)))
+    return lsp.Diagnostic(
+        range=lsp.Range(start, end),
+        message=f"invalid `{directive}` directive: {invalid_reason(directive)}",
+        severity=lsp.DiagnosticSeverity.Warning,
         source=SOURCE,
     )
 

@@ -20,21 +20,73 @@ from dataclasses import dataclass, field
 from zerolint.codes import UNUSED
 from zerolint.model import Finding
 
-# As Ruff reads it: a noqa comment without a colon after the word suppresses every code;
-# after a colon must come a list of codes, or the comment suppresses nothing and gets a
-# warning (a colon followed by nothing, by "ZL" or by "ZL-001": ``colon`` without ``codes``).
-NOQA = re.compile(
-    r"#\s*noqa(?P<colon>\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*(?![\w-]))?)?",
-    re.IGNORECASE,
-)
+NOQA = re.compile(r"#[^\S\r\n]*noqa", re.IGNORECASE)
+"""Where a noqa comment starts (the first in a comment decides, as in Ruff); what follows
+the word is read by :func:`read_noqa`."""
 # A whole word: `# zerolint: ignored upstream` is a remark, not a suppression of every code.
 IGNORE = re.compile(r"#\s*zerolint:\s*ignore(?![\w-])(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
-FILE_NOQA_START = re.compile(r"^#\s*zerolint:\s*noqa\s*:", re.IGNORECASE)
-"""A whole-file comment with codes: where ``FILE_NOQA`` does not match it, it is invalid."""
-FILE_NOQA = re.compile(
-    r"^#\s*zerolint:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?\s*$",
-    re.IGNORECASE,
-)
+FILE_NOQA = re.compile(r"^#\s*zerolint:\s*noqa", re.IGNORECASE)
+"""A whole-file comment: what follows the word is read by :func:`read_noqa`, as Ruff reads
+its ``# ruff: noqa``."""
+_CODE = re.compile(r"[A-Za-z]+[0-9]+")  # in any case (`NOQA: zl001`); ASCII, as Ruff's
+_REST = re.compile(r"[^\r\n]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Noqa:
+    """What a noqa comment says, read from the text after its word ``noqa``: the codes it
+    names, in order and in capitals (None: every code), or that it is invalid and
+    suppresses nothing (``codes``: those read before it failed); ``end``: where (in that
+    text) the last code read ends, or where reading failed, for an invalid one."""
+
+    codes: tuple[str, ...] | None
+    valid: bool
+    end: int
+
+
+def read_noqa(rest: str) -> Noqa:
+    """A noqa comment read as Ruff reads one, from ``rest``, the comment's text after the
+    word ``noqa``:
+
+    - nothing, another comment (``#``), or a space and words that start with no colon
+      (``# noqa because ...``): every code;
+    - a colon (spaces may come before it) and a list of codes, separated by spaces or
+      commas; the first word after a code that is no code (``# noqa: ZL001 the kernel
+      clamps``, ``# noqa: ZL001, see #12``) starts a remark, and reading stops there;
+    - invalid, suppressing nothing: any other character after the word (``# noqa;ZL001``),
+      a colon followed by no code (``# noqa:``, ``# noqa: ZL-001``), or a code followed by
+      anything but a space, a comma, a ``#``, the end or another code run into it
+      (``# noqa: ZL001: the kernel clamps``, ``# noqa: ZL001x``)."""
+    if not rest or rest[0] == "#":
+        return Noqa(ALL, True, 0)
+    at = 0
+    if rest[0].isspace():
+        at = len(rest) - len(rest.lstrip())
+        if rest[at : at + 1] != ":":
+            return Noqa(ALL, True, 0)
+    elif rest[0] != ":":
+        return Noqa((), False, 0)
+    at += 1
+    codes: list[str] = []
+    end, joined = at, False
+    while at < len(rest):
+        if rest[at].isspace() or rest[at] == ",":
+            at += 1
+            continue
+        m = _CODE.match(rest, at)
+        if m is None:
+            if joined:  # `ZL001ZLx`: a code run into the one before must be whole
+                return Noqa(tuple(codes), False, at)
+            break  # the first word that is no code starts a remark
+        codes.append(m[0].upper())
+        at = end = m.end()
+        after = rest[at : at + 1]
+        joined = after.isascii() and after.isalpha()  # `ZL001ZL004`, as Ruff takes it
+        if not (joined or after in ("", ",", "#") or after.isspace()):
+            return Noqa(tuple(codes), False, at)  # `ZL001:`, `ZL001-x`, `ZL001é`
+    return Noqa(tuple(codes), bool(codes), end if codes else at)
+
+
 ALL = None  # a comment that names no code suppresses every code
 KEYWORD = re.compile(r"noqa|zerolint", re.IGNORECASE)
 """Every suppression comment holds one of these words: a line without either has none."""
@@ -59,9 +111,8 @@ class Suppressions:
 
     by_line: dict[int, list[Comment]] = field(default_factory=dict)
     file_level: list[Comment] = field(default_factory=list)
-    # Comments that mean to suppress but name no valid code (a noqa comment with a colon
-    # and no list of codes): (line, the directive, whether it is a whole-file one). They
-    # suppress nothing.
+    # Comments that mean to suppress but are invalid (``read_noqa``): (line, the
+    # directive, whether it is a whole-file one). They suppress nothing.
     invalid: list[tuple[int, str, bool]] = field(default_factory=list)
 
     def matching(self, finding: Finding) -> list[Comment]:
@@ -84,6 +135,10 @@ def _codes(text: str | None, split: str) -> frozenset[str] | None:
     if text is None:
         return ALL
     return frozenset(c.strip().upper() for c in re.split(split, text) if c.strip())
+
+
+def _set(codes: tuple[str, ...] | None) -> frozenset[str] | None:
+    return ALL if codes is None else frozenset(codes)
 
 
 def universal(text: str) -> str:
@@ -122,20 +177,22 @@ def parse(text: str) -> Suppressions:
         comment = tok.string
         whole = FILE_NOQA.match(comment)
         if whole is not None and line not in code_lines:
-            own_line.add(line)
-            out.file_level.append(Comment(line, col + 1, _codes(whole["codes"], r"[\s,]+"), "file"))
-            continue
-        if line not in code_lines and FILE_NOQA_START.match(comment):
-            out.invalid.append((line, "# zerolint: noqa", True))
+            read = read_noqa(comment[whole.end() :])
+            if read.valid:
+                own_line.add(line)
+                out.file_level.append(Comment(line, col + 1, _set(read.codes), "file"))
+            else:
+                out.invalid.append((line, "# zerolint: noqa", True))
             continue
         m = NOQA.search(comment)  # the first decides, as in Ruff
-        if m is not None and m["colon"] and m["codes"] is None:
-            out.invalid.append((line, "# noqa", False))
-        elif m is not None:
-            codes = _codes(m["codes"], r"[\s,]+")
-            out.by_line.setdefault(line, []).append(
-                Comment(line, col + m.start() + 1, codes, "noqa")
-            )
+        if m is not None:
+            read = read_noqa(comment[m.end() :])
+            if read.valid:
+                out.by_line.setdefault(line, []).append(
+                    Comment(line, col + m.start() + 1, _set(read.codes), "noqa")
+                )
+            else:
+                out.invalid.append((line, "# noqa", False))
         m = IGNORE.search(comment)
         if m is not None:
             codes = _codes(m["codes"], r",")
@@ -198,10 +255,11 @@ def split(
 
 def _may_hold_ours(text: str) -> bool:
     """Whether ``text`` may hold a comment that :func:`unused` reports: one with the word
-    ``zerolint``, or a ``# noqa`` naming a ZL code. Each comment is a slice of the text and
-    ``NOQA`` matches there as it does in the comment (its codes never hold ``#``, so two
-    matches never overlap), so a text without either has no such comment; most files with
-    a ``noqa`` name only other tools' codes and need no tokenizing."""
+    ``zerolint``, or a ``# noqa`` naming a ZL code. Each comment is a slice of the text
+    that runs to its line's end, and ``NOQA`` finds in the text every start it finds in a
+    comment (a match holds one ``#``, so two never overlap), with the same rest of the
+    line after it, so a text without either has no such comment; most files with a
+    ``noqa`` name only other tools' codes and need no tokenizing."""
     # Plain substring tests: a case-blind regex search is slow. Python's case-blind match
     # takes two non-ASCII letters for an ASCII one of these words (U+0130 and the dotless
     # U+0131 for i), and lowercasing makes no other non-ASCII letter one of theirs.
@@ -212,7 +270,7 @@ def _may_hold_ours(text: str) -> bool:
     return "noqa" in folded and any(
         c.startswith("ZL")
         for m in NOQA.finditer(text)
-        for c in _codes(m["codes"], r"[\s,]+") or ()  # a bare noqa (ALL) is not ours
+        for c in read_noqa(_REST.match(text, m.end())[0]).codes or ()  # a bare noqa: not ours
     )
 
 
@@ -245,12 +303,15 @@ def file_may_hold_ours(data: bytes) -> bool:
         return True
 
 
-# The bytes of every comment `parse` finds invalid hold one of these (in any case): a noqa
-# colon followed by no code (of the ASCII letters and digits `NOQA`'s codes are, a code
-# ended by no identifier character, a non-ASCII byte being one), or a whole-file comment's
-# colon, which trailing words after valid codes make invalid too.
+# The bytes of every comment `parse` finds invalid (a line or a whole-file one: both are
+# read by `read_noqa` from after the word) hold this: the word noqa (in any case) followed
+# by a byte that is no ASCII space (\x1c-\x1f are spaces to Python), `#` or `:`, or by
+# spaces (any non-ASCII byte may be part of one) and a colon that no plain list of codes
+# follows, separated by spaces, tabs or commas and ended by the line or a `#`. Trailing
+# words after the codes, which `read_noqa` takes, make a file pass too: it is decoded.
 _INVALID_BYTES = re.compile(
-    rb"(?i)noqa\s*:(?!\s*[a-z]+[0-9]+(?![\w\x80-\xff-]))|zerolint:\s*noqa\s*:"
+    rb"(?i)noqa(?:(?![\s\x1c-\x1f#:])|[\s\x1c-\x1f\x80-\xff]*:"
+    rb"(?![ \t,]*[a-z]+[0-9]+(?:[ \t,]+[a-z]+[0-9]+)*[ \t,]*(?:[#\r\n]|\Z)))"
 )
 
 
@@ -259,6 +320,15 @@ def may_hold_invalid(data: bytes) -> bool:
     code (``Suppressions.invalid``): False for most files whose noqa comments all name
     codes (`# noqa: E501`), without decoding them."""
     return _INVALID_BYTES.search(data) is not None
+
+
+def invalid_reason(directive: str) -> str:
+    """What the warning of an invalid ``directive`` (``# noqa``, ``# zerolint: noqa``) says
+    after where it is, on the command line and in an editor alike."""
+    return (
+        f"expected a comma-separated list of codes (e.g. `{directive}: ZL001, ZL004`); "
+        "it suppresses nothing"
+    )
 
 
 def invalid_directives(text: str, findings: Iterable[Finding]) -> list[tuple[int, str]]:
