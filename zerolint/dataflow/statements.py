@@ -352,9 +352,15 @@ class Statements:
             for left in (before, body):
                 left.stmt = stmt
                 self.constrain(left, stmt.test, False)
-        frame.absorb(before, body, *breaks)
-        if stmt.orelse is not None:
-            self.exec_suite(frame, stmt.orelse.body)
+        if stmt.orelse is None:
+            frame.absorb(before, body, *breaks)
+            return
+        # The else runs where the loop ended without a break, and a break skips it.
+        frame.absorb(before, body)
+        self.exec_suite(frame, stmt.orelse.body)
+        if breaks:
+            ended = frame.fork()
+            frame.absorb(ended, *breaks)
 
     # ------------------------------------------------------------------ simple statements
 
