@@ -493,9 +493,6 @@ class Statements:
             flowed = val.with_traces([t.then(step) for t in val.traces])
         else:
             flowed = val.with_traces(())
-        if type(target) is cst.Subscript:
-            # A buffer keeps its own rows: what is written into it brings no row count.
-            flowed = flowed.with_traces(without_row_counts(flowed.traces))
         if frame.guards and (kind is cst.Name or kind is cst.Attribute):
             written = dotted(target)
             if type(target) is cst.Attribute and (written or "").startswith("self."):
@@ -597,6 +594,10 @@ class Statements:
         key = base_key(target)
         if key is None:
             return
+        if type(target) is cst.Subscript:
+            # A buffer keeps its own rows: what is written into some of them, by an
+            # assignment or in place (`lens[:n].add_(1)`), brings no row count.
+            val = val.with_traces(without_row_counts(val.traces))
         exact = key == dotted(target)
         through_slice = not exact  # buf[:] = x writes into buf's storage, as in place
         rows = row_slice(target, key)
