@@ -112,7 +112,7 @@ class Expressions:
         if name in frame.local_funcs:
             return Val((), [FuncRef(self.func_key(mod, frame.local_funcs[name]))])
         if name in mod.functions:
-            return Val((), [FuncRef(self.func_key(mod, mod.functions[name]))])
+            return Val((), self.module_function(mod, name))
         if name in mod.classes:
             return Val((), [ClassRef(mod.classes[name])])
         if name in mod.assigned or name in mod.declared_globals:
@@ -127,6 +127,15 @@ class Expressions:
         if mod.star_imports:
             return Val((), self.from_star_imports(mod, name, 0))
         return EMPTY
+
+    def module_function(self, mod: ModuleInfo, name: str) -> list[Ref]:
+        """A module-level def's name: the function, and what an assignment at module level
+        or a function's `global` statement binds the name to as well (`_prep = _identity`
+        under an `if`: a call of `_prep` may call either)."""
+        ref = FuncRef(self.func_key(mod, mod.functions[name]))
+        if name not in mod.assigned and name not in mod.declared_globals:
+            return [ref]
+        return [ref, PendingRef(GlobalOrigin(mod, name))]
 
     def from_star_imports(self, mod: ModuleInfo, name: str, depth: int) -> list[Ref]:
         """``name``, bound by none of ``mod``'s own statements, as its ``from m import *``
@@ -243,7 +252,7 @@ class Expressions:
             name = rest[0]
             refs: list[Ref] = []
             if name in mod.functions:
-                refs = [FuncRef(self.func_key(mod, mod.functions[name]))]
+                refs = self.module_function(mod, name)
             elif name in mod.classes:
                 refs = [ClassRef(mod.classes[name])]
             elif name in mod.imports:
@@ -439,7 +448,7 @@ class Expressions:
         if head in mod.classes and not rest:
             return [ClassRef(mod.classes[head])]
         if head in mod.functions and not rest:
-            return [FuncRef(self.func_key(mod, mod.functions[head]))]
+            return self.module_function(mod, head)
         imported = mod.imports.get(head)
         if imported is None:
             return []
