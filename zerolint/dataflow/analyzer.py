@@ -161,6 +161,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._closures: dict[int, tuple[str, ...]] = {}  # closure_names' answers
         self._scopes: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # scope_names'
         self._module_of: dict[str, str | None] = {}  # project_module_of's answers
+        # Expressions.overriders: a class's subclasses in the first n modules parsed.
+        self._subclasses_parsed: dict[tuple[int, int], list[ClassInfo]] = {}
         # module_constant's answers: whether no star import may bind (module, name) again
         self._star_kept: dict[tuple[str, str], bool] = {}
         self._hands_on: dict[int, bool] = {}  # _calls_another_init's, by __init__ node
@@ -858,8 +860,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 and modname not in self.sink_capable
                 and not self.project.is_parsed(modname)
             )
-        if kind == "subclasses":
-            found = []
+        if kind in ("subclasses", "subclasses_parsed"):
+            found: list[ClassInfo] = []
             parsed = self.project.parsed()
             for mod in parsed:
                 for c in mod.classes.values():
@@ -870,6 +872,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                         return False  # a class whose bases nobody asked for yet
                     if arg in bases:
                         found.append(c)
+            if kind == "subclasses_parsed":  # whichever modules are parsed: the classes
+                return list(map(id, found)) == list(map(id, answer[0]))
             return (found, len(parsed)) == answer
         if kind in ("module", "module_at"):
             return self.project.registered(arg) is answer
@@ -914,6 +918,10 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             live = self._subclasses(arg)
             self._asked = (kind, arg, live)
             return live == answer
+        if kind == "subclasses_parsed":  # Expressions.overriders: no module parsed for it
+            live = self.parsed_subclasses(arg)
+            self._asked = (kind, arg, live)
+            return list(map(id, live[0])) == list(map(id, answer[0]))
         if kind == "in_progress":
             return (arg in self._in_progress) is answer
         if kind == "resolving":  # not being resolved: it is now (Resolution.resolve_refs)
@@ -1112,7 +1120,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         refs: list[Ref] = []
         refs += [SinkRef(spec) for spec in self.sinks_by_name.get(name, ())]
         if key.is_method and key.params() and key.params()[0] is p and key.cls is not None:
-            refs.append(ClassRef(key.cls) if key.is_classmethod else InstRef(key.cls))
+            refs.append(ClassRef(key.cls) if key.is_classmethod else InstRef(key.cls, open=True))
         elif p.annotation is not None:
             ann = p.annotation.annotation
             if type(ann) is cst.SimpleString:

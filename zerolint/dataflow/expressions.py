@@ -92,14 +92,11 @@ class Expressions:
         if not rest:
             return self.read_name(frame, head)
         if head == "self" and "." not in rest and frame.key.cls is not None:
-            prop = self.property_getter(frame.key.cls, rest)
-            if prop is not None:
-                return self.property_value(frame, frame.key.cls, prop)
-            return Val(
-                [Trace(FieldOrigin(frame.key.cls, rest), ())],
-                [PendingRef(FieldOrigin(frame.key.cls, rest))]
-                + self.class_attr_refs(frame.key.cls, rest),
-            )
+            cls = frame.key.cls
+            own = self.self_attribute(frame, cls, rest)
+            # `self` may be of a subclass that overrides the name (Expressions.overriders).
+            others = [self.overridden(frame, c, rest) for c in self.overriders(cls, rest)]
+            return join_all([own, *others]) if others else own
         base = self.read_key(frame, key.rsplit(".", 1)[0])
         return self.attribute(frame, base, key.rsplit(".", 1)[1])
 
@@ -480,6 +477,49 @@ class Expressions:
         self.note_parsed(cls, len(parsed), out)
         return out, len(parsed)
 
+    def self_attribute(self, frame: Frame, cls: ClassInfo, attr: str) -> Val:
+        """``self.attr`` read on an object of ``cls``: a property's value, else the field and
+        what the class's MRO binds to the name."""
+        prop = self.property_getter(cls, attr)
+        if prop is not None:
+            return self.property_value(frame, cls, prop)
+        return Val(
+            [Trace(FieldOrigin(cls, attr), ())],
+            [PendingRef(FieldOrigin(cls, attr))] + self.class_attr_refs(cls, attr),
+        )
+
+    def overridden(self, frame: Frame, sub: ClassInfo, attr: str) -> Val:
+        """What ``sub``, a subclass that defines ``attr`` itself, gives for it: its
+        property's value, or the callables it binds (its fields are its base's already)."""
+        prop = self.property_getter(sub, attr)
+        if prop is not None:
+            return self.property_value(frame, sub, prop)
+        return Val((), self.class_attr_refs(sub, attr))
+
+    def overriders(self, cls: ClassInfo, attr: str) -> list[ClassInfo]:
+        """The subclasses of ``cls`` in the parsed modules that define ``attr`` themselves
+        (a method, a property, a class-level name): an object that may be of any subclass
+        (a method's ``self``) may read any of theirs (``self._prepare(x)`` in the base's
+        ``build``, overridden by a subclass)."""
+        found, count = (
+            self.asking("subclasses_parsed", cls, lambda: self.parsed_subclasses(cls))
+            if self.recording  # for a replay to ask again (Analyzer._replays)
+            else self.parsed_subclasses(cls)
+        )
+        # The answer changes when a module parsed later holds another subclass.
+        self.note_parsed(cls, count, found)
+        return [c for c in found if attr in c.methods or attr in c.assigned]
+
+    def parsed_subclasses(self, cls: ClassInfo) -> tuple[list[ClassInfo], int]:
+        """The subclasses of ``cls`` in the modules parsed now, and how many those are; no
+        module is parsed to look for more."""
+        parsed = self.project.parsed()
+        key = (id(cls), len(parsed))
+        found = self._subclasses_parsed.get(key)
+        if found is None:
+            found = self._subclasses_parsed[key] = self.subclasses_in(cls, parsed)
+        return found, len(parsed)
+
     def subclasses_in(self, cls: ClassInfo, modules: list[ModuleInfo]) -> list[ClassInfo]:
         """The classes of ``modules`` that derive from ``cls``."""
         out = []
@@ -501,14 +541,19 @@ class Expressions:
                 refs += self.lookup_qualified(frame.mod, f"{ref.qual}.{attr}")
             elif isinstance(ref, InstRef) and isinstance(ref.cls, str):
                 traces.append(Trace(FieldOrigin(ref.cls, attr), ()))
-            elif isinstance(ref, InstRef) and (prop := self.property_getter(ref.cls, attr)):
-                got = self.property_value(frame, ref.cls, prop)
-                traces += got.traces
-                refs += got.refs
             elif isinstance(ref, InstRef):
-                refs += self.class_attr_refs(ref.cls, attr)
-                traces.append(Trace(FieldOrigin(ref.cls, attr), ()))
-                refs.append(PendingRef(FieldOrigin(ref.cls, attr)))
+                if (prop := self.property_getter(ref.cls, attr)) is not None:
+                    got = self.property_value(frame, ref.cls, prop)
+                    traces += got.traces
+                    refs += got.refs
+                else:
+                    refs += self.class_attr_refs(ref.cls, attr)
+                    traces.append(Trace(FieldOrigin(ref.cls, attr), ()))
+                    refs.append(PendingRef(FieldOrigin(ref.cls, attr)))
+                for sub in self.overriders(ref.cls, attr) if ref.open else ():
+                    got = self.overridden(frame, sub, attr)
+                    traces += got.traces
+                    refs += got.refs
             elif isinstance(ref, ClassRef):
                 refs += self.class_attr_refs(ref.cls, attr, instance=False)
             elif isinstance(ref, PendingRef) and not isinstance(ref.origin, FieldOrigin):

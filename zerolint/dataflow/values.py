@@ -309,6 +309,9 @@ class ClassRef:
 @dataclass(frozen=True, eq=False)
 class InstRef:
     cls: ClassInfo | str  # a qualified name until its module is parsed
+    # An object that may be of a subclass too (a method's `self`): what it reads may be a
+    # subclass's override. One a call made (`Meta(...)`, `super()`) is of this class.
+    open: bool = False
 
     def short_name(self) -> str:
         """The class's own name (the last part of its qualified name)."""
