@@ -31,6 +31,7 @@ from zerolint.dataflow.syntax import (
     int_value,
     is_boolean_index,
     is_mask,
+    less_a_constant,
     operand,
     slice_bounds,
     slice_cell,
@@ -690,6 +691,8 @@ class Expressions:
             if width is not None:  # x[a : a + n]: n rows (a module constant's value)
                 n = self.operand(frame, width)
                 high, low = (n if isinstance(n, int) else operand(width)), 0
+            elif high == "<expr>" and low == 0:
+                high = less_a_constant(upper)  # x[: n - 1]: n - 1 rows, none where n is 1
             if "<expr>" in (high, low):
                 return None
             if any(isinstance(b, int) and b < 0 for b in (high, low)):

@@ -240,6 +240,17 @@ def range_args(node: cst.BaseExpression) -> list[cst.BaseExpression] | None:
     return [a.value for a in args]
 
 
+def less_a_constant(node: cst.BaseExpression) -> str:
+    """``"n - 1"`` for ``n - 1``: a name less a positive literal, as the SMT judge reads a
+    count (``smt._count``); ``"<expr>"`` for anything else."""
+    if type(node) is not cst.BinaryOperation or type(node.operator) is not cst.Subtract:
+        return "<expr>"
+    name, k = operand(node.left), int_value(node.right)
+    if not isinstance(name, str) or name == "<expr>" or k is None or k <= 0:
+        return "<expr>"
+    return f"{name} - {k}"
+
+
 def window_width(
     lower: cst.BaseExpression | None, upper: cst.BaseExpression
 ) -> cst.BaseExpression | None:
