@@ -161,8 +161,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._closures: dict[int, tuple[str, ...]] = {}  # closure_names' answers
         self._scopes: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # scope_names'
         self._module_of: dict[str, str | None] = {}  # project_module_of's answers
-        # Expressions.overriders: a class's subclasses in the first n modules parsed.
-        self._subclasses_parsed: dict[tuple[int, int], list[ClassInfo]] = {}
+        # Expressions.overriders: a class's subclasses once n modules were parsed or tried.
+        self._subclasses_parsed: dict[tuple[int, int], tuple[list[ClassInfo], tuple, int]] = {}
         # module_constant's answers: whether no star import may bind (module, name) again
         self._star_kept: dict[tuple[str, str], bool] = {}
         self._hands_on: dict[int, bool] = {}  # _calls_another_init's, by __init__ node
@@ -484,11 +484,14 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         if len(self._in_progress) > opened:
             self._recursion_seen = True
 
-    def note_parsed(self, cls: ClassInfo, count: int, found: list[ClassInfo]) -> None:
+    def note_parsed(
+        self, cls: ClassInfo, count: int, found: list[ClassInfo], ids: tuple | None = None
+    ) -> None:
         """The summary or answer being made listed the subclasses of ``cls`` in the
-        ``count`` modules parsed then, and ``found`` them."""
+        ``count`` modules parsed then, and ``found`` them (``ids``: theirs, if known)."""
         if self._making:
-            self._making[-1].tokens.add((PARSED, count, cls, tuple(map(id, found))))
+            found_ids = tuple(map(id, found)) if ids is None else ids
+            self._making[-1].tokens.add((PARSED, count, cls, found_ids))
 
     def uses(self, node: DepNode | None) -> None:
         """The summary or answer being made used ``node``'s summary or answer."""

@@ -502,24 +502,35 @@ class Expressions:
         (a method, a property, a class-level name): an object that may be of any subclass
         (a method's ``self``) may read any of theirs (``self._prepare(x)`` in the base's
         ``build``, overridden by a subclass)."""
-        found, count = (
-            self.asking("subclasses_parsed", cls, lambda: self.parsed_subclasses(cls))
-            if self.recording  # for a replay to ask again (Analyzer._replays)
-            else self.parsed_subclasses(cls)
-        )
+        if self.recording:  # for a replay to ask again (Analyzer._replays)
+            found, count = self.asking(
+                "subclasses_parsed", cls, lambda: self.parsed_subclasses(cls)
+            )
+            ids = None
+        else:
+            found, ids, count = self._parsed_subclasses(cls)
         # The answer changes when a module parsed later holds another subclass.
-        self.note_parsed(cls, count, found)
+        self.note_parsed(cls, count, found, ids)
+        if not found:
+            return found
         return [c for c in found if attr in c.methods or attr in c.assigned]
 
     def parsed_subclasses(self, cls: ClassInfo) -> tuple[list[ClassInfo], int]:
         """The subclasses of ``cls`` in the modules parsed now, and how many those are; no
         module is parsed to look for more."""
         parsed = self.project.parsed()
-        key = (id(cls), len(parsed))
-        found = self._subclasses_parsed.get(key)
-        if found is None:
-            found = self._subclasses_parsed[key] = self.subclasses_in(cls, parsed)
-        return found, len(parsed)
+        return self.subclasses_in(cls, parsed), len(parsed)
+
+    def _parsed_subclasses(self, cls: ClassInfo) -> tuple[list[ClassInfo], tuple, int]:
+        """``parsed_subclasses``, with the subclasses' ids, worked out once for each count
+        of the modules a check has parsed or tried (a check's only grow; the language
+        server's, which records, asks ``parsed_subclasses`` itself)."""
+        key = (id(cls), self.project.asked_count())
+        known = self._subclasses_parsed.get(key)
+        if known is None:
+            found, count = self.parsed_subclasses(cls)
+            known = self._subclasses_parsed[key] = (found, tuple(map(id, found)), count)
+        return known
 
     def subclasses_in(self, cls: ClassInfo, modules: list[ModuleInfo]) -> list[ClassInfo]:
         """The classes of ``modules`` that derive from ``cls``."""
