@@ -513,7 +513,20 @@ class Expressions:
         self.note_parsed(cls, count, found, ids)
         if not found:
             return found
-        return [c for c in found if attr in c.methods or attr in c.assigned]
+        # Each subclass whose MRO finds the name in a class outside cls's MRO: one that
+        # defines it, or a mixin it takes it from first (`class C(RawMixin, Base)`); once
+        # for each class it is found in.
+        own = self.mro(cls)
+        out: list[ClassInfo] = []
+        definers: list[ClassInfo] = []
+        for sub in found:
+            definer = next(
+                (c for c in self.mro(sub) if attr in c.methods or attr in c.assigned), None
+            )
+            if definer is not None and definer not in own and definer not in definers:
+                definers.append(definer)
+                out.append(sub)
+        return out
 
     def parsed_subclasses(self, cls: ClassInfo) -> tuple[list[ClassInfo], int]:
         """The subclasses of ``cls`` in the modules parsed now, and how many those are; no
