@@ -621,20 +621,24 @@ class Statements:
             frame.cells[key] = frozenset((cell,))
         self.record_write(frame, key, frame.state[key] if strong and exact else val)
         if in_place or not exact or through_slice:
+            # A view's rows are some of its base's: what is written through the view
+            # brings the base no row count (`head = buf[:n]; head.copy_(x)`).
+            into_base = val.with_traces(without_row_counts(val.traces))
             for base in frame.aliases.get(key, frozenset()):
                 if isinstance(base, ParamObject):
                     pname = base.name
                     prev = frame.summary.param_effects.get(pname, EMPTY)
-                    frame.summary.param_effects[pname] = prev.join(val.only_traces())
+                    frame.summary.param_effects[pname] = prev.join(into_base.only_traces())
                     continue
                 if strong and exact and whole_view_of(frame.key.node, key, base):
                     # `view = buf.view(-1); view[:] = x`: every row of buf is written.
                     frame.state[base] = val
                     for known in [k for k in frame.state if k.startswith(base + "[")]:
                         del frame.state[known]
+                    self.record_write(frame, base, val)
                 else:
-                    frame.state[base] = self.read_key(frame, base).join(val)
-                self.record_write(frame, base, val)
+                    frame.state[base] = self.read_key(frame, base).join(into_base)
+                    self.record_write(frame, base, into_base)
         owner, dot, attr = key.partition(".")
         if dot and "." not in attr and exact and owner in self.plain_params(frame):
             # `meta.lens = v` in a helper: the caller's `m.lens` after `shrink(m)`.
