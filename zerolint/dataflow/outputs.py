@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from zerolint.dataflow.syntax import compared_with_int, dotted, int_value
+from zerolint.dataflow.syntax import bound_in, compared_with_int, dotted, int_value
+from zerolint.dataflow.values import parameters
 from zerolint.rules import OutputSpec, SinkSpec
 
 _ZERO = {"==": 0, "<=": 0, "<": 1}  # lens OP k picks the rows whose length is 0
@@ -107,13 +108,17 @@ def outputs_handled(
         target = _output_target(call, stmt, output)
         if target is None:
             return None
-        if target == "_" or (
-            func is not None and "." not in target and _unused(func, target, stmt)
-        ):
+        # A name of this function's own: not the caller's object (a parameter, vLLM's
+        # `output=` buffer) nor one outside (a global, a closure's), which others read.
+        own = func is not None and "." not in target and _local(func, target)
+        if (target == "_" and func is None) or (own and _unused(func, target, stmt)):
             out.append(Handled(output, None, f"{output.text()} is discarded (`{target}`)"))
             continue
         aliases = _aliases(func if func is not None else module, {target, dotted(lens) or ""})
-        found = _find_mask(rest, target, code.of(lens), output.fill, forms, code, aliases)
+        # A copy masked and bound to the name masks the object only where the name is the
+        # only way to it (a local, a field, a module's global), not a parameter's object.
+        rebinds = own or "." in target or func is None
+        found = _find_mask(rest, target, code.of(lens), output.fill, forms, code, aliases, rebinds)
         if found is None:
             return None
         out.append(Handled(output, found, f"the zero rows of `{target}` are masked"))
@@ -303,6 +308,17 @@ def _aliases(scope: cst.CSTNode, roots: set[str]) -> frozenset[str]:
     return frozenset(found)
 
 
+def _local(func: cst.FunctionDef, name: str) -> bool:
+    """Whether ``name`` is a local of ``func``: bound in it, and neither one of its
+    parameters nor declared ``global`` or ``nonlocal``."""
+    if any(p.name.value == name for p in parameters(func.params)) or not bound_in(func, name):
+        return False
+    return not any(
+        type(n) in (cst.Global, cst.Nonlocal) and any(a.name.value == name for a in n.names)
+        for n in _walk(func.body)
+    )
+
+
 def _unused(func: cst.FunctionDef, name: str, stmt: cst.CSTNode) -> bool:
     """A local name bound at ``stmt`` that nothing else in the function mentions."""
     own = {id(n) for n in _walk(stmt) if type(n) is cst.Name and n.value == name}
@@ -320,12 +336,13 @@ def _find_mask(
     forms: frozenset[str],
     code: _Code,
     aliases: frozenset[str] = frozenset(),
+    rebinds: bool = True,
 ) -> cst.CSTNode | None:
     # Both dotted names (a mention of a prefix counts too), and the names of their views.
     roots = {target, lens} | aliases
     masks = _Masks(lens, code)
     for s in rest:
-        if _masks_output(s, target, fill, forms, masks, code):
+        if _masks_output(s, target, fill, forms, masks, code, rebinds):
             return s
         if not isinstance(s, cst.BaseSmallStatement) or isinstance(s, _EXITS):
             return None
@@ -354,7 +371,13 @@ def _mask_binding(s: cst.CSTNode, masks: _Masks) -> tuple[str, cst.BaseExpressio
 
 
 def _masks_output(
-    s: cst.CSTNode, target: str, fill: str, forms: frozenset[str], masks: _Masks, code: _Code
+    s: cst.CSTNode,
+    target: str,
+    fill: str,
+    forms: frozenset[str],
+    masks: _Masks,
+    code: _Code,
+    rebinds: bool = True,
 ) -> bool:
     # out[mask] = c
     if type(s) is cst.Assign and len(s.targets) == 1:
@@ -369,8 +392,9 @@ def _masks_output(
             and _fills(s.value, fill)
         ):
             return True
-        if dotted(t) == target:
-            return _masked_value(s.value, target, fill, forms, masks)
+        if dotted(t) == target:  # `out = out.masked_fill(...)`: only `masked_fill_` in place
+            kept = forms if rebinds else forms & {"masked_fill_"}
+            return _masked_value(s.value, target, fill, kept, masks)
     # out.masked_fill_(mask, c)
     if type(s) is cst.Expr and type(s.value) is cst.Call:
         call = s.value
