@@ -193,6 +193,29 @@ def test_a_symlink_and_its_target_are_reported_as_ruff_does_and_fixed_once(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.py", "target.py"]  # no temp left
 
 
+def test_a_path_through_a_linked_folder_and_up_is_taken_as_written(tmp_path: Path) -> None:
+    """`lnk/../a.py`, where `lnk` links to a folder elsewhere, is `a.py` as Ruff takes it:
+    the file read is the file reported and fixed. The system's `lnk/..` is the folder
+    above the link's target, whose `a.py` (the same text) was read while the project's
+    `a.py` was reported and fixed."""
+    elsewhere, project = tmp_path / "elsewhere", tmp_path / "project"
+    (elsewhere / "dir").mkdir(parents=True)
+    project.mkdir()
+    (elsewhere / "a.py").write_text(BUG)
+    (project / "lnk").symlink_to(elsewhere / "dir")
+    code, out, err = run(project, "lnk/../a.py")  # the project has no a.py
+    assert (code, err) == (2, "zerolint: error: path not found: a.py\n"), (out, err)
+    (project / "a.py").write_text(BUG.replace("lens = seq_lens // 4", "lens = seq_lens"))
+    code, out, err = run(project, "a.py", "lnk/../a.py")
+    assert (code, out.splitlines()[-1]) == (0, "All checks passed!"), (out, err)
+    (project / "a.py").write_text(BUG)
+    code, out, err = run(project, "--fix", "lnk/../a.py")
+    assert (code, err) == (0, "zerolint: fixed 1 error in a.py\n"), (out, err)
+    assert "Found 1 error (1 fixed, 0 remaining)." in out
+    assert (project / "a.py").read_text() == FIXED
+    assert (elsewhere / "a.py").read_text() == BUG  # not named: never read, never written
+
+
 def test_a_last_line_ended_by_a_lone_carriage_return_is_not_lost(tmp_path: Path) -> None:
     """LibCST drops it when it writes the tree back: the fix is made in the file's own
     text, and the line it edits (the last) keeps its carriage return."""

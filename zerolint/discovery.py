@@ -351,7 +351,9 @@ def discover(
     commit does (a file named is checked still).
     """
     out = Discovered(files=list(known))
-    paths = list(paths)
+    # As Ruff takes them: `lnk/../a.py` is `a.py`, whatever `lnk` links to, so that the file
+    # read is the file shown, told apart from others and fixed.
+    paths = [Path(os.path.normpath(p)) for p in paths]
     for path in paths:
         try:
             if path.is_dir():
