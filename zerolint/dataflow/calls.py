@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
+from typing import TypeVar
 
 import libcst as cst
 
@@ -217,16 +219,18 @@ class Calls:
         for a, v in args:
             if a.keyword is not None and a.keyword.value == spec.keyword:
                 return (a.value, v)
-        positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        positional = _before_star(args)
         if spec.position is not None and spec.position < len(positional):
             a, v = positional[spec.position]
             return (a.value, v)
         starred = [(a, v) for a, v in args if a.star]
         if not starred:
             return None
-        # f(*args, **kwargs): the lengths may be in either (shown: the first that carries any).
+        # f(*args, **kwargs): the lengths may be in either (shown: the first that carries any),
+        # or, after `*args`, in a positional argument whose place it leaves unknown.
+        after = [(a, v) for a, v in args[len(positional) :] if a.keyword is None and not a.star]
         shown = next((a for a, v in starred if v.traces), starred[0][0])
-        return (shown.value, join_all(v for _, v in starred))
+        return (shown.value, join_all(v for _, v in [*starred, *after]))
 
     def call_ref(
         self, frame: Frame, node: cst.Call, ref: Ref, args: list[tuple[cst.Arg, Val]]
@@ -719,7 +723,7 @@ class Calls:
         )
         if key.is_method and not unbound:
             params = params[1:]
-        positional = [a for a in node.args if a.keyword is None and not a.star]
+        positional = [a for a, _ in _before_star([(a, None) for a in node.args])]
         for a in node.args:
             if a.keyword is not None and a.keyword.value == pname:
                 return a.value
@@ -731,6 +735,9 @@ class Calls:
             i = params.index(pname)
             if i < len(positional):
                 return positional[i].value
+            star = next((a for a in node.args if a.star == "*"), None)
+            if star is not None:  # after `*args`, the argument's place is unknown
+                return star.value
         return None
 
     def call_lambda(
@@ -823,3 +830,19 @@ def _calls_another_init(init: cst.FunctionDef) -> bool:
         ]:
             stack.extend(block.body)
     return False
+
+
+_T = TypeVar("_T")
+
+
+def _before_star(args: Sequence[tuple[cst.Arg, _T]]) -> list[tuple[cst.Arg, _T]]:
+    """The positional arguments before the first ``*args``: after it, no argument's place
+    is known (``f(*args, 64, n)`` passes ``64`` as the first parameter only where ``args``
+    is empty)."""
+    out = []
+    for a, v in args:
+        if a.star == "*":
+            break
+        if a.keyword is None and not a.star:
+            out.append((a, v))
+    return out
