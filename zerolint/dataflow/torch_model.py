@@ -608,14 +608,22 @@ class TorchModel:
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
         """``tl.load(ptr + offs, mask=...)`` in a Triton kernel: the values of the tensor the
-        launch passed for ``ptr`` (offsets select rows; a masked-off row is ``other``)."""
-        pointer = sig.bind(args).get("pointer")
+        launch passed for ``ptr`` (offsets select rows; a masked-off row is ``other``). With
+        ``other=0``, the lanes the mask leaves out read 0, maybe every lane: a mask's zero
+        rows, where a rule names the load under ``mask_zero`` (padding lanes of a
+        CUDA-graph batch reach the kernel as rows of length 0)."""
+        b = sig.bind(args)
+        pointer = b.get("pointer")
         if pointer is None:
             return None
         base = _pointer_base(pointer[0].value)
         if base is None:
             return self.extend(frame, pointer[1].only_traces(), Op(OpKind.OPAQUE, name))
-        return self.eval(frame, base).only_traces()
+        loaded = self.eval(frame, base).only_traces()
+        other = b.get("other")
+        if "mask" in b and other is not None and is_zero(other[0].value):
+            return self.mask_zero(frame, loaded, name)
+        return loaded
 
     def call_tl_store(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
