@@ -490,18 +490,19 @@ class Expressions:
         )
 
     def overridden(self, frame: Frame, sub: ClassInfo, attr: str) -> Val:
-        """What ``sub``, a subclass that defines ``attr`` itself, gives for it: its
-        property's value, or the callables it binds (its fields are its base's already)."""
+        """What ``sub``, a subclass that overrides ``attr`` (``overriders``), gives for it:
+        its property's value, or the callables its MRO binds (its fields are its base's
+        already)."""
         prop = self.property_getter(sub, attr)
         if prop is not None:
             return self.property_value(frame, sub, prop)
         return Val((), self.class_attr_refs(sub, attr))
 
     def overriders(self, cls: ClassInfo, attr: str) -> list[ClassInfo]:
-        """The subclasses of ``cls`` in the parsed modules that define ``attr`` themselves
-        (a method, a property, a class-level name): an object that may be of any subclass
-        (a method's ``self``) may read any of theirs (``self._prepare(x)`` in the base's
-        ``build``, overridden by a subclass)."""
+        """The subclasses of ``cls`` in the parsed modules that override ``attr`` (a method,
+        a property, a class-level name), themselves or through a mixin: an object that may
+        be of any subclass (a method's ``self``) may read any of theirs (``self._prepare(x)``
+        in the base's ``build``, overridden by a subclass)."""
         if self.recording:  # for a replay to ask again (Analyzer._replays)
             found, count = self.asking(
                 "subclasses_parsed", cls, lambda: self.parsed_subclasses(cls)
