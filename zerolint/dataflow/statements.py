@@ -257,7 +257,20 @@ class Statements:
             val = self.eval(frame, item.item)
             if item.asname is not None:
                 self.assign(frame, item.asname.name, val, item.item)
+        suppresses = any(
+            type(item.item) is cst.Call
+            and self.qualname(frame, item.item.func) == "contextlib.suppress"
+            for item in stmt.items
+        )
+        if not suppresses:
+            self.exec_suite(frame, stmt.body)
+            return
+        # `with contextlib.suppress(E):` an exception raised in the body, a `raise` there
+        # included, ends the body and the run goes on after it: no guard.
+        entry = frame.fork()
         self.exec_suite(frame, stmt.body)
+        ended = frame.fork()
+        frame.absorb(ended, entry)
 
     def exec_Import(self, frame: Frame, stmt: cst.Import | cst.ImportFrom) -> None:
         """An import binds its names where it runs, as an assignment does, so that each arm
