@@ -163,6 +163,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._module_of: dict[str, str | None] = {}  # project_module_of's answers
         # Expressions.overriders: a class's subclasses once n modules were parsed or tried.
         self._subclasses_parsed: dict[tuple[int, int], tuple[list[ClassInfo], tuple, int]] = {}
+        # Expressions.overriders' answers, by class, count of modules parsed and name.
+        self._overriders: dict[tuple[int, int, str], list[ClassInfo]] = {}
         # module_constant's answers: whether no star import may bind (module, name) again
         self._star_kept: dict[tuple[str, str], bool] = {}
         self._hands_on: dict[int, bool] = {}  # _calls_another_init's, by __init__ node

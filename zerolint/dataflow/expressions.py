@@ -507,16 +507,23 @@ class Expressions:
             found, count = self.asking(
                 "subclasses_parsed", cls, lambda: self.parsed_subclasses(cls)
             )
-            ids = None
-        else:
-            found, ids, count = self._parsed_subclasses(cls)
+            self.note_parsed(cls, count, found)
+            return self._overriding(cls, attr, found) if found else found
+        found, ids, count = self._parsed_subclasses(cls)
         # The answer changes when a module parsed later holds another subclass.
         self.note_parsed(cls, count, found, ids)
         if not found:
             return found
-        # Each subclass whose MRO finds the name in a class outside cls's MRO: one that
-        # defines it, or a mixin it takes it from first (`class C(RawMixin, Base)`); once
-        # for each class it is found in.
+        key = (id(cls), count, attr)
+        out = self._overriders.get(key)
+        if out is None:
+            out = self._overriders[key] = self._overriding(cls, attr, found)
+        return out
+
+    def _overriding(self, cls: ClassInfo, attr: str, found: list[ClassInfo]) -> list[ClassInfo]:
+        """Of ``found``, ``cls``'s subclasses, those whose MRO finds ``attr`` in a class
+        outside ``cls``'s MRO: one that defines it, or a mixin it takes it from first
+        (`class C(RawMixin, Base)`); once for each class it is found in."""
         own = self.mro(cls)
         out: list[ClassInfo] = []
         definers: list[ClassInfo] = []
