@@ -641,6 +641,7 @@ class Project:
         self.name_of = module_names(self.files, namespaces)
         self._texts: dict[Path, str] = {}
         self._modules: dict[Path, ModuleInfo | None] = {}
+        self._parsed: list[ModuleInfo] | None = None  # parsed()'s, until _modules changes
         self.diagnostics: dict[Path, Diagnostic] = {}
         # text -> the files whose source contains it, in file order (see files_containing).
         self._containing: dict[str, list[Path]] = {}
@@ -686,6 +687,7 @@ class Project:
         else:
             self._texts[path] = text
         self._modules.pop(path, None)
+        self._parsed = None
         self.diagnostics.pop(path, None)
         self._searched.discard(path)
         if self._containing:
@@ -763,6 +765,7 @@ class Project:
             if self.on_parse is not None:
                 self.on_parse(seconds)
         self._modules[path] = info
+        self._parsed = None
         return info
 
     def module(self, name: str) -> ModuleInfo | None:
@@ -790,7 +793,16 @@ class Project:
         return path is not None and self._modules.get(path) is not None
 
     def parsed(self) -> list[ModuleInfo]:
-        return [m for m in self._modules.values() if m is not None]
+        return list(self._parsed_modules())
+
+    def parsed_count(self) -> int:
+        """``len(parsed())``, without a list made for it."""
+        return len(self._parsed_modules())
+
+    def _parsed_modules(self) -> list[ModuleInfo]:
+        if self._parsed is None:
+            self._parsed = [m for m in self._modules.values() if m is not None]
+        return self._parsed
 
     def registered(self, where: str | Path) -> object:
         """What ``module(where)`` (a name) or ``module_at(where)`` (a path) gives without

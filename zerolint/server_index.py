@@ -141,6 +141,7 @@ class WarmProject(Project):
             if kept is not None and kept[2] is not None:
                 self.diagnostics.pop(path, None)
         self._modules.clear()
+        self._parsed = None
 
     def module_at(self, path: Path) -> ModuleInfo | None:
         return self._heard("module_at", path, lambda: self._module_at(path))
@@ -152,6 +153,7 @@ class WarmProject(Project):
         kept = self._kept.get(path)
         if text is not None and kept is not None and kept[0] is text:
             self._modules[path] = kept[1]
+            self._parsed = None
             if kept[2] is not None:
                 self.diagnostics[path] = kept[2]
             return kept[1]

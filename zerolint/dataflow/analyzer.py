@@ -161,7 +161,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._closures: dict[int, tuple[str, ...]] = {}  # closure_names' answers
         self._scopes: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # scope_names'
         self._module_of: dict[str, str | None] = {}  # project_module_of's answers
-        # Expressions.overriders: a class's subclasses once n modules were parsed or tried.
+        # Expressions.overriders: a class's subclasses once n modules were parsed.
         self._subclasses_parsed: dict[tuple[int, int], tuple[list[ClassInfo], tuple, int]] = {}
         # Expressions.overriders' answers, by class, count of modules parsed and name.
         self._overriders: dict[tuple[int, int, str], list[ClassInfo]] = {}

@@ -723,7 +723,12 @@ class Calls:
         )
         if key.is_method and not unbound:
             params = params[1:]
-        positional = [a for a, _ in _before_star([(a, None) for a in node.args])]
+        positional = []
+        for a in node.args:  # those before any `*args` (_before_star)
+            if a.star == "*":
+                break
+            if a.keyword is None and not a.star:
+                positional.append(a)
         for a in node.args:
             if a.keyword is not None and a.keyword.value == pname:
                 return a.value

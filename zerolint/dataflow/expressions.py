@@ -544,9 +544,9 @@ class Expressions:
 
     def _parsed_subclasses(self, cls: ClassInfo) -> tuple[list[ClassInfo], tuple, int]:
         """``parsed_subclasses``, with the subclasses' ids, worked out once for each count
-        of the modules a check has parsed or tried (a check's only grow; the language
-        server's, which records, asks ``parsed_subclasses`` itself)."""
-        key = (id(cls), self.project.asked_count())
+        of the modules a check has parsed (a check's only grow; the language server's,
+        which records, asks ``parsed_subclasses`` itself)."""
+        key = (id(cls), self.project.parsed_count())
         known = self._subclasses_parsed.get(key)
         if known is None:
             found, count = self.parsed_subclasses(cls)

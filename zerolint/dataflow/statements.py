@@ -45,6 +45,7 @@ from zerolint.dataflow.values import (
     Ref,
     Trace,
     Val,
+    counts_rows,
     without_row_counts,
 )
 from zerolint.model import EVERY_ROW, IDENTITY, ROW_VALUES, SOME_ROW, Op, OpKind
@@ -607,7 +608,7 @@ class Statements:
         key = base_key(target)
         if key is None:
             return
-        if type(target) is cst.Subscript:
+        if type(target) is cst.Subscript and counts_rows(val):
             # A buffer keeps its own rows: what is written into some of them, by an
             # assignment or in place (`lens[:n].add_(1)`), brings no row count.
             val = val.with_traces(without_row_counts(val.traces))
@@ -636,7 +637,7 @@ class Statements:
         if in_place or not exact or through_slice:
             # A view's rows are some of its base's: what is written through the view
             # brings the base no row count (`head = buf[:n]; head.copy_(x)`).
-            into_base = val.with_traces(without_row_counts(val.traces))
+            into_base = val.with_traces(without_row_counts(val.traces)) if counts_rows(val) else val
             for base in frame.aliases.get(key, frozenset()):
                 if isinstance(base, ParamObject):
                     pname = base.name

@@ -552,6 +552,12 @@ def without_row_counts(traces: Iterable[Trace]) -> frozenset[Trace]:
     return frozenset(t for t in traces if not (t.steps and t.steps[0].op.kind == OpKind.ROWS))
 
 
+def counts_rows(val: Val) -> bool:
+    """Whether a trace of ``val`` starts at a row count (``without_row_counts`` would drop
+    it)."""
+    return any(t.steps and t.steps[0].op.kind is OpKind.ROWS for t in val.traces)
+
+
 def parameters(params: cst.Parameters) -> list[cst.Param]:
     """Every parameter of a ``def`` or a ``lambda``, in order: positional-only, plain,
     ``*args``, keyword-only, ``**kwargs``."""
