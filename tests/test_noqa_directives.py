@@ -122,6 +122,17 @@ def test_zerolint_ignore_is_a_whole_word(tmp_path: Path) -> None:
     assert zerolint(tmp_path, "--no-cache", "t.py").returncode == 0
 
 
+@pytest.mark.parametrize(
+    "comment", ["# zerolint: ignore[zl001]", "# ZEROLINT: IGNORE[zl001, ZL004]"]
+)
+def test_zerolint_ignore_reads_its_codes_in_any_case(tmp_path: Path, comment: str) -> None:
+    """As a noqa comment's codes are: `# zerolint: ignore[zl001]` suppresses ZL001, and
+    with every rule on (ZL920 among them) it is not reported as naming nothing used."""
+    (tmp_path / "t.py").write_text(BUG.format(comment="  " + comment))
+    run = zerolint(tmp_path, "--no-cache", "--select", "ZL001,ZL920", "t.py")
+    assert (run.returncode, run.stdout, run.stderr) == (0, "All checks passed!\n", "")
+
+
 def test_unused_suppressions_agree_with_what_suppresses() -> None:
     """ZL920 reports the comments that suppress (none here suppresses a finding), never an
     invalid directive or a remark; its pre-filter by bytes (the prescan's child's) passes
