@@ -26,7 +26,7 @@ from typing import Any
 
 import libcst as cst
 
-from zerolint.source_text import Source
+from zerolint.source_text import Source, first_lineno
 
 _new = object.__new__
 _set = object.__setattr__
@@ -318,7 +318,7 @@ class _Builder:
         multi-line string's indentation): LibCST then parses the whole file."""
         if stmt.col_offset:
             raise Unsupported(f"{type(stmt).__name__} in a block")
-        line = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        line = first_lineno(stmt)
         first = self.source.offset(line, 0)
         return cst.parse_statement(self.source.cut(first, self.source.span(stmt)[1]) + "\n")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from zerolint.source_text import Source
+from zerolint.source_text import Source, first_lineno
 
 Span = tuple[int, int, int, int]  # line (1-based), col (0-based chars), end_line, end_col
 
@@ -139,7 +139,6 @@ class PositionIndex:
     source: Source
     stmts: dict[int, ast.stmt]
     exact: dict[int, Span] | None = None  # PositionProvider fallback
-    tree: ast.Module | None = None
     # Per statement: its calls in both trees, paired by rank (computed once).
     calls: dict[int, tuple[list[cst.Call], list[ast.Call]]] = field(default_factory=dict)
 
@@ -170,10 +169,7 @@ class PositionIndex:
         span = self.statement(stmt)
         if span is None or self.exact is not None:
             return span  # LibCST's own positions start at the first decorator
-        decorators = getattr(self.stmts.get(id(stmt)), "decorator_list", None)
-        if not decorators:
-            return span
-        return (min(span[0], *(d.lineno for d in decorators)), *span[1:])
+        return (first_lineno(self.stmts[id(stmt)]), *span[1:])
 
     def call(self, stmt: cst.CSTNode, call: cst.Call) -> Span | None:
         """Position of ``call``, a Call node somewhere inside the statement ``stmt``; the
@@ -389,7 +385,7 @@ def index_of(module: cst.Module, source: str) -> PositionIndex:
 def build_index(module: cst.Module, tree: ast.Module, source: str) -> PositionIndex:
     cst_list = list(_cst_stmts(module.body))
     ast_list = list(_ast_stmts(tree.body))
-    index = PositionIndex(source=Source(source), stmts={}, tree=tree)
+    index = PositionIndex(source=Source(source), stmts={})
     if len(cst_list) == len(ast_list) and all(
         isinstance(a, _PAIRS.get(type(c), (ast.stmt,))) for c, a in zip(cst_list, ast_list)
     ):

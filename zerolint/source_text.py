@@ -76,15 +76,19 @@ class Source:
         return self.cut(start, end)
 
     def first_line(self, stmt: ast.stmt) -> str:
-        """The first line of a def's, a class's, a try's or a match's code: its first
-        decorator's, else its own (not the comment lines above it, which LibCST counts as
-        the statement's)."""
-        line = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-        return self.line(line).strip().decode("utf-8", "replace")
+        """The first line of a def's, a class's, a try's or a match's code (``first_lineno``;
+        not the comment lines above it, which LibCST counts as the statement's)."""
+        return self.line(first_lineno(stmt)).strip().decode("utf-8", "replace")
 
     def line(self, number: int) -> bytes:
         end = self.starts[number] if number < len(self.starts) else len(self.data)
         return self.data[self.starts[number - 1] : end]
+
+
+def first_lineno(stmt: ast.stmt) -> int:
+    """The line a statement's text starts at: a def's or a class's first decorator, above
+    the line Python's tree gives it, else its own."""
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
 
 
 def _small(stmt: ast.stmt) -> bool:

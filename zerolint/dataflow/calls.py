@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -219,7 +218,7 @@ class Calls:
         for a, v in args:
             if a.keyword is not None and a.keyword.value == spec.keyword:
                 return (a.value, v)
-        positional = _before_star(args)
+        positional = args[: _leading_positional(a for a, _ in args)]
         if spec.position is not None and spec.position < len(positional):
             a, v = positional[spec.position]
             return (a.value, v)
@@ -723,12 +722,7 @@ class Calls:
         )
         if key.is_method and not unbound:
             params = params[1:]
-        positional = []
-        for a in node.args:  # those before any `*args` (_before_star)
-            if a.star == "*":
-                break
-            if a.keyword is None and not a.star:
-                positional.append(a)
+        positional = node.args[: _leading_positional(node.args)]
         for a in node.args:
             if a.keyword is not None and a.keyword.value == pname:
                 return a.value
@@ -837,17 +831,14 @@ def _calls_another_init(init: cst.FunctionDef) -> bool:
     return False
 
 
-_T = TypeVar("_T")
-
-
-def _before_star(args: Sequence[tuple[cst.Arg, _T]]) -> list[tuple[cst.Arg, _T]]:
-    """The positional arguments before the first ``*args``: after it, no argument's place
-    is known (``f(*args, 64, n)`` passes ``64`` as the first parameter only where ``args``
-    is empty)."""
-    out = []
-    for a, v in args:
-        if a.star == "*":
+def _leading_positional(args: Iterable[cst.Arg]) -> int:
+    """How many of a call's arguments come by position before any keyword, ``*args`` or
+    ``**kwargs``: the only ones whose place is known (Python allows no plain positional
+    argument after a keyword, and after ``*args`` no argument's place is known:
+    ``f(*args, 64, n)`` passes ``64`` first only where ``args`` is empty)."""
+    n = 0
+    for a in args:
+        if a.keyword is not None or a.star:
             break
-        if a.keyword is None and not a.star:
-            out.append((a, v))
-    return out
+        n += 1
+    return n

@@ -94,9 +94,12 @@ class Expressions:
             return self.read_name(frame, head)
         if head == "self" and "." not in rest and frame.key.cls is not None:
             cls = frame.key.cls
-            own = self.self_attribute(frame, cls, rest)
+            own = self.instance_attribute(frame, cls, rest)
             # `self` may be of a subclass that overrides the name (Expressions.overriders).
-            others = [self.overridden(frame, c, rest) for c in self.overriders(cls, rest)]
+            others = [
+                self.instance_attribute(frame, c, rest, field=False)
+                for c in self.overriders(cls, rest)
+            ]
             return join_all([own, *others]) if others else own
         base = self.read_key(frame, key.rsplit(".", 1)[0])
         return self.attribute(frame, base, key.rsplit(".", 1)[1])
@@ -478,25 +481,20 @@ class Expressions:
         self.note_parsed(cls, len(parsed), out)
         return out, len(parsed)
 
-    def self_attribute(self, frame: Frame, cls: ClassInfo, attr: str) -> Val:
-        """``self.attr`` read on an object of ``cls``: a property's value, else the field and
-        what the class's MRO binds to the name."""
+    def instance_attribute(
+        self, frame: Frame, cls: ClassInfo, attr: str, *, field: bool = True
+    ) -> Val:
+        """``attr`` read on an object of ``cls``: a property's value, else what the class's
+        MRO binds to the name and, with ``field``, the field (a subclass's override,
+        ``overriders``, has no field of its own: its fields are its base's)."""
         prop = self.property_getter(cls, attr)
         if prop is not None:
             return self.property_value(frame, cls, prop)
-        return Val(
-            [Trace(FieldOrigin(cls, attr), ())],
-            [PendingRef(FieldOrigin(cls, attr))] + self.class_attr_refs(cls, attr),
-        )
-
-    def overridden(self, frame: Frame, sub: ClassInfo, attr: str) -> Val:
-        """What ``sub``, a subclass that overrides ``attr`` (``overriders``), gives for it:
-        its property's value, or the callables its MRO binds (its fields are its base's
-        already)."""
-        prop = self.property_getter(sub, attr)
-        if prop is not None:
-            return self.property_value(frame, sub, prop)
-        return Val((), self.class_attr_refs(sub, attr))
+        refs = self.class_attr_refs(cls, attr)
+        if not field:
+            return Val((), refs)
+        origin = FieldOrigin(cls, attr)
+        return Val([Trace(origin, ())], [PendingRef(origin), *refs])
 
     def overriders(self, cls: ClassInfo, attr: str) -> list[ClassInfo]:
         """The subclasses of ``cls`` in the parsed modules that override ``attr`` (a method,
@@ -575,16 +573,11 @@ class Expressions:
             elif isinstance(ref, InstRef) and isinstance(ref.cls, str):
                 traces.append(Trace(FieldOrigin(ref.cls, attr), ()))
             elif isinstance(ref, InstRef):
-                if (prop := self.property_getter(ref.cls, attr)) is not None:
-                    got = self.property_value(frame, ref.cls, prop)
-                    traces += got.traces
-                    refs += got.refs
-                else:
-                    refs += self.class_attr_refs(ref.cls, attr)
-                    traces.append(Trace(FieldOrigin(ref.cls, attr), ()))
-                    refs.append(PendingRef(FieldOrigin(ref.cls, attr)))
+                got = self.instance_attribute(frame, ref.cls, attr)
+                traces += got.traces
+                refs += got.refs
                 for sub in self.overriders(ref.cls, attr) if ref.open else ():
-                    got = self.overridden(frame, sub, attr)
+                    got = self.instance_attribute(frame, sub, attr, field=False)
                     traces += got.traces
                     refs += got.refs
             elif isinstance(ref, ClassRef):

@@ -270,8 +270,7 @@ class Statements:
         # included, ends the body and the run goes on after it: no guard.
         entry = frame.fork()
         self.exec_suite(frame, stmt.body)
-        ended = frame.fork()
-        frame.absorb(ended, entry)
+        frame.absorb(frame.fork(), entry)
 
     def exec_Import(self, frame: Frame, stmt: cst.Import | cst.ImportFrom) -> None:
         """An import binds its names where it runs, as an assignment does, so that each arm
@@ -373,8 +372,7 @@ class Statements:
         frame.absorb(before, body)
         self.exec_suite(frame, stmt.orelse.body)
         if breaks:
-            ended = frame.fork()
-            frame.absorb(ended, *breaks)
+            frame.absorb(frame.fork(), *breaks)
 
     # ------------------------------------------------------------------ simple statements
 
@@ -634,11 +632,12 @@ class Statements:
             frame.state[cell] = val
             frame.cells[key] = frozenset((cell,))
         self.record_write(frame, key, frame.state[key] if strong and exact else val)
-        if in_place or not exact or through_slice:
+        bases = frame.aliases.get(key) if in_place or not exact or through_slice else None
+        if bases:
             # A view's rows are some of its base's: what is written through the view
             # brings the base no row count (`head = buf[:n]; head.copy_(x)`).
             into_base = val.with_traces(without_row_counts(val.traces)) if counts_rows(val) else val
-            for base in frame.aliases.get(key, frozenset()):
+            for base in bases:
                 if isinstance(base, ParamObject):
                     pname = base.name
                     prev = frame.summary.param_effects.get(pname, EMPTY)
