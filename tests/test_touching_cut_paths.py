@@ -99,3 +99,34 @@ def test_a_limit_reached_at_a_call_whose_path_crosses_the_commit_fails_it(tmp_pa
         run = hook(repo, "pkg/helper.py")
         assert run.returncode == 1, run.stdout + run.stderr
         assert run.stdout.startswith("pkg/main.py:7:12: ZL930 paths into"), run.stdout
+
+
+def test_a_file_named_through_a_link_touches_the_paths_through_its_target(tmp_path: Path) -> None:
+    """``--touching lnk/helper.py``, with ``lnk`` a link to ``pkg``, and ``alias.py``, a
+    link to the helper, name the file the walk reaches as ``pkg/helper.py``: the finding
+    whose path runs through it is kept, as when the helper is named by its own path."""
+    repo = project(tmp_path, HELPER.encode())
+    (repo / "lnk").symlink_to("pkg", target_is_directory=True)
+    (repo / "alias.py").symlink_to(Path("pkg") / "helper.py")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    direct = hook(repo, "pkg/helper.py")
+    assert direct.returncode == 1, direct.stdout + direct.stderr
+    for named in ("lnk/helper.py", "alias.py"):
+        run = hook(repo, named)
+        assert (run.returncode, run.stdout) == (1, direct.stdout), named
+    untouched = hook(repo, "pkg/other.py")
+    assert (untouched.returncode, untouched.stdout) == (0, "All checks passed!\n")
+
+
+def test_a_file_the_walk_reaches_through_a_link_is_touched_by_its_own_name(
+    tmp_path: Path,
+) -> None:
+    """Outside git, the walk follows ``pkg``, a link to a folder elsewhere, and names the
+    helper ``pkg/helper.py``: naming it so keeps the finding whose path runs through it."""
+    (tmp_path / "real").mkdir()
+    real = project(tmp_path / "real", HELPER.encode()) / "pkg"
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "pkg").symlink_to(real, target_is_directory=True)
+    run = hook(tmp_path / "proj", "pkg/helper.py")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "pkg/main.py:7:12: ZL001" in run.stdout, run.stdout

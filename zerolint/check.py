@@ -761,10 +761,11 @@ def print_timings(timings: dict[str, float]) -> None:
 def touched_files(
     paths: Sequence[Path], settings_at: SettingsFor, *, force_exclude: bool
 ) -> tuple[set[str], list[Diagnostic], list[Path]]:
-    """The named files --touching reports on, as absolute paths; those named that are
+    """The named files --touching reports on, as real paths (a file named through a link,
+    or a link to a folder, is the file the project's walk reaches); those named that are
     not there (an error, as for any path named); and the files, spelt as named."""
     found = discover(paths, force_exclude=force_exclude, exclude_for=settings_at.exclude_for)
-    touched = {os.path.normpath(os.path.abspath(f)) for f in found.files}
+    touched = {os.path.realpath(f) for f in found.files}
     return touched, not_found(found), found.files
 
 
@@ -780,8 +781,13 @@ def only_touching(report: Report, touched: set[str]) -> None:
     of a path may run through a ``touched`` file: a limit reached at a sink call (ZL930),
     and a file the analysis tried to parse that could not be (``Diagnostic.analysed``)."""
 
+    real: dict[str, bool] = {}
+
     def touches(path: str) -> bool:
-        return os.path.normpath(os.path.abspath(path)) in touched
+        known = real.get(path)
+        if known is None:
+            known = real[path] = os.path.realpath(path) in touched
+        return known
 
     def finding_touches(f: Any) -> bool:
         return touches(f.path) or any(touches(step.path) for flow in f.flows for step in flow.steps)
