@@ -33,7 +33,8 @@ def _doc(code: str, name: str, what: str, why: str, fix: str) -> str:
 
 _UNCHECKED = (
     "A file that cannot be checked may hold an unclamped call, so the run fails (exit 1) as "
-    "it does for a finding; the other files are still checked and reported."
+    "it does for a finding; the other files are still checked and reported. Where no file "
+    "named could be checked at all, the run is an error (exit 2)."
 )
 
 CODES: tuple[Code, ...] = (
