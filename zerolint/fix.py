@@ -332,7 +332,7 @@ def _edited(
     fixed_module = module.visit(clamp)
     needed = {m for c in edits for m in plan.imported_by.get(c, ())}
     for name in sorted(needed):
-        fixed_module = insert_import(fixed_module, name)
+        fixed_module = insert_import(fixed_module, name, before=clamp.made)
     return clamp, fixed_module, fixed_module.code
 
 
@@ -449,7 +449,9 @@ def insert_import_torch(module: cst.Module) -> cst.Module:
     return insert_import(module, _TORCH)
 
 
-def insert_import(module: cst.Module, name: str) -> cst.Module:
+def insert_import(
+    module: cst.Module, name: str, before: Collection[cst.CSTNode] = ()
+) -> cst.Module:
     """Add ``import name`` where an isort-style layout would put it.
 
     Among the module's leading imports (after the docstring and ``__future__`` imports),
@@ -458,10 +460,14 @@ def insert_import(module: cst.Module, name: str) -> cst.Module:
     the project); where that is the start of a group, at the end of the group before it
     if that one is also outside the standard library. With only standard-library imports
     it becomes a group after them; with no imports, it goes after the docstring or first.
+    The leading imports run on past the module's other one-line statements
+    (``os.environ["X"] = "1"``, ``sys.path.insert(...)``, often written to be run
+    before a library is imported) up to its first ``def``, class or other block, or the
+    first statement that holds one of the nodes ``before`` (the calls that use the name).
     """
     body = list(module.body)
     start = 1 if body and _is_docstring(body[0]) else 0
-    block = _leading_import_indexes(body, start)
+    block = _leading_import_indexes(body, start, before)
     others = [i for i in block if _import_section(body[i]) == "other"]
     alias = cst.ImportAlias(cst.parse_expression(name))  # type: ignore[arg-type]
     new_line = cst.SimpleStatementLine([cst.Import([alias])])
@@ -1030,16 +1036,31 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
     )
 
 
-def _leading_import_indexes(body: Sequence[cst.BaseStatement], start: int) -> list[int]:
+def _leading_import_indexes(
+    body: Sequence[cst.BaseStatement], start: int, before: Collection[cst.CSTNode] = ()
+) -> list[int]:
+    """The indexes of the import lines among the one-line statements from ``start`` up to
+    the first block statement or the first statement holding a node of ``before``."""
     indexes = []
+    stop = {id(node) for node in before}
     for index in range(start, len(body)):
         statement = body[index]
-        if not isinstance(statement, cst.SimpleStatementLine) or not all(
-            isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
-        ):
+        if not isinstance(statement, cst.SimpleStatementLine) or _holds(statement, stop):
             break
-        indexes.append(index)
+        if all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body):
+            indexes.append(index)
     return indexes
+
+
+def _holds(node: cst.CSTNode, ids: set[int]) -> bool:
+    """Whether ``node`` or a node under it is one of ``ids``."""
+    stack = [node]
+    while stack and ids:
+        current = stack.pop()
+        if id(current) in ids:
+            return True
+        stack.extend(current.children)
+    return False
 
 
 def _import_section(statement: cst.BaseStatement) -> str:
