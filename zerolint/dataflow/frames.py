@@ -230,6 +230,10 @@ class Frame:
         # break/continue states of the loops being run, and the fields it writes.
         self.exits: list[dict[str, Val]] = []
         self.loops: list[tuple[list[Frame], list[Frame]]] = []
+        # For each `try` with a `finally` being run, innermost last: how many loops were
+        # being run at it, and the states of the returns, raises, breaks and continues
+        # that leave it (its `finally` runs on them too).
+        self.finally_exits: list[tuple[int, list[Frame]]] = []
         self.fields: set[str] = set()
         # Constructor calls evaluated here: call node id -> (field, value) pairs.
         self.constructed: dict[int, list[tuple[str, Val]]] = {}
@@ -273,6 +277,7 @@ class Frame:
         f.returns = self.returns
         f.exits = self.exits
         f.loops = self.loops
+        f.finally_exits = self.finally_exits
         f.constructed = self.constructed
         f.fields = self.fields
         f.stmt = self.stmt

@@ -231,6 +231,9 @@ class Statements:
     def exec_Try(self, frame: Frame, stmt: cst.Try | cst.TryStar) -> None:
         start = frame.fork()
         body = frame.fork()
+        exits: list[Frame] = []  # the states that leave the try early, through its finally
+        if stmt.finalbody is not None:
+            frame.finally_exits.append((len(frame.loops), exits))
         self.exec_suite(body, stmt.body)
         if stmt.orelse is not None:
             self.exec_suite(body, stmt.orelse.body)
@@ -245,11 +248,32 @@ class Statements:
             self.exec_suite(h, handler.body)
             branches.append(h)
         frame.absorb(*branches)
-        if stmt.finalbody is not None:
-            was_dead = frame.dead
-            frame.dead = False
-            self.exec_suite(frame, stmt.finalbody.body)
-            frame.dead = frame.dead or was_dead
+        if stmt.finalbody is None:
+            return
+        frame.finally_exits.pop()
+        if exits:
+            # A return, raise, break or continue in the try runs the finally on its way
+            # out (`try: if not lens.any(): return` / `finally: kernel(lens)`): its state
+            # goes no further than the finally and what encloses it.
+            out = exits[0].fork()
+            out.absorb(*exits)
+            self.exec_suite(out, stmt.finalbody.body)
+            if not out.dead:
+                self.leave(out, loop_exit=False)
+        was_dead = frame.dead
+        frame.dead = False
+        self.exec_suite(frame, stmt.finalbody.body)
+        frame.dead = frame.dead or was_dead
+
+    def leave(self, frame: Frame, *, loop_exit: bool) -> None:
+        """``frame`` leaves the innermost ``try`` with a ``finally`` around it: a return or
+        a raise always, a break or a continue (``loop_exit``) where that try is inside the
+        loop it leaves."""
+        if not frame.finally_exits:
+            return
+        depth, exits = frame.finally_exits[-1]
+        if not loop_exit or depth == len(frame.loops):
+            exits.append(frame.fork())
 
     exec_TryStar = exec_Try
 
@@ -392,6 +416,7 @@ class Statements:
         val = self.eval(frame, stmt.value) if stmt.value is not None else EMPTY
         self.hand_back(frame, val, stmt)
         frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
+        self.leave(frame, loop_exit=False)
         frame.dead = True
 
     def hand_back(self, frame: Frame, val: Val, stmt: cst.CSTNode) -> None:
@@ -417,12 +442,14 @@ class Statements:
         return val.with_refs(refs)
 
     def exec_Raise(self, frame: Frame, stmt: cst.Raise) -> None:
+        self.leave(frame, loop_exit=False)
         frame.dead = True
 
     def exec_Break(self, frame: Frame, stmt: cst.Break | cst.Continue) -> None:
         if frame.loops:
             breaks, continues = frame.loops[-1]
             (breaks if type(stmt) is cst.Break else continues).append(frame.fork())
+            self.leave(frame, loop_exit=True)
             frame.dead = True
 
     exec_Continue = exec_Break
