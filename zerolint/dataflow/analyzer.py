@@ -145,6 +145,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         # Globals whose values are being made: how many summaries were being made then.
         self._globals_open: dict[tuple[int, str], int] = {}
         self._mro_cache: dict[int, list[ClassInfo]] = {}
+        # TorchModel.field_views' answers, by class (the class kept, to tell ids apart).
+        self._field_views: dict[int, tuple[ClassInfo, dict[str, frozenset[str]]]] = {}
         self._origin_cache: dict[int, list[Trace]] = {}
         # Set when resolving stopped at MAX_DEPTH (not at a recursion): paths may be
         # missing, and the engine says so. _cut_origins: cached resolutions that stopped.

@@ -358,8 +358,13 @@ class Calls:
         still holds the value they were about (``Frame.some_rows``): as guard steps."""
         name = dotted(arg_node)
         held = frame.state.get(name) if name is not None else None
-        if held is None:
+        if name is None or held is None:
             return val
+        return self.some_rows_of(frame, name, held, val)
+
+    def some_rows_of(self, frame: Frame, name: str, held: Val, val: Val) -> Val:
+        """``val`` with the conditions on some row of ``name`` that were about its value
+        ``held`` as guard steps."""
         for guarded, op, k, stmt, value in frame.some_rows:
             if guarded == name and value is held:
                 note = f"guard: some row of {name} {op} {k}"

@@ -639,6 +639,7 @@ class Statements:
             val = val.with_traces(without_row_counts(val.traces))
         exact = key == dotted(target)
         through_slice = not exact  # buf[:] = x writes into buf's storage, as in place
+        storage = in_place or through_slice
         rows = row_slice(target, key)
         if rows == "all":
             exact, strong = True, True  # buf[:] = x writes every row
@@ -679,6 +680,8 @@ class Statements:
                 else:
                     frame.state[base] = self.read_key(frame, base).join(into_base)
                     self.record_write(frame, base, into_base)
+        if storage and (frame.aliases or key.startswith("self.")):
+            self.write_views(frame, key, bases or frozenset(), val)
         owner, dot, attr = key.partition(".")
         if dot and "." not in attr and exact and owner in self.plain_params(frame):
             # `meta.lens = v` in a helper: the caller's `m.lens` after `shrink(m)`.
@@ -692,6 +695,33 @@ class Statements:
         ):
             prev = frame.summary.global_writes.get(key, EMPTY)
             frame.summary.global_writes[key] = prev.join(val)
+
+    def write_views(self, frame: Frame, key: str, bases: frozenset, val: Val) -> None:
+        """A write into ``key``'s storage (a slice of it, or in place) is seen through every
+        other name that views the same storage (``lens = buf[:n]`` before ``buf[:n] =
+        seq_lens // 4``): each may now hold ``val`` in some of its rows, and what was known
+        of its old value holds no more."""
+        written = {key, *bases}
+        into = val.with_traces(without_row_counts(val.traces)) if counts_rows(val) else val
+        seen = [name for name, views in frame.aliases.items() if written & views]
+        cls = frame.key.cls
+        if cls is not None:
+            for base in written:
+                if type(base) is str and base.startswith("self.") and base.count(".") == 1:
+                    seen += [f"self.{v}" for v in self.field_views(cls).get(base[5:], ())]
+        for name in dict.fromkeys(seen):
+            if name in written:
+                continue
+            old = frame.state.get(name)
+            if old is None:
+                old = self.read_key(frame, name)
+            elif frame.some_rows:  # `if not lens.any(): return` was about the old rows
+                old = self.some_rows_of(frame, name, old, old)
+            frame.state[name] = old.join(into)
+            for known in frame.cells.pop(name, ()):
+                frame.state.pop(known, None)
+            forget_facts(frame, name)
+            self.record_write(frame, name, into)
 
     def plain_params(self, frame: Frame) -> list[str]:
         """The parameters a caller's arguments bind, but a method's ``self`` or ``cls``

@@ -55,7 +55,7 @@ from zerolint.dataflow.values import (
     reshaped,
 )
 from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
-from zerolint.project import resolve_relative
+from zerolint.project import ClassInfo, resolve_relative
 
 Args = list[tuple[cst.Arg, Val]]
 Target = cst.BaseExpression | None
@@ -1111,39 +1111,83 @@ class TorchModel:
 
     def view_bases(self, frame: Frame, value: cst.BaseExpression) -> frozenset[str]:
         """The buffers ``value`` is a view of: ``self.buf[:n]``, ``x.view(...)``, aliases."""
-        node = value
-        while True:
-            if type(node) is cst.Subscript:
-                node = node.value
-            elif (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
-                and node.func.attr.value
-                in (
-                    "view",
-                    "unsqueeze",
-                    "squeeze",
-                    "reshape",
-                    "flatten",
-                    "narrow",
-                    "expand",
-                    "view_as",
-                    "select",
-                    "t",
-                    "transpose",
-                    "permute",
-                    "unflatten",
-                    "as_strided",
-                )
-            ):
-                node = node.func.value
-            else:
-                break
-        key = dotted(node)
+        key = view_root(value)
         if key is None:
             return frozenset()
         # `lens = self.seq_lens` names the same tensor: `lens //= 4` changes both.
         return frozenset({key}) | frame.aliases.get(key, frozenset())
+
+    def field_views(self, cls: ClassInfo) -> dict[str, frozenset[str]]:
+        """The fields of ``cls`` (its MRO's methods) assigned a view of another field
+        (``self.lens_2d = self.lens_buf.unsqueeze(-1)``, a CUDA graph's persistent view),
+        by the field they view: a write into that field's rows is seen through them."""
+        known = self._field_views.get(id(cls))
+        if known is not None and known[0] is cls:
+            return known[1]
+        found: dict[str, set[str]] = {}
+        for c in self.mro(cls):
+            for method in c.methods.values():
+                stack: list[cst.CSTNode] = [method.body]
+                while stack:
+                    node = stack.pop()
+                    if type(node) is cst.Assign and len(node.targets) == 1:
+                        view = _self_field(node.targets[0].target)
+                        root = view_root(node.value)
+                        base = _self_field_name(root)
+                        if view is not None and base is not None and base != view:
+                            found.setdefault(base, set()).add(view)
+                    stack.extend(node.children)
+        out = {base: frozenset(views) for base, views in found.items()}
+        self._field_views[id(cls)] = (cls, out)
+        return out
+
+
+_VIEW_METHODS = frozenset(
+    {
+        "view",
+        "unsqueeze",
+        "squeeze",
+        "reshape",
+        "flatten",
+        "narrow",
+        "expand",
+        "view_as",
+        "select",
+        "t",
+        "transpose",
+        "permute",
+        "unflatten",
+        "as_strided",
+    }
+)
+
+
+def view_root(value: cst.BaseExpression) -> str | None:
+    """The name or field ``value`` is a view of, as written (``self.buf`` for
+    ``self.buf[:n].unsqueeze(-1)``), or ``value`` itself."""
+    node = value
+    while True:
+        if type(node) is cst.Subscript:
+            node = node.value
+        elif (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value in _VIEW_METHODS
+        ):
+            node = node.func.value
+        else:
+            return dotted(node)
+
+
+def _self_field(node: cst.BaseExpression) -> str | None:
+    """``x`` for ``self.x``."""
+    return _self_field_name(dotted(node)) if type(node) is cst.Attribute else None
+
+
+def _self_field_name(key: str | None) -> str | None:
+    if key is None or not key.startswith("self.") or key.count(".") != 1:
+        return None
+    return key[5:]
 
 
 def _true_division(node: cst.CSTNode | None) -> TypeGuard[cst.BinaryOperation]:
