@@ -31,7 +31,7 @@ from zerolint.dataflow.frames import (
 )
 from zerolint.dataflow.resolution import Resolution
 from zerolint.dataflow.signatures import LibEffect, library_for
-from zerolint.dataflow.statements import Statements
+from zerolint.dataflow.statements import Statements, exit_state
 from zerolint.dataflow.syntax import dotted, scope_names, string_value
 from zerolint.dataflow.torch_model import TorchModel
 from zerolint.dataflow.values import (
@@ -1029,15 +1029,27 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                     [Trace(ParamOrigin(key, name), ())], self._closure_refs(key, name)
                 )
             body = key.node.body.body  # indented lines, or a one-line body's statements
+        initial = dict(frame.state)
         self.exec_block(frame, body)
         if key.node is None:
             self.class_level_providers(key.mod, summary)
         if not frame.dead:
-            frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
-        for exit_state in frame.exits:
-            for k, val in exit_state.items():
+            frame.exits.append(exit_state(frame))
+        for left in frame.exits:
+            for k, val in left.items():
+                if k in frame.nonlocals_declared:
+                    continue
                 attr = k.split(".", 1)[1]
                 summary.field_writes[attr] = summary.field_writes.get(attr, EMPTY).join(val)
+        for name in frame.nonlocals_declared:
+            written = [
+                s[name]
+                for s in frame.exits
+                if s.get(name, initial.get(name)) is not initial.get(name)
+            ]
+            if written:
+                every = len(written) == len(frame.exits)
+                summary.nonlocal_writes[name] = (join_all(written), every)
         summary.returns = join_all(frame.returns)
         elems = [v.elements for v in frame.returns]
         if elems and all(e is not None for e in elems) and len({len(e) for e in elems}) == 1:  # type: ignore[arg-type]

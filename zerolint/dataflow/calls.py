@@ -21,7 +21,7 @@ from zerolint.dataflow.library import (
     BOUND_FUNCTIONS,
     BUILTIN_NAMES,
 )
-from zerolint.dataflow.statements import forget_named
+from zerolint.dataflow.statements import forget_facts, forget_named
 from zerolint.dataflow.syntax import (
     base_key,
     dotted,
@@ -487,6 +487,22 @@ class Calls:
                         SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, val, frame.key, via)
                     )
             self.take_field_writes(frame, node, key, summary, site)
+            if summary.nonlocal_writes and key.mod is frame.mod and self.encloses(frame, key):
+                # `def reset(): nonlocal n; n = m`, called here: n may hold what it wrote.
+                for name, (written, every) in summary.nonlocal_writes.items():
+                    val = self.substitute(written, key, site, 0, keep_unresolved=True)
+                    forget_facts(frame, name)  # the tests of its old value
+                    frame.state[name] = val if every else self.read_name(frame, name).join(val)
+            if key.mod is frame.mod:
+                # A condition on a global of the module says nothing of what the callee
+                # wrote into it (`if NUM == 0: return; set_num(n)`, `global NUM` there).
+                for name in summary.global_writes:
+                    if (
+                        name not in frame.state  # not a local of the same name
+                        or name in frame.globals_declared
+                        or frame.key.node is None
+                    ):
+                        forget_facts(frame, name)
             # What the callee wrote into its arguments flows back into the caller's names.
             for pname, effect in summary.param_effects.items():
                 target = self.arg_node_for(node, key, pname, ref)

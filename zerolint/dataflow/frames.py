@@ -188,6 +188,10 @@ class Summary:
     # of that field anywhere.
     constructor_fields: dict[tuple[str, str], Val] = field(default_factory=dict)
     global_writes: dict[str, Val] = field(default_factory=dict)
+    # What a closure leaves in names of the function around it (``nonlocal n``), for a
+    # call of it where it is defined: the values it wrote, and whether every return
+    # comes after a write.
+    nonlocal_writes: dict[str, tuple[Val, bool]] = field(default_factory=dict)
     # A module's summary: the class-level names of its classes bound to a callable that
     # holds a sink or forwards to one (``run = staticmethod(kernel)``), for
     # ``Analyzer.note_providers``.
@@ -223,6 +227,7 @@ class Frame:
         self.cells: dict[str, frozenset[str]] = {}
         self.aliases: dict[str, frozenset[Alias]] = {}  # name -> buffers it is a view of
         self.globals_declared: set[str] = set()
+        self.nonlocals_declared: set[str] = set()
         self.local_funcs: dict[str, cst.FunctionDef] = {}
         self.dead = False
         self.returns: list[Val] = []
@@ -272,6 +277,7 @@ class Frame:
         f.cells = dict(self.cells)
         f.aliases = dict(self.aliases)
         f.globals_declared = self.globals_declared
+        f.nonlocals_declared = self.nonlocals_declared
         f.local_funcs = self.local_funcs
         f.dead = self.dead
         f.returns = self.returns

@@ -41,6 +41,8 @@ from zerolint.dataflow.values import (
     EMPTY,
     Effect,
     FuncRef,
+    InstRef,
+    PendingRef,
     RawStep,
     Ref,
     Trace,
@@ -278,15 +280,20 @@ class Statements:
     exec_TryStar = exec_Try
 
     def exec_With(self, frame: Frame, stmt: cst.With) -> None:
+        suppresses = False
         for item in stmt.items:
             val = self.eval(frame, item.item)
             if item.asname is not None:
                 self.assign(frame, item.asname.name, val, item.item)
-        suppresses = any(
-            type(item.item) is cst.Call
-            and self.qualname(frame, item.item.func) == "contextlib.suppress"
-            for item in stmt.items
-        )
+            suppresses = suppresses or (
+                type(item.item) is cst.Call
+                and self.qualname(frame, item.item.func) == "contextlib.suppress"
+                or any(
+                    isinstance(r, InstRef) and isinstance(r.cls, ClassInfo) and self.swallows(r.cls)
+                    for held in val.refs
+                    for r in (self.resolve_refs(held) if isinstance(held, PendingRef) else [held])
+                )
+            )
         if not suppresses:
             self.exec_suite(frame, stmt.body)
             return
@@ -295,6 +302,26 @@ class Statements:
         entry = frame.fork()
         self.exec_suite(frame, stmt.body)
         frame.absorb(frame.fork(), entry)
+
+    def swallows(self, cls: ClassInfo) -> bool:
+        """Whether a context manager of ``cls`` may swallow the exception its block
+        raises: the ``__exit__`` its MRO finds returns something other than ``None`` or
+        ``False`` (``return True``, ``return self.quiet``)."""
+        owner = next((c for c in self.mro(cls) if "__exit__" in c.methods), None)
+        if owner is None:
+            return False
+        stack: list[cst.CSTNode] = [owner.methods["__exit__"].body]
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.Return:
+                value = node.value
+                if value is not None and not (
+                    type(value) is cst.Name and value.value in ("None", "False")
+                ):
+                    return True
+            elif type(node) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
+                stack.extend(node.children)
+        return False
 
     def exec_Import(self, frame: Frame, stmt: cst.Import | cst.ImportFrom) -> None:
         """An import binds its names where it runs, as an assignment does, so that each arm
@@ -415,7 +442,7 @@ class Statements:
     def exec_Return(self, frame: Frame, stmt: cst.Return) -> None:
         val = self.eval(frame, stmt.value) if stmt.value is not None else EMPTY
         self.hand_back(frame, val, stmt)
-        frame.exits.append({k: frame.state[k] for k in frame.fields if k in frame.state})
+        frame.exits.append(exit_state(frame))
         self.leave(frame, loop_exit=False)
         frame.dead = True
 
@@ -457,6 +484,10 @@ class Statements:
     def exec_Global(self, frame: Frame, stmt: cst.Global) -> None:
         for n in stmt.names:
             frame.globals_declared.add(n.name.value)
+
+    def exec_Nonlocal(self, frame: Frame, stmt: cst.Nonlocal) -> None:
+        for n in stmt.names:
+            frame.nonlocals_declared.add(n.name.value)
 
     def exec_Del(self, frame: Frame, stmt: cst.Del) -> None:
         target = stmt.target
@@ -833,6 +864,13 @@ def record_test(frame: Frame, name: str, value: cst.BaseExpression | None) -> No
     if any(r == name or r.startswith(name + ".") for r in reads):
         return  # `ok = not ok`: about the name's old value
     frame.tests[name] = (value, reads)
+
+
+def exit_state(frame: Frame) -> dict[str, Val]:
+    """What the function leaves where it returns: its fields, and the names of the
+    function around it it declares ``nonlocal``."""
+    keys = frame.fields | frame.nonlocals_declared if frame.nonlocals_declared else frame.fields
+    return {k: frame.state[k] for k in keys if k in frame.state}
 
 
 def forget_facts(frame: Frame, name: str) -> None:
