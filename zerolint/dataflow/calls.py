@@ -717,9 +717,12 @@ class Calls:
         self, frame: Frame, node: cst.Call, key: FuncKey, ref: FuncRef | None = None
     ) -> dict[str, int | str]:
         out: dict[str, int | str] = {}
+        starred = [a.value for a in node.args if a.star]
         for p in key.params():
             arg = self.arg_node_for(node, key, p.name.value, ref)
-            if arg is None:
+            if arg is None or any(arg is s for s in starred):
+                # `f(*args)`: which element a parameter takes is not known, and two
+                # parameters taking the same `args` are not one symbol.
                 continue
             value = self.operand(frame, arg)
             if value != "<expr>":
