@@ -95,6 +95,13 @@ class Calls:
                     return out
                 return EMPTY
             refs = in_order(self.attribute(frame, receiver, method).refs)
+            # A method of an object of a class whose module is not parsed (`meta =
+            # DecodeMeta(seq_lens, r)`, imported): called as that module's name is.
+            refs += [
+                LazyRef(f"{r.cls}.{method}")
+                for r in in_order(receiver.refs)
+                if isinstance(r, InstRef) and isinstance(r.cls, str)
+            ]
             if not refs:
                 self.note_wrapper(method)
             if not refs and (method in self.sinks_by_name or self.wraps_sink(method)):

@@ -166,6 +166,20 @@ class Resolution:
                 return ref.cls
         return None
 
+    def lazy_property(self, origin: FieldOrigin) -> FuncKey | None:
+        """The ``@property`` getter that ``origin``, a read on an object of a class named
+        before its module was parsed, calls, where that module is parsed now."""
+        if not isinstance(origin.cls, str):
+            return None
+        modname = self.project_module_of(origin.cls)
+        if modname is None:
+            return None
+        if not self.project.is_parsed(modname):
+            self.note(modname)  # an answer that may change once the module is parsed
+            return None
+        cls = self.class_info(origin.cls)
+        return self.property_getter(cls, origin.attr) if cls is not None else None
+
     def may_write_field(self, qual: str, attr: str) -> bool:
         """Whether the unparsed class ``qual`` can have ``attr`` written: its module writes
         ``self.attr``, or a module calls its constructor or derives a class from it (whose
@@ -495,6 +509,12 @@ class Resolution:
             out = []
             for v in self.field_values(origin.cls, origin.attr):
                 out += [t for t in self.resolve(v, depth + 1) if t.origin is None]
+            getter = self.lazy_property(origin)
+            if getter is not None:
+                # `meta.compressed` on an object of a class parsed since: its getter's
+                # value (`return self.seq_lens // self.ratio`).
+                returned = self.summary(getter).returns
+                out += [t for t in self.resolve(returned, depth + 1) if t.origin is None]
             return out
         if isinstance(origin, GlobalOrigin):
             out = []
