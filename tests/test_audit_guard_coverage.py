@@ -12,6 +12,7 @@ from tests.test_audit import (
     CLAMPED,
     CLEAN_ENV,
     GUARDED_HEADER,
+    SGLANG_INDEXER,
     UNGUARDED_HEADER,
     deep_gemm_package,
     dist_info,
@@ -182,3 +183,68 @@ def test_the_cli_exits_1_when_the_clamp_is_off(
     monkeypatch.delenv("ZEROLINT_GUARD_OFF")
     assert main(["audit", "--site-packages", str(site), "--gpu", "sm90"]) == 0
     assert "\nverdict: protected\n" in capsys.readouterr().out
+
+
+# --- SGLang: the verdict reads the guard its switch installs ---------------------------------
+
+
+@pytest.fixture
+def sglang_stack(sglang_site: Path) -> Path:
+    """SGLang with an unclamped call of the unguarded pip-installed DeepGEMM, and the guard's
+    package installed (no .pth line yet)."""
+    write(sglang_site / "sglang/srt/indexer.py", SGLANG_INDEXER)
+    return sglang_site
+
+
+def sglang_audit(site: Path, **environ: str):
+    return audit([site], gpu="sm90", environ={**CLEAN_ENV, **environ})
+
+
+def test_sglang_with_its_switch_and_the_pth_line_is_protected(sglang_stack: Path) -> None:
+    write(sglang_stack / PTH_NAME, PTH_LINE)
+    result = sglang_audit(sglang_stack, ZEROLINT_GUARD_SGLANG="1")
+    assert result.verdict == "protected", result.reasons
+    assert result.reasons[0] == (
+        "SGLang 0.0.1: runtime guard active: zerolint_guard.pth found, ZEROLINT_GUARD_SGLANG=1"
+    )
+    text = "\n".join(result.reasons)
+    assert "kernel still unguarded: " in text
+    assert "code still unclamped: sglang/srt/indexer.py:5" in text
+    [engine] = to_dict(result)["engines"]
+    assert engine["runtime_guard"] == {
+        "active": True,
+        "protects": True,
+        "reason": "zerolint_guard.pth found, ZEROLINT_GUARD_SGLANG=1",
+        "entry_point": None,
+    }
+    assert "runtime guard: active: zerolint_guard.pth found" in render_text(result)
+
+
+@pytest.mark.parametrize(
+    "pth, environ, why",
+    [
+        (False, {"ZEROLINT_GUARD_SGLANG": "1"}, "runtime guard not active: no zerolint_guard.pth"),
+        (True, {}, "runtime guard not active: zerolint_guard.pth found, ZEROLINT_GUARD_SGLANG not"),
+        (
+            True,
+            {"ZEROLINT_GUARD_SGLANG": "1", "ZEROLINT_GUARD": "0"},
+            "runtime guard not active: zerolint_guard.pth found, disabled by ZEROLINT_GUARD=0",
+        ),
+        (
+            True,
+            {"ZEROLINT_GUARD_SGLANG": "1", "ZEROLINT_GUARD_OFF": "deep_gemm_metadata"},
+            (
+                "runtime guard active, but ZEROLINT_GUARD_OFF=deep_gemm_metadata turns off its "
+                "DeepGEMM metadata clamp (zerolint_guard.pth found, ZEROLINT_GUARD_SGLANG=1)"
+            ),
+        ),
+    ],
+)
+def test_sglang_without_a_guard_that_clamps_is_exposed_and_says_why(
+    sglang_stack: Path, pth: bool, environ: dict[str, str], why: str
+) -> None:
+    if pth:
+        write(sglang_stack / PTH_NAME, PTH_LINE)
+    result = sglang_audit(sglang_stack, **environ)
+    assert result.verdict == "exposed", result.reasons
+    assert any(reason.startswith(f"SGLang 0.0.1: {why}") for reason in result.reasons)

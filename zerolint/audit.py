@@ -10,7 +10,8 @@ For each serving package found (vLLM, SGLang; or DeepGEMM alone when neither is 
 2. the unclamped call sites ZL001 finds in the package's own code (``engine``);
 3. for vLLM, the CUDA-graph capture sizes and runtime batches that make every length 0,
    for the given ``vllm serve`` arguments (``capture``);
-4. for vLLM, whether the runtime guard's plugin is installed and enabled;
+4. whether the runtime guard is installed and enabled: vLLM's plugin, or for SGLang the
+   ``zerolint_guard.pth`` line and ``ZEROLINT_GUARD_SGLANG``;
 
 then one verdict: ``exposed``, ``protected`` (saying by what, and whether the code is still
 unclamped) or ``not affected``, with the reasons. The runtime guard protects only with its
@@ -108,7 +109,8 @@ class Gpu:
 
 @dataclass(frozen=True, slots=True)
 class GuardStatus:
-    """Whether vLLM would load the runtime guard's plugin, read from the environment."""
+    """Whether the engine's processes would install the runtime guard (vLLM's plugin,
+    SGLang's ``zerolint_guard.pth`` switch), read from the files and the environment."""
 
     active: bool
     reason: str
@@ -248,7 +250,8 @@ def audit(
     defaults when empty); ``gpu`` is ``sm90``, ``sm100`` or ``auto`` (nvidia-smi, else
     SM90 is assumed, the worst case); ``compress_ratios`` are the model's indexer compress
     ratios (DeepSeek-V4: 4); ``environ`` is the serving process's environment (default:
-    this one), read for ``ZEROLINT_GUARD``, ``ZEROLINT_GUARD_OFF`` and ``VLLM_PLUGINS``.
+    this one), read for ``ZEROLINT_GUARD``, ``ZEROLINT_GUARD_OFF``, ``VLLM_PLUGINS`` and
+    ``ZEROLINT_GUARD_SGLANG``.
     Raises AuditError on input it cannot use.
     """
     environ = os.environ if environ is None else environ
@@ -321,6 +324,7 @@ def _audit_sglang(
     engine.import_order = ("deep_gemm",)
     engine.kernel = _kernel(env.pip_deep_gemm) if env.pip_deep_gemm else None
     engine.findings, engine.clamped = _zl001(env.sglang.path, ratios)
+    engine.guard = sglang_guard_status(env, environ)
     engine.coverage = guard_coverage(env, engine, environ)
     _measured_kernels(env, engine)
     engine.verdict, engine.reasons = decide(engine, gpu, ratios)
@@ -607,7 +611,7 @@ def guard_coverage(
     installed guard covers it: the guard active for this engine (vLLM's plugin, SGLang's
     switch) and the sink not in ``ZEROLINT_GUARD_OFF``. Sinks with no guard are listed as
     not covered, saying why."""
-    status = engine.guard if engine.name == "vllm" else sglang_guard_status(env, environ)
+    status = engine.guard  # set by _audit_vllm / _audit_sglang before this runs
     off = disabled_sinks(environ)
     rows = []
     for sink in SINKS:
