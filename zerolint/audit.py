@@ -97,7 +97,9 @@ UNKNOWN_CALLERS = (
 
 @dataclass(frozen=True, slots=True)
 class Gpu:
-    """Which scheduler the GPUs run: ``sm90`` (Hopper), ``sm100`` (Blackwell) or ``other``."""
+    """Which scheduler the GPUs run: ``sm90`` (Hopper), ``sm100`` (Blackwell), one of the
+    architectures that run no paged-MQA scheduler (``sm80``, ``sm89``, ``sm120``: the
+    Blackwell workstation cards) or ``other``."""
 
     arch: str
     source: str
@@ -658,7 +660,8 @@ def _is_guard(plugin: Plugin) -> bool:
 
 def detect_gpu(choice: str, environ: Mapping[str, str] | None = None) -> Gpu:
     """An architecture as given (``sm90``, ``sm100``, or one that does not run the SM90
-    scheduler: ``sm80``, ``sm89``, ``sm120``); ``auto`` asks nvidia-smi, else assumes SM90
+    scheduler: ``sm80``, ``sm89``, ``sm120``); ``auto`` asks nvidia-smi (compute capability
+    9.x is ``sm90``, 12.x ``sm120``, 10.x and up otherwise ``sm100``), else assumes SM90
     (the worst)."""
     if choice in ("sm90", "sm100"):
         return Gpu(choice, "--gpu")
@@ -687,6 +690,8 @@ def detect_gpu(choice: str, environ: Mapping[str, str] | None = None) -> Gpu:
     majors = {cap.split(".", 1)[0] for *_, cap in gpus}
     if "9" in majors:
         return Gpu("sm90", f"nvidia-smi: {names}")
+    if majors == {"12"}:  # Blackwell workstation (RTX PRO 6000, RTX 50): not the SM100 family
+        return Gpu("sm120", f"nvidia-smi: {names}")
     if all(m.isdigit() and int(m) >= 10 for m in majors):
         return Gpu("sm100", f"nvidia-smi: {names}")
     return Gpu("other", f"nvidia-smi: {names}")
