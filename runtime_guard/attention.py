@@ -22,7 +22,8 @@ Each sanitizer is the one the probe showed correct for its kernel (docs/zero-len
   batch, returns empty outputs of the kernel's shapes and dtypes without calling it. The
   output needs nothing: the kernel writes 0 there itself (``FLASHMLA_ZERO_ROWS_MEASURED``).
 - DeepGEMM's ``fp8_paged_mqa_logits`` (and ``fp8_fp4_paged_mqa_logits``) refuse B = 0 with a
-  launch error: the guard returns the empty ``(0, max_context_len)`` float32 logits instead.
+  launch error: the guard returns the empty ``(0, max_context_len)`` logits instead, in the
+  ``logits_dtype`` the caller asked sgl-deep-gemm's FP8/FP4 entry for (float32 otherwise).
 
 Every decision is taken on shapes (host metadata), never on device values, and whatever a
 guard writes is decided per row on the device: no host synchronisation, nothing that breaks
@@ -372,37 +373,79 @@ def guard_flash_mla_with_kvcache(fn: F) -> F:
     return _wrap(fn, guarded, "mask" if fill_lse is None else "lse-kernel")
 
 
-def paged_mqa_logits_empty(q: Any, max_context_len: int) -> torch.Tensor:
-    """DeepGEMM's paged MQA logits for a batch of 0 rows: ``(0, max_context_len)`` float32 on
-    ``q``'s device (``q`` a tensor, or the ``(values, scales)`` tuple of the FP8/FP4 entry)."""
+LOGITS_DTYPE_POSITION = 8
+"""Where ``logits_dtype`` sits among the positional arguments of sgl-deep-gemm 0.2.3.post2's
+``fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta,
+max_context_len, clean_logits=False, logits_dtype=torch.float, indices=None)``; taken for a
+kernel whose signature Python cannot read (a compiled function)."""
+
+
+def paged_mqa_logits_empty(
+    q: Any, max_context_len: int, logits_dtype: torch.dtype | None = None
+) -> torch.Tensor:
+    """DeepGEMM's paged MQA logits for a batch of 0 rows: ``(0, max_context_len)`` in
+    ``logits_dtype`` (float32, the kernel's default, when None) on ``q``'s device (``q`` a
+    tensor, or the ``(values, scales)`` tuple or list of the FP8/FP4 entry)."""
     import torch
 
-    values = q[0] if isinstance(q, tuple) else q
-    return torch.empty((0, max_context_len), dtype=torch.float32, device=values.device)
+    values = q[0] if isinstance(q, (tuple, list)) else q
+    dtype = torch.float32 if logits_dtype is None else logits_dtype
+    return torch.empty((0, max_context_len), dtype=dtype, device=values.device)
+
+
+def _logits_dtype_position(fn: Any) -> int | None:
+    """The position of ``fn``'s ``logits_dtype`` parameter among its positional arguments:
+    read from its signature (None when it has none: ``fp8_paged_mqa_logits``, whose ninth
+    argument is ``indices``, and DeepGEMM 2.8.1's ``fp8_fp4_paged_mqa_logits``), else
+    ``LOGITS_DTYPE_POSITION``."""
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # a compiled function without a signature
+        return LOGITS_DTYPE_POSITION
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    for index, parameter in enumerate(parameters):
+        if parameter.kind not in positional:
+            return None
+        if parameter.name == "logits_dtype":
+            return index
+    return None
 
 
 def guard_paged_mqa_logits(fn: F) -> F:
     """Wrap DeepGEMM's ``fp8_paged_mqa_logits`` / ``fp8_fp4_paged_mqa_logits(q, kv_cache,
-    weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits)``.
+    weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, ...)``
+    (sgl-deep-gemm's FP8/FP4 entry also takes ``logits_dtype``, ninth, and ``indices``).
 
     An empty batch (``q`` with 0 rows) returns ``paged_mqa_logits_empty`` without a launch
-    (DeepGEMM 2.5.0 fails it with CUDA_ERROR_INVALID_VALUE). Every other call goes to DeepGEMM
-    unchanged: its zero-length rows are handled by the clamped schedule (``guard``).
+    (DeepGEMM 2.5.0 fails it with CUDA_ERROR_INVALID_VALUE), in the ``logits_dtype`` the
+    caller passed (by keyword, or in the position ``fn``'s signature gives it), float32
+    otherwise. Every other call goes to DeepGEMM unchanged: its zero-length rows are handled
+    by the clamped schedule (``guard``).
     """
     if is_guarded(fn):
         return fn
     _require_torch()
     import torch
 
+    dtype_position = _logits_dtype_position(fn)
+
     def guarded(*args: Any, **kwargs: Any) -> Any:
         q = _arg(args, kwargs, 0, "q")
-        values = q[0] if isinstance(q, tuple) and q else q
+        values = q[0] if isinstance(q, (tuple, list)) and q else q
         if isinstance(values, torch.Tensor) and values.dim() >= 1 and values.shape[0] == 0:
             length = _arg(args, kwargs, 6, "max_context_len")
             if length is _MISSING:
                 length = kwargs.get("max_model_len", _MISSING)
+            if dtype_position is None:
+                dtype = kwargs.get("logits_dtype")
+            else:
+                dtype = _arg(args, kwargs, dtype_position, "logits_dtype")
+            if not isinstance(dtype, torch.dtype):  # not given: the kernel's default
+                dtype = None
             if isinstance(length, int) and not isinstance(length, bool) and length >= 0:
-                return paged_mqa_logits_empty(q, length)
+                return paged_mqa_logits_empty(q, length, dtype)
         return fn(*args, **kwargs)
 
     return _wrap(fn, guarded, "empty-batch")

@@ -90,10 +90,11 @@ def install() -> bool:
     Patches every module global that holds a loaded sink's function and every sink module
     imported later; for DeepGEMM's ``get_paged_mqa_logits_metadata`` that is the clamp. For DeepGEMM 2.6.1 the guard fuses the clamp into its own copy of the SM90
     scheduler (``runtime_guard.fused``) unless ``ZEROLINT_GUARD=clamp``. Idempotent and
-    thread-safe; logs one line (logger ``runtime_guard``) when it acts. Returns False, doing
-    nothing but logging why, when ``ZEROLINT_GUARD`` turns it off (``guard_enabled``) or
-    torch cannot be imported. Sinks named in ``ZEROLINT_GUARD_OFF`` are left alone, and one
-    INFO line names them.
+    thread-safe; logs one line (logger ``runtime_guard``) when it acts, naming only the sinks
+    it guards (the clamp only while ``deep_gemm_metadata`` is on). Returns False, doing
+    nothing but logging why, when ``ZEROLINT_GUARD`` turns it off (``guard_enabled``),
+    ``ZEROLINT_GUARD_OFF`` turns every sink off, or torch cannot be imported. Sinks named in
+    ``ZEROLINT_GUARD_OFF`` are left alone, and one INFO line names them.
     """
     global _finder
     if not guard_enabled():
@@ -116,6 +117,16 @@ def install() -> bool:
             ", ".join(BY_NAME),
         )
     off = disabled_sinks()
+    on = [s for s in SINKS if s.name not in off]
+    if not on:
+        log(
+            "info",
+            "runtime_guard: turned off by %s=%s for every sink (%s), nothing left to guard",
+            OFF_VAR,
+            os.environ.get(OFF_VAR, ""),
+            ", ".join(s.name for s in SINKS),
+        )
+        return False
     if off:
         log(
             "info",
@@ -145,15 +156,19 @@ def install() -> bool:
         sys.meta_path.insert(0, _finder)
         guarded = _guard_loaded_providers()
         replaced = _replace_everywhere(_by_id(_guards.values()))
+    # Only what is guarded: the clamp only while its sink is on, the modules of the sinks on.
+    clamp = "deep_gemm_metadata" not in off
     log(
         "info",
-        "runtime_guard: clamping DeepGEMM get_paged_mqa_logits_metadata context_lens to >= 1 "
-        "and guarding %s (guarded now: %s; %d module globals replaced; later imports of %s "
-        "are guarded too)",
-        ", ".join(s.name for s in SINKS if s.name not in off) or "no sink",
+        "runtime_guard: %sguarding %s (guarded now: %s; %d module globals replaced; later "
+        "imports of %s are guarded too)",
+        "clamping DeepGEMM get_paged_mqa_logits_metadata context_lens to >= 1 and "
+        if clamp
+        else "",
+        ", ".join(s.name for s in on),
         ", ".join(guarded) or "none loaded yet",
         replaced,
-        " and ".join(sorted(module_names())),
+        " and ".join(sorted({name for s in on for name in s.modules})),
     )
     return True
 

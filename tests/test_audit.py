@@ -408,12 +408,8 @@ def test_sglang_uses_the_pip_installed_deep_gemm(tmp_path, header, verdict):
     dist_info(tmp_path, "sgl-deep-gemm", "0.2.3.post2", top_level="deep_gemm")
     result = audit([tmp_path], gpu="sm90", environ=CLEAN_ENV)
     (engine,) = result.engines
-    assert (engine.name, engine.version, engine.capture, engine.guard) == (
-        "sglang",
-        "0.0.2",
-        None,
-        None,
-    )
+    assert (engine.name, engine.version, engine.capture) == ("sglang", "0.0.2", None)
+    assert engine.guard is not None and not engine.guard.active
     assert engine.kernel is not None
     assert engine.kernel.deep_gemm.label() == (
         "DeepGEMM 0.2.3.post2 (pip-installed deep_gemm from sgl-deep-gemm 0.2.3.post2)"
@@ -531,6 +527,7 @@ def fake_smi(folder: Path, rows: list[str]) -> dict[str, str]:
 H200 = "0, GPU-aaaa, NVIDIA H200, 9.0"
 B200 = "1, GPU-bbbb, NVIDIA B200, 10.0"
 A100 = "0, GPU-cccc, NVIDIA A100-SXM4-80GB, 8.0"
+RTX_PRO_6000 = "0, GPU-dddd, NVIDIA RTX PRO 6000 Blackwell Workstation Edition, 12.0"
 
 
 @pytest.mark.parametrize(
@@ -539,6 +536,9 @@ A100 = "0, GPU-cccc, NVIDIA A100-SXM4-80GB, 8.0"
         ([H200], None, "sm90", False),
         ([B200], None, "sm100", False),
         ([A100], None, "other", False),
+        ([RTX_PRO_6000], None, "sm120", False),
+        ([RTX_PRO_6000, RTX_PRO_6000.replace("0, GPU-dddd", "1, GPU-eeee")], None, "sm120", False),
+        ([H200, RTX_PRO_6000], None, "sm90", False),
         ([H200, B200], None, "sm90", False),
         ([H200, B200], "1", "sm100", False),
         ([H200, B200], "GPU-aaaa", "sm90", False),
@@ -552,6 +552,21 @@ def test_detect_gpu_from_nvidia_smi(tmp_path, rows, visible, arch, assumed):
         environ["CUDA_VISIBLE_DEVICES"] = visible
     gpu = detect_gpu("auto", environ)
     assert (gpu.arch, gpu.assumed) == (arch, assumed), gpu.source
+
+
+def test_an_sm120_card_found_by_nvidia_smi_is_audited_as_sm120(tmp_path, capsys):
+    """An RTX PRO 6000 (compute capability 12.0) is the workstation Blackwell, not the SM100
+    family: `--gpu auto` says what `--gpu sm120` says, and the capture section is not the
+    SM100 model."""
+    site = small_stack(tmp_path / "site")
+    environ = fake_smi(tmp_path, [RTX_PRO_6000])
+    auto = audit([site], gpu="auto", environ=environ)
+    named = audit([site], gpu="sm120", environ=CLEAN_ENV)
+    assert (auto.gpu.arch, auto.verdict) == ("sm120", "not affected")
+    assert auto.engines[0].capture is not None and named.engines[0].capture is not None
+    assert auto.engines[0].capture.config.gpu == named.engines[0].capture.config.gpu == "sm90"
+    assert auto.engines[0].capture.summary() == named.engines[0].capture.summary()
+    assert "RTX PRO 6000 Blackwell Workstation Edition (12.0)" in auto.reasons[0]
 
 
 def test_without_nvidia_smi_sm90_is_assumed_and_said(tmp_path):

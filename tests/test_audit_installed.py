@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_audit import small_stack
+from zerolint.cli import main
 from zerolint.installed import (
     DEFAULT_IMPORT_ORDER,
     SitePackagesError,
@@ -61,6 +63,41 @@ def test_a_malformed_file_of_another_package_is_a_note_not_an_error(tmp_path):
         f"{tmp_path / 'x.pth'}:1: not a folder",
         "other: entry_points.txt cannot be read",
     ]
+
+
+LATIN_1_METADATA = b"Metadata-Version: 2.1\nName: oldpkg\nVersion: 1.0\nAuthor: Jos\xe9 M\xfcller\n"
+
+
+def test_a_distribution_whose_files_are_not_utf8_is_a_note_and_left_out(tmp_path):
+    """An old package whose METADATA is latin-1 (an Author with an accent), or whose
+    top_level.txt or RECORD is: pip lists the rest, and so does the audit."""
+    deep_gemm(tmp_path, "2.6.1")
+    (tmp_path / "oldpkg-1.0.dist-info").mkdir()
+    (tmp_path / "oldpkg-1.0.dist-info" / "METADATA").write_bytes(LATIN_1_METADATA)
+    for name, file in (("toplevel", "top_level.txt"), ("record", "RECORD")):
+        info = tmp_path / f"{name}-1.0.dist-info"
+        write(info / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        (info / file).write_bytes(b"caf\xe9\n")
+    write(tmp_path / "fine-2.0.dist-info" / "METADATA", "Name: fine\nVersion: 2.0\n")
+    env = find_environment([tmp_path])
+    assert env.pip_deep_gemm is not None and env.pip_deep_gemm.version == "2.6.1"
+    assert set(env.distributions) == {"fine"}
+    assert sorted(n.split(" (")[0] for n in env.notes) == [
+        f"{tmp_path / 'oldpkg-1.0.dist-info' / 'METADATA'}: cannot be read",
+        "record: RECORD cannot be read",
+        "toplevel: top_level.txt cannot be read",
+    ]
+    assert all(n.endswith("; that distribution is left out") for n in env.notes)
+
+
+def test_the_audit_goes_on_past_a_latin1_metadata(tmp_path, capsys):
+    site = small_stack(tmp_path)
+    (tmp_path / "oldpkg-1.0.dist-info").mkdir()
+    (tmp_path / "oldpkg-1.0.dist-info" / "METADATA").write_bytes(LATIN_1_METADATA)
+    assert main(["audit", "--site-packages", str(site), "--gpu", "sm90"]) == 1
+    out = capsys.readouterr().out
+    assert f"note: {tmp_path / 'oldpkg-1.0.dist-info' / 'METADATA'}: cannot be read (" in out
+    assert "\nverdict: exposed\n" in out
 
 
 def test_the_owner_comes_from_record_when_there_is_no_top_level(tmp_path):

@@ -159,6 +159,13 @@ BAD_CONFIGS = [
     ({"num_speculative_tokens": -1}, "num_speculative_tokens must be >= 0"),
     ({"cudagraph_mode": "FULL"}, "cudagraph mode FULL captures mixed batches"),
     ({"performance_mode": "fast"}, "unknown performance mode 'fast'"),
+    # vLLM 0.27.1's SchedulerConfig.verify_max_model_len refuses fewer tokens than seqs.
+    (
+        {"max_num_seqs": 16384, "max_num_batched_tokens": 8192},
+        r"max_num_batched_tokens \(8192\) must be greater than or equal to max_num_seqs \(16384\)",
+    ),
+    ({"max_num_seqs": 8193}, r"max_num_batched_tokens \(8192\) must be .* \(8193\)"),
+    ({"max_num_seqs": 16385, "gpu": "sm100"}, r"\(16384\) must be .* \(16385\)"),
 ]
 
 
@@ -166,6 +173,21 @@ BAD_CONFIGS = [
 def test_bad_configurations_say_what_is_wrong(config, message):
     with pytest.raises(CaptureConfigError, match=message):
         CaptureConfig(**config)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"max_num_seqs": 8192},  # as many tokens as seqs: vLLM starts
+        {"max_num_seqs": 64, "max_num_batched_tokens": 64},
+        {"max_num_seqs": 16384, "performance_mode": "throughput"},  # 8192 doubled
+        {"max_num_batched_tokens": 100},  # the default seqs follow the tokens down
+    ],
+)
+def test_as_many_batched_tokens_as_seqs_is_a_config_vllm_starts(config):
+    resolved = CaptureConfig(**config)
+    assert resolved.batched_tokens >= resolved.seqs
+    assert analyze(resolved).rows
 
 
 # `vllm serve` argument strings and the fields they set; unknown flags are ignored.

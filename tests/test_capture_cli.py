@@ -114,6 +114,12 @@ def test_repeated_compress_ratios():
     assert result.returncode == 1
 
 
+SEQS_ABOVE_TOKENS = (
+    "zerolint: error: capture: max_num_batched_tokens (8192) must be greater than or equal to "
+    "max_num_seqs (16384)"
+)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -133,6 +139,14 @@ def test_repeated_compress_ratios():
         (  # vLLM refuses a value for the switch; it was read as eager mode
             ["--vllm-args", "--enforce-eager=false"],
             "zerolint: error: capture: --vllm-args: --enforce-eager=false: --enforce-eager takes",
+        ),
+        (  # vLLM 0.27.1's config/scheduler.py refuses to start with fewer tokens than seqs
+            ["--max-num-seqs", "16384", "--max-num-batched-tokens", "8192"],
+            SEQS_ABOVE_TOKENS,
+        ),
+        (  # the default batched tokens on SM90 are 8192
+            ["--vllm-args", "--max-num-seqs 16384"],
+            SEQS_ABOVE_TOKENS,
         ),
     ],
 )

@@ -298,3 +298,50 @@ def test_other_zerolint_guard_values_leave_it_on(
 ) -> None:
     monkeypatch.setenv("ZEROLINT_GUARD", value)
     assert runtime_guard.install() is True
+
+
+# --- ZEROLINT_GUARD_OFF: the log names only what is guarded ------------------------------------
+
+
+def test_with_the_clamp_turned_off_install_does_not_say_it_clamps(
+    deep_gemm_name: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("ZEROLINT_GUARD_OFF", "deep_gemm_metadata")
+    module = importlib.import_module(deep_gemm_name)
+    caplog.set_level(logging.INFO, logger="runtime_guard")
+    assert runtime_guard.install()  # the other sinks are guarded
+    assert not is_guarded(getattr(module, FUNCTION))
+    off, line = guard_log(caplog)
+    assert off == "runtime_guard: turned off by ZEROLINT_GUARD_OFF for deep_gemm_metadata"
+    assert line.startswith("runtime_guard: guarding deep_gemm_logits, triton_mla, flashmla (")
+    assert "clamp" not in line and FUNCTION not in line
+
+
+def test_the_log_names_only_the_modules_of_the_sinks_left_on(
+    deep_gemm_name: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("ZEROLINT_GUARD_OFF", "triton_mla flashmla")
+    caplog.set_level(logging.INFO, logger="runtime_guard")
+    assert runtime_guard.install()
+    line = guard_log(caplog)[-1]
+    assert line.startswith(
+        "runtime_guard: clamping DeepGEMM get_paged_mqa_logits_metadata context_lens to >= 1 "
+        "and guarding deep_gemm_metadata, deep_gemm_logits ("
+    )
+    assert line.endswith(
+        "later imports of deep_gemm and vllm.third_party.deep_gemm are guarded too)"
+    )
+
+
+def test_every_sink_turned_off_installs_nothing_and_says_so(
+    deep_gemm_name: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("ZEROLINT_GUARD_OFF", "all")
+    module = importlib.import_module(deep_gemm_name)
+    caplog.set_level(logging.INFO, logger="runtime_guard")
+    assert runtime_guard.install() is False
+    assert not runtime_guard.is_installed()
+    assert not is_guarded(getattr(module, FUNCTION))
+    every = "deep_gemm_metadata, deep_gemm_logits, triton_mla, flashmla"
+    said = f"turned off by ZEROLINT_GUARD_OFF=all for every sink ({every}), nothing left to guard"
+    assert guard_log(caplog) == [f"runtime_guard: {said}"]

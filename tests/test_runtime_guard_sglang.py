@@ -5,6 +5,7 @@ tests/runtime_guard_fixtures imported afterwards as SGLang imports it."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -102,3 +103,48 @@ def test_a_built_wheel_holds_the_pth_file_at_its_root(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("zerolint-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         assert zf.read(PTH_NAME).decode() == PTH_LINE
+
+
+@pytest.mark.slow
+@pytest.mark.network
+def test_an_editable_install_puts_the_pth_file_in_site_packages_too(tmp_path: Path) -> None:
+    """``pip install -e`` builds hatchling's editable wheel, which carries the force-included
+    files: the .pth line is installed and runs at start-up, as docs/runtime-guard.md says."""
+    clone = tmp_path / "clone"  # what the wheel is built from
+    for folder in ("zerolint", "runtime_guard", "rules"):
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(ROOT / folder, clone / folder, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, clone / name)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(clone)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
+    assert (site / PTH_NAME).read_text() == PTH_LINE
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("ZEROLINT_", "PYTHON"))}
+    probe = "import sys; print('runtime_guard.sglang_hook' in sys.modules)"
+    for switch, hooked in (("1", "True"), ("", "False")):
+        done = subprocess.run(
+            [str(python), "-c", probe],
+            env={**environ, "ZEROLINT_GUARD_SGLANG": switch},
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert done.stdout.strip() == hooked, done.stderr
+    page = (ROOT / "docs" / "runtime-guard.md").read_text()
+    assert "An editable install (`pip install -e`) installs the `.pth` line too" in page

@@ -213,6 +213,78 @@ def test_logits_guard_answers_an_empty_batch_without_a_launch(tuple_q: bool) -> 
     assert (logits.shape, logits.dtype, logits.device) == ((0, 16384), torch.float32, q.device)
 
 
+def sgl_fp4_logits_like(calls: Calls):
+    """sgl-deep-gemm 0.2.3.post2's signature; the logits in the dtype asked for."""
+
+    def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table,
+                                 schedule_meta, max_context_len, clean_logits=False,
+                                 logits_dtype=torch.float, indices=None):  # fmt: skip
+        calls.count += 1
+        values = q[0] if isinstance(q, (tuple, list)) else q
+        if values.shape[0] == 0:
+            raise RuntimeError("CUDA driver error: 1 (CUDA_ERROR_INVALID_VALUE)")
+        rows = values.shape[0] * values.shape[1]
+        return torch.zeros(rows, max_context_len, dtype=logits_dtype)
+
+    return fp8_fp4_paged_mqa_logits
+
+
+class CompiledLogits:
+    """A kernel whose signature Python cannot read (a compiled extension function), called
+    as sgl-deep-gemm's FP8/FP4 entry is."""
+
+    __signature__ = property(lambda self: (_ for _ in ()).throw(ValueError("no signature")))
+
+    def __init__(self) -> None:
+        self.__name__ = self.__qualname__ = "fp8_fp4_paged_mqa_logits"
+        self.calls = Calls()
+
+    def __call__(self, *args, **kwargs):
+        return sgl_fp4_logits_like(self.calls)(*args, **kwargs)
+
+
+FP4_Q = (torch.empty(0, 1, 64, 64, dtype=torch.uint8), torch.empty(0, 1, 64, 1))
+FP4_ROWS = (torch.empty(2, 1, 64, 64, dtype=torch.uint8), torch.empty(2, 1, 64, 1))
+
+
+@pytest.mark.parametrize("q", [FP4_Q, list(FP4_Q)])
+@pytest.mark.parametrize("by_keyword", [True, False])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_logits_guard_answers_an_empty_batch_in_the_logits_dtype_asked_for(
+    q, by_keyword: bool, compiled: bool
+) -> None:
+    kernel = CompiledLogits() if compiled else sgl_fp4_logits_like(Calls())
+    calls = kernel.calls if compiled else None
+    guarded = guard_paged_mqa_logits(kernel)
+    args = (q, None, None, torch.empty(0, 1, dtype=torch.int32), None, None, 4096, False)
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        if by_keyword:
+            logits = guarded(*args, logits_dtype=dtype)
+        else:
+            logits = guarded(*args, dtype, None)
+        assert (logits.shape, logits.dtype) == ((0, 4096), dtype)
+        # With rows, the kernel answers in that dtype too: the guard's B = 0 matches it.
+        with_rows = (FP4_ROWS, *args[1:])
+        assert guarded(*with_rows, logits_dtype=dtype).dtype == dtype
+    assert guarded(*args).dtype == torch.float32  # the kernel's default
+    if calls is not None:
+        assert calls.count == 3  # only the calls with rows
+
+
+def test_the_ninth_argument_of_the_fp8_logits_is_not_a_dtype() -> None:
+    """``fp8_paged_mqa_logits(..., clean_logits=False, indices=None)``: its ninth argument
+    is ``indices``; the empty batch stays float32."""
+
+    def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta,
+                             max_context_len, clean_logits=False, indices=None):  # fmt: skip
+        raise AssertionError("the guard launched an empty batch")
+
+    guarded = guard_paged_mqa_logits(fp8_paged_mqa_logits)
+    indices = torch.empty(0, dtype=torch.int32)
+    logits = guarded(torch.empty(0, 1, 64, 128), None, None, None, None, None, 64, False, indices)
+    assert (logits.shape, logits.dtype) == ((0, 64), torch.float32)
+
+
 def test_logits_guard_forwards_a_batch_with_rows() -> None:
     calls = Calls()
     guarded = guard_paged_mqa_logits(logits_like(calls))

@@ -10,10 +10,12 @@ For each serving package found (vLLM, SGLang; or DeepGEMM alone when neither is 
 2. the unclamped call sites ZL001 finds in the package's own code (``engine``);
 3. for vLLM, the CUDA-graph capture sizes and runtime batches that make every length 0,
    for the given ``vllm serve`` arguments (``capture``);
-4. for vLLM, whether the runtime guard's plugin is installed and enabled;
+4. whether the runtime guard is installed and enabled: vLLM's plugin, or for SGLang the
+   ``zerolint_guard.pth`` line and ``ZEROLINT_GUARD_SGLANG``;
 
 then one verdict: ``exposed``, ``protected`` (saying by what, and whether the code is still
-unclamped) or ``not affected``, with the reasons.
+unclamped) or ``not affected``, with the reasons. The runtime guard protects only with its
+DeepGEMM metadata clamp on (``ZEROLINT_GUARD_OFF`` not naming ``deep_gemm_metadata``).
 
 Each DeepGEMM build found also carries its list of hazards (``KernelCheck.hazards``), one
 per header recognizer (``zerolint.headers.registry``): ZL001's all-zero case, the empty
@@ -39,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 # Imports no torch (runtime_guard.patch promises it; tests/test_runtime_guard_import.py).
-from runtime_guard.patch import OFF_VALUES, disabled_sinks
+from runtime_guard.patch import OFF_VALUES, OFF_VAR, disabled_sinks
 from runtime_guard.sglang_hook import ENV_VAR as SGLANG_GUARD_ENV
 from runtime_guard.sglang_hook import PTH_NAME
 from runtime_guard.sinks import NOT_GUARDED, SINKS
@@ -72,6 +74,8 @@ if TYPE_CHECKING:
 AuditVerdict = Literal["exposed", "protected", "not affected"]
 HazardStatus = Literal["exposed", "protected", "unknown"]
 ZL001 = "ZL001"
+# The runtime_guard.sinks name of ZL001's kernel (DeepGEMM's metadata scheduler).
+ZL001_SINK = next(sink.name for sink in SINKS if sink.rule == ZL001)
 GPU_CHOICES = ("auto", *KNOWN_GPUS)
 GUARD_PACKAGE = "runtime_guard"
 GUARD_ENV = "ZEROLINT_GUARD"
@@ -93,7 +97,9 @@ UNKNOWN_CALLERS = (
 
 @dataclass(frozen=True, slots=True)
 class Gpu:
-    """Which scheduler the GPUs run: ``sm90`` (Hopper), ``sm100`` (Blackwell) or ``other``."""
+    """Which scheduler the GPUs run: ``sm90`` (Hopper), ``sm100`` (Blackwell), one of the
+    architectures that run no paged-MQA scheduler (``sm80``, ``sm89``, ``sm120``: the
+    Blackwell workstation cards) or ``other``."""
 
     arch: str
     source: str
@@ -105,11 +111,26 @@ class Gpu:
 
 @dataclass(frozen=True, slots=True)
 class GuardStatus:
-    """Whether vLLM would load the runtime guard's plugin, read from the environment."""
+    """Whether the engine's processes would install the runtime guard (vLLM's plugin,
+    SGLang's ``zerolint_guard.pth`` switch), read from the files and the environment."""
 
     active: bool
     reason: str
     plugin: Plugin | None = None
+    # The ZEROLINT_GUARD_OFF value when it turns off the guard of ZL001's sink (the DeepGEMM
+    # metadata clamp, runtime_guard.sinks "deep_gemm_metadata"); "" when that sink is on.
+    clamp_off: str = ""
+
+    @property
+    def protects(self) -> bool:
+        """Whether the guard keeps ZL001's fault away: active, its DeepGEMM clamp not off."""
+        return self.active and not self.clamp_off
+
+    def clamp_off_reason(self) -> str:
+        return (
+            f"runtime guard active, but {OFF_VAR}={self.clamp_off} turns off its DeepGEMM "
+            f"metadata clamp ({self.reason})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,8 +252,9 @@ def audit(
     defaults when empty); ``gpu`` is ``sm90``, ``sm100`` or ``auto`` (nvidia-smi, else
     SM90 is assumed, the worst case); ``compress_ratios`` are the model's indexer compress
     ratios (DeepSeek-V4: 4); ``environ`` is the serving process's environment (default:
-    this one), read for ``ZEROLINT_GUARD`` and ``VLLM_PLUGINS``. Raises AuditError on
-    input it cannot use.
+    this one), read for ``ZEROLINT_GUARD``, ``ZEROLINT_GUARD_OFF``, ``VLLM_PLUGINS`` and
+    ``ZEROLINT_GUARD_SGLANG``.
+    Raises AuditError on input it cannot use.
     """
     environ = os.environ if environ is None else environ
     if any(ratio < 1 for ratio in compress_ratios):
@@ -304,6 +326,7 @@ def _audit_sglang(
     engine.import_order = ("deep_gemm",)
     engine.kernel = _kernel(env.pip_deep_gemm) if env.pip_deep_gemm else None
     engine.findings, engine.clamped = _zl001(env.sglang.path, ratios)
+    engine.guard = sglang_guard_status(env, environ)
     engine.coverage = guard_coverage(env, engine, environ)
     _measured_kernels(env, engine)
     engine.verdict, engine.reasons = decide(engine, gpu, ratios)
@@ -383,24 +406,27 @@ def decide(engine: EngineAudit, gpu: Gpu, ratios: Sequence[int]) -> tuple[AuditV
         return "not affected", ["no DeepGEMM importable: the paged-MQA indexer cannot run"]
     if max(ratios, default=1) <= 1:
         return "not affected", ["no compress ratio > 1: no length is floor-divided to 0"]
-    guard_active = engine.guard is not None and engine.guard.active
-    if engine.kernel.header.status == "guarded" or guard_active:
+    # The runtime guard protects only with its DeepGEMM clamp on (ZEROLINT_GUARD_OFF).
+    guard_protects = engine.guard is not None and engine.guard.protects
+    if engine.kernel.header.status == "guarded" or guard_protects:
         return "protected", _protected_reasons(engine, engine.kernel)
     kernel = _unguarded_reason(engine.kernel)
     if engine.name == "deep_gemm":
         return "exposed", [kernel, UNKNOWN_CALLERS]
+    clamp_off = _clamp_off_reasons(engine)
     if not engine.findings and engine.clamped:
-        return "protected", [_clamped_reason(engine), kernel]
+        return "protected", [_clamped_reason(engine), kernel, *clamp_off]
     if not engine.findings:
         return "not affected", [
             "no call of get_paged_mqa_logits_metadata in the serving code",
             kernel,
+            *clamp_off,
         ]
     unclamped = f"code unclamped: {_unclamped_reason(engine)}"
     capture = engine.capture
     if capture is not None and not capture.exposed:
         quiet = f"no capture size and no runtime batch makes every length 0 ({capture.summary()})"
-        return "not affected", [quiet, kernel, unclamped]
+        return "not affected", [quiet, kernel, unclamped, *clamp_off]
     return "exposed", [kernel, unclamped, *_exposure_reasons(engine, gpu)]
 
 
@@ -408,15 +434,24 @@ def _protected_reasons(engine: EngineAudit, kernel: KernelCheck) -> list[str]:
     """By what (a guarded kernel, the runtime guard), and what is still unprotected."""
     guarded = kernel.header.status == "guarded"
     reasons = [f"kernel guarded: {_kernel_reason(kernel)}"] if guarded else []
-    if engine.guard is not None and engine.guard.active:
+    if engine.guard is not None and engine.guard.protects:
         reasons.append(f"runtime guard active: {engine.guard.reason}")
         if not guarded:
             reasons.append(f"kernel still unguarded: {_kernel_reason(kernel)}")
+    reasons += _clamp_off_reasons(engine)
     if engine.findings:
         reasons.append(f"code still unclamped: {_unclamped_reason(engine)}")
     elif engine.clamped:
         reasons.append(_clamped_reason(engine))
     return reasons + _fallback_reasons(engine)
+
+
+def _clamp_off_reasons(engine: EngineAudit) -> list[str]:
+    """The runtime guard active with its DeepGEMM clamp turned off, said, or nothing."""
+    guard = engine.guard
+    if guard is not None and guard.active and guard.clamp_off:
+        return [guard.clamp_off_reason()]
+    return []
 
 
 def _unguarded_reason(kernel: KernelCheck) -> str:
@@ -431,8 +466,9 @@ def _exposure_reasons(engine: EngineAudit, gpu: Gpu) -> list[str]:
         reasons = _capture_reasons(engine.capture)
     else:
         reasons = [NO_CAPTURE_MODEL]
-    if engine.guard is not None:
+    if engine.guard is not None and not engine.guard.active:
         reasons.append(f"runtime guard not active: {engine.guard.reason}")
+    reasons += _clamp_off_reasons(engine)
     reasons += _fallback_reasons(engine)
     if gpu.assumed:
         reasons.append(f"GPU {gpu.describe()}")
@@ -528,7 +564,7 @@ def guard_status(env: Environment, environ: Mapping[str, str]) -> GuardStatus:
         return GuardStatus(
             False, f"{origin}, not in VLLM_PLUGINS={allowed} (vLLM loads only those)", plugin
         )
-    return GuardStatus(True, origin, plugin)
+    return GuardStatus(True, origin, plugin, _clamp_off(environ))
 
 
 def sglang_guard_status(env: Environment, environ: Mapping[str, str]) -> GuardStatus:
@@ -547,7 +583,16 @@ def sglang_guard_status(env: Environment, environ: Mapping[str, str]) -> GuardSt
     switch = environ.get(GUARD_ENV)
     if switch is not None and switch.strip().lower() in GUARD_OFF_VALUES:
         return GuardStatus(False, f"{pth.name} found, disabled by {GUARD_ENV}={switch}")
-    return GuardStatus(True, f"{pth.name} found, {SGLANG_GUARD_ENV}={value}")
+    origin = f"{pth.name} found, {SGLANG_GUARD_ENV}={value}"
+    return GuardStatus(True, origin, None, _clamp_off(environ))
+
+
+def _clamp_off(environ: Mapping[str, str]) -> str:
+    """``ZEROLINT_GUARD_OFF``'s value when it turns off ZL001's sink, as install() reads it
+    (``runtime_guard.patch.disabled_sinks``); else ""."""
+    if ZL001_SINK in disabled_sinks(environ):
+        return environ.get(OFF_VAR, "")
+    return ""
 
 
 def _module_file(module: str, search: Sequence[Path]) -> Path | None:
@@ -568,7 +613,7 @@ def guard_coverage(
     installed guard covers it: the guard active for this engine (vLLM's plugin, SGLang's
     switch) and the sink not in ``ZEROLINT_GUARD_OFF``. Sinks with no guard are listed as
     not covered, saying why."""
-    status = engine.guard if engine.name == "vllm" else sglang_guard_status(env, environ)
+    status = engine.guard  # set by _audit_vllm / _audit_sglang before this runs
     off = disabled_sinks(environ)
     rows = []
     for sink in SINKS:
@@ -585,7 +630,7 @@ def guard_coverage(
             elif sink.name in off:
                 covered, reason = (
                     False,
-                    f"turned off by ZEROLINT_GUARD_OFF={environ.get('ZEROLINT_GUARD_OFF', '')}",
+                    f"turned off by {OFF_VAR}={environ.get(OFF_VAR, '')}",
                 )
             else:
                 covered, reason = True, status.reason
@@ -615,7 +660,8 @@ def _is_guard(plugin: Plugin) -> bool:
 
 def detect_gpu(choice: str, environ: Mapping[str, str] | None = None) -> Gpu:
     """An architecture as given (``sm90``, ``sm100``, or one that does not run the SM90
-    scheduler: ``sm80``, ``sm89``, ``sm120``); ``auto`` asks nvidia-smi, else assumes SM90
+    scheduler: ``sm80``, ``sm89``, ``sm120``); ``auto`` asks nvidia-smi (compute capability
+    9.x is ``sm90``, 12.x ``sm120``, 10.x and up otherwise ``sm100``), else assumes SM90
     (the worst)."""
     if choice in ("sm90", "sm100"):
         return Gpu(choice, "--gpu")
@@ -644,6 +690,8 @@ def detect_gpu(choice: str, environ: Mapping[str, str] | None = None) -> Gpu:
     majors = {cap.split(".", 1)[0] for *_, cap in gpus}
     if "9" in majors:
         return Gpu("sm90", f"nvidia-smi: {names}")
+    if majors == {"12"}:  # Blackwell workstation (RTX PRO 6000, RTX 50): not the SM100 family
+        return Gpu("sm120", f"nvidia-smi: {names}")
     if all(m.isdigit() and int(m) >= 10 for m in majors):
         return Gpu("sm100", f"nvidia-smi: {names}")
     return Gpu("other", f"nvidia-smi: {names}")
@@ -737,7 +785,10 @@ def _engine_lines(engine: EngineAudit) -> list[str]:
             )
     if engine.guard is not None:
         state = "active" if engine.guard.active else "not active"
-        lines.append(f"runtime guard: {state}: {engine.guard.reason}")
+        line = f"runtime guard: {state}: {engine.guard.reason}"
+        if engine.guard.active and engine.guard.clamp_off:
+            line += f"; {OFF_VAR}={engine.guard.clamp_off} turns off its DeepGEMM metadata clamp"
+        lines.append(line)
     for row in engine.coverage:
         name = row.sink or "no guard"
         state = "covered" if row.covered else "NOT covered"
@@ -838,6 +889,7 @@ def _engine_dict(engine: EngineAudit) -> dict[str, Any]:
         if engine.guard is None
         else {
             "active": engine.guard.active,
+            "protects": engine.guard.protects,
             "reason": engine.guard.reason,
             "entry_point": engine.guard.plugin.value if engine.guard.plugin else None,
         },

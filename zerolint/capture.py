@@ -103,6 +103,13 @@ class CaptureConfig:
             raise CaptureConfigError(
                 f"data_parallel_size must be >= 1, got {self.data_parallel_size}"
             )
+        # vLLM 0.27.1's SchedulerConfig.verify_max_model_len (config/scheduler.py) refuses
+        # this at start-up; a default max_num_seqs is never above the batched tokens.
+        if self.batched_tokens < self.seqs:
+            raise CaptureConfigError(
+                f"max_num_batched_tokens ({self.batched_tokens}) must be greater than or equal "
+                f"to max_num_seqs ({self.seqs}); vLLM refuses to start otherwise"
+            )
 
     @property
     def next_n(self) -> int:

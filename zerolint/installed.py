@@ -14,6 +14,7 @@ vendored ``vllm.third_party.deep_gemm``. The order is read from that file.
 from __future__ import annotations
 
 import ast
+import csv
 import re
 import site
 import sys
@@ -240,7 +241,15 @@ def _pth_folders(folder: Path, notes: list[str]) -> Iterable[Path]:
 def _distributions(search: Sequence[Path], notes: list[str]) -> dict[str, Distribution]:
     found: dict[str, Distribution] = {}
     for dist in metadata.distributions(path=[str(p) for p in search]):
-        name = dist.metadata["Name"] if dist.metadata else None
+        try:
+            meta = dist.metadata
+            name = meta["Name"] if meta else None
+            version = (dist.version or "") if name else ""
+        except (OSError, ValueError) as exc:  # METADATA not UTF-8 (an old latin-1 Author), ...
+            # pip lists the other distributions and goes on; so does the audit.
+            where = _info_file(dist, "METADATA", "PKG-INFO")
+            notes.append(f"{where}: cannot be read ({exc}); that distribution is left out")
+            continue
         if not name:
             continue
         key = normalize(name)
@@ -254,17 +263,46 @@ def _distributions(search: Sequence[Path], notes: list[str]) -> dict[str, Distri
                 f"{name}: entry_points.txt cannot be read ({exc}); its entry points are left out"
             )
             points = ()
-        found[key] = Distribution(name, dist.version or "", location, points, _top_level(dist))
+        try:
+            top_level = _top_level(dist)
+        except _Unreadable as exc:
+            notes.append(f"{name}: {exc}; that distribution is left out")
+            continue
+        found[key] = Distribution(name, version, location, points, top_level)
     return found
 
 
+class _Unreadable(Exception):
+    """A file of a ``.dist-info`` folder that cannot be read or parsed: its name and why."""
+
+
+def _info_file(dist: metadata.Distribution, *names: str) -> str:
+    """The path of the first of ``names`` present in ``dist``'s metadata folder (its
+    ``.dist-info``), for a note; the bare name where the folder is not known."""
+    folder = getattr(dist, "_path", None)  # PathDistribution's folder: no public name for it
+    if folder is None:
+        return names[0]
+    for name in names:
+        if (Path(str(folder)) / name).exists():
+            return str(Path(str(folder)) / name)
+    return str(Path(str(folder)) / names[0])
+
+
 def _top_level(dist: metadata.Distribution) -> frozenset[str]:
-    """top_level.txt, else the first component of every file in RECORD."""
-    listed = dist.read_text("top_level.txt")
+    """top_level.txt, else the first component of every file in RECORD; _Unreadable names
+    the file that cannot be read (not UTF-8, a malformed RECORD)."""
+    try:
+        listed = dist.read_text("top_level.txt")
+    except (OSError, ValueError) as exc:
+        raise _Unreadable(f"top_level.txt cannot be read ({exc})") from None
     if listed:
         return frozenset(line.strip() for line in listed.splitlines() if line.strip())
+    try:
+        files = dist.files or ()
+    except (OSError, ValueError, csv.Error) as exc:
+        raise _Unreadable(f"RECORD cannot be read ({exc})") from None
     names = set()
-    for file in dist.files or ():
+    for file in files:
         first = file.parts[0] if file.parts else ""
         if first and first != ".." and not first.endswith((".dist-info", ".data", ".pth")):
             names.add(first.split(".", 1)[0])
