@@ -367,15 +367,33 @@ class Statements:
                 self.eval(frame, arg.value)
 
     def exec_Match(self, frame: Frame, stmt: cst.Match) -> None:
+        """Each case runs where the cases before it did not match: ``case 0: return``
+        is the test ``subject == 0``, and the cases after it run where it is false. A
+        case that matches anything (``case _:``, ``case n:``) leaves no way past the
+        ``match``."""
         self.eval(frame, stmt.subject)
         branches = []
+        rest = frame.fork()  # where no case so far matched
         for case in stmt.cases:
-            b = frame.fork()
+            b = rest.fork()
+            test = _case_test(stmt.subject, case.pattern)
+            if test is not None:
+                b.stmt = case
+                self.constrain(b, test, True)
             for name in pattern_names(case.pattern):  # `case {"n": n}:` binds n again
                 forget_facts(b, name)
+            if case.guard is not None:
+                b.stmt = case
+                self.constrain(b, case.guard, True)
             self.exec_suite(b, case.body)
             branches.append(b)
-        frame.absorb(frame.fork(), *branches)
+            if case.guard is None:
+                if test is not None:
+                    rest.stmt = case
+                    self.constrain(rest, test, False)
+                elif type(case.pattern) is cst.MatchAs and case.pattern.pattern is None:
+                    rest.dead = True
+        frame.absorb(rest, *branches)
 
     def exec_suite(self, frame: Frame, suite: cst.BaseSuite) -> None:
         """A block: indented lines, or the small statements written on the compound
@@ -871,6 +889,14 @@ def exit_state(frame: Frame) -> dict[str, Val]:
     function around it it declares ``nonlocal``."""
     keys = frame.fields | frame.nonlocals_declared if frame.nonlocals_declared else frame.fields
     return {k: frame.state[k] for k in keys if k in frame.state}
+
+
+def _case_test(subject: cst.BaseExpression, pattern: cst.MatchPattern) -> cst.Comparison | None:
+    """``subject == value`` for ``case value:``, a literal or a dotted name."""
+    if type(pattern) is not cst.MatchValue:
+        return None
+    equal = cst.ComparisonTarget(operator=cst.Equal(), comparator=pattern.value)
+    return cst.Comparison(left=subject, comparisons=[equal])
 
 
 def forget_facts(frame: Frame, name: str) -> None:
