@@ -26,7 +26,9 @@ from zerolint.dataflow.syntax import (
     base_key,
     dotted,
     int_value,
+    local_names,
     operand,
+    rebinding_regions,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -460,7 +462,13 @@ class Calls:
             for name in self.closure_names(key):
                 bound[name] = self.read_name(frame, name)
         call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
-        site = CallSite(key, bound, call_step, operands=self.operands(frame, node, key, ref))
+        site = CallSite(
+            key,
+            bound,
+            call_step,
+            operands=self.operands(frame, node, key, ref),
+            rebinding=rebinding_regions(key.node) if key.node is not None else {},
+        )
         self.note_call(key, frame.key, id(node), site, frame.guards)
         passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
         self.note_capable(key.mod.name)
@@ -637,6 +645,8 @@ class Calls:
                 site.args = self.bind_args(ref.key, ref, site.raw or [])
                 if type(site.step.node) is cst.Call and site.frame is not None:
                     site.operands = self.operands(site.frame, site.step.node, ref.key, ref)
+                    if ref.key.node is not None:
+                        site.rebinding = rebinding_regions(ref.key.node)
                 return True
         if self.parse_refusals != refused:
             # The name leads through a module parsed (a re-export) into one not parsed now:
@@ -725,6 +735,11 @@ class Calls:
     ) -> dict[str, int | str]:
         out: dict[str, int | str] = {}
         starred = [a.value for a in node.args if a.star]
+        if key.node is not None:
+            # Its locals (`n = m - m; return buf[:n]`, called under the caller's `if n >
+            # 0:`) are names of their own, that no condition of the caller is about.
+            for name in local_names(key.node):
+                out[name] = f"{key.name}({name})"
         for p in key.params():
             arg = self.arg_node_for(node, key, p.name.value, ref)
             if arg is None or any(arg is s for s in starred):

@@ -175,6 +175,7 @@ def _rename(func: FuncKey, site: CallSite, steps: tuple[RawStep, ...]) -> tuple[
     params = [p.name.value for p in func.params()]
     known: dict[str, int | str] = {p: f"{func.name}({p})" for p in params}
     known.update(site.operands)
+    known.update(site.rebound_on(steps))  # `n = 0` in the helper: not the caller's n
     call = site.step.node
     if (
         func.is_method

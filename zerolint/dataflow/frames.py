@@ -92,15 +92,36 @@ class CallSite:
     # The caller's operand for each parameter (a literal or a dotted name): a divisor the
     # callee names by its parameter is the caller's literal on this path.
     operands: dict[str, int | str] = field(default_factory=dict)
+    # The parameters the callee binds again, each with the ids of the nodes of the
+    # statements that may run after (``syntax.rebinding_regions``).
+    rebinding: dict[str, frozenset[int]] = field(default_factory=dict)
 
     def rebind(self, steps: tuple[RawStep, ...]) -> tuple[RawStep, ...]:
-        """The callee's steps with its parameter symbols replaced by this call's operands:
-        an op's symbol, each term of a row count (``end - start``), and the subject of a
-        path condition (``n > 0``, ``meta.num > 0``), so that a callee's guard constrains
-        the caller's names."""
+        """The callee's steps (one trace's) with its parameter symbols replaced by this
+        call's operands: an op's symbol, each term of a row count (``end - start``), and
+        the subject of a path condition (``n > 0``, ``meta.num > 0``), so that a callee's
+        guard constrains the caller's names. A parameter the trace may have seen bound
+        again in the callee (a step where that may have happened: ``n = 0`` then
+        ``buf[:n]``) is a name of its own instead, which no condition of the caller is
+        about."""
         if not self.operands:
             return steps
-        return rebound_steps(steps, self.operands)
+        moved = self.rebound_on(steps)
+        if not moved:
+            return rebound_steps(steps, self.operands)
+        return rebound_steps(steps, {**self.operands, **moved})
+
+    def rebound_on(self, steps: tuple[RawStep, ...]) -> dict[str, str]:
+        """The callee's parameters that a path through ``steps`` may have seen bound again
+        there, each with the name of its own it takes (``_prep(n)``)."""
+        if not self.rebinding or self.callee is None:
+            return {}
+        own = self.callee.name
+        return {
+            p: f"{own}({p})"
+            for p, ids in self.rebinding.items()
+            if any(id(step.stmt) in ids for step in steps)
+        }
 
     def landing(self) -> RawStep:
         """The call's line as a plain step: where lengths made in the callee come out."""

@@ -462,6 +462,185 @@ def _bindings_of(scope: cst.CSTNode) -> tuple[cst.CSTNode, Values, set[str]]:
     return cached
 
 
+def rebound_params(fn: cst.FunctionDef) -> frozenset[str]:
+    """The parameters of ``fn`` that its body binds again anywhere (``n = 0``, ``n -= 1``,
+    ``for n in ...``, ``(n := ...)``, ``with ... as n``): a symbol of that name in its steps
+    is not always the value the caller passed."""
+    cached = _REBOUND.get(id(fn))
+    if cached is not None and cached[0] is fn:
+        return cached[1]
+    params = {p.name.value for p in _all_params(fn.params)}
+    _, assigned, _ = _bindings_of(fn)
+    found = {p for p in params if p in assigned}
+    stack: list[Any] = [fn.body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in _TARGETS or kind is cst.AsName:
+            found.update(n for n in _bound_otherwise(node, kind) if n in params)
+        _push_children(node, kind, stack.append)
+    if len(_REBOUND) > 1024:
+        _REBOUND.clear()
+    out = frozenset(found)
+    _REBOUND[id(fn)] = (fn, out)
+    return out
+
+
+def local_names(fn: cst.FunctionDef) -> frozenset[str]:
+    """The names ``fn`` binds that are not its parameters (its locals, those of the
+    functions inside it too): a symbol of one of them in its steps is none of a caller's."""
+    _, assigned, other = _bindings_of(fn)
+    params = {p.name.value for p in _all_params(fn.params)}
+    return frozenset(n for n in (*assigned, *other) if n not in params)
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    out = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for star in (params.star_arg, params.star_kwarg):
+        if type(star) is cst.Param:
+            out.append(star)
+    return out
+
+
+_REBOUND: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+
+
+def rebinding_regions(fn: cst.FunctionDef) -> dict[str, frozenset[int]]:
+    """For each parameter ``fn`` binds again (``rebound_params``), the ids of the nodes of
+    the statements that may run after such a binding: the rest of its block, and of each
+    block around it unless the block ends in a ``return`` or ``raise`` first; a loop around
+    it, and a ``try`` around it, whole. A path through one of them may carry the new value
+    under the parameter's name. A binding not found in a statement of its own (a walrus, a
+    comprehension) makes the whole function the region."""
+    cached = _REGIONS.get(id(fn))
+    if cached is not None and cached[0] is fn:
+        return cached[1]
+    rebound = rebound_params(fn)
+    found: dict[str, set[int]] = {p: set() for p in rebound}
+    located: set[str] = set()
+    if rebound:
+        _regions_in(_block_of(fn.body), [], rebound, found, located)
+        whole = {id(n) for n in _nodes(fn.body)}
+        for p in rebound - located:
+            found[p] = whole
+    out = {p: frozenset(ids) for p, ids in found.items()}
+    if len(_REGIONS) > 1024:
+        _REGIONS.clear()
+    _REGIONS[id(fn)] = (fn, out)
+    return out
+
+
+_REGIONS: dict[int, tuple[cst.FunctionDef, dict[str, frozenset[int]]]] = {}
+_ENDS = (cst.Return, cst.Raise)
+
+
+def _block_of(suite: Any) -> list[Any]:
+    """The statements of a suite: an indented block's, or a one-line suite's smalls."""
+    return list(suite.body) if suite is not None else []
+
+
+def _sub_blocks(stmt: Any) -> list[list[Any]]:
+    kind = type(stmt)
+    if kind in (cst.FunctionDef, cst.ClassDef) or not isinstance(stmt, cst.BaseCompoundStatement):
+        return []
+    blocks = [_block_of(stmt.body)]
+    if kind is cst.If:
+        other = stmt.orelse
+        while type(other) is cst.If:
+            blocks.append(_block_of(other.body))
+            other = other.orelse
+        if other is not None:
+            blocks.append(_block_of(other.body))
+    elif kind in (cst.For, cst.While):
+        if stmt.orelse is not None:
+            blocks.append(_block_of(stmt.orelse.body))
+    elif kind in (cst.Try, cst.TryStar):
+        blocks += [_block_of(h.body) for h in stmt.handlers]
+        for part in (stmt.orelse, stmt.finalbody):
+            if part is not None:
+                blocks.append(_block_of(part.body))
+    elif kind is cst.Match:
+        blocks = [_block_of(c.body) for c in stmt.cases]
+    return blocks
+
+
+def _binds_param(stmt: Any, params: frozenset[str]) -> set[str]:
+    """The parameters a statement binds itself (not inside a block under it)."""
+    out: set[str] = set()
+    smalls = stmt.body if type(stmt) is cst.SimpleStatementLine else [stmt]
+    for small in smalls:
+        kind = type(small)
+        if kind is cst.Assign:
+            for t in small.targets:
+                out.update(n for n in _target_names(t.target) if n in params)
+        elif kind in (cst.AugAssign, cst.AnnAssign) and type(small.target) is cst.Name:
+            if small.target.value in params and (kind is cst.AugAssign or small.value):
+                out.add(small.target.value)
+        elif kind is cst.For:
+            out.update(n for n in _target_names(small.target) if n in params)
+        elif kind is cst.With:
+            for item in small.items:
+                if item.asname is not None:
+                    out.update(n for n in _target_names(item.asname.name) if n in params)
+    return out
+
+
+def _regions_in(
+    block: list[Any],
+    chain: list[tuple[list[Any], int, Any]],
+    params: frozenset[str],
+    found: dict[str, set[int]],
+    located: set[str],
+) -> None:
+    """Walk ``block`` (``chain``: the blocks around it, each with the index and the
+    statement that holds the next), adding each binding's region to ``found``."""
+    for index, stmt in enumerate(block):
+        for p in _binds_param(stmt, params):
+            located.add(p)
+            found[p].update(_region_after(block, index, chain))
+        for sub in _sub_blocks(stmt):
+            _regions_in(sub, [*chain, (block, index, stmt)], params, found, located)
+
+
+def _region_after(
+    block: list[Any], index: int, chain: list[tuple[list[Any], int, Any]]
+) -> set[int]:
+    ids: set[int] = set()
+    current, at = block, index
+    levels = list(reversed(chain))
+    while True:
+        rest = current[at:]
+        for stmt in rest:
+            ids.update(id(n) for n in _nodes(stmt))
+        if any(_ends(stmt) for stmt in rest):
+            break
+        if not levels:
+            break
+        current, at, holder = levels.pop(0)
+        if type(holder) in (cst.For, cst.While, cst.Try, cst.TryStar):
+            ids.update(id(n) for n in _nodes(holder))  # the next round, a handler, finally
+        at += 1
+    for outer, _, holder in chain:  # a loop or a try around it runs it all again
+        if type(holder) in (cst.For, cst.While, cst.Try, cst.TryStar):
+            ids.update(id(n) for n in _nodes(holder))
+    return ids
+
+
+def _ends(stmt: Any) -> bool:
+    """A statement of a block after which the block's way on stops: a return or raise."""
+    if type(stmt) is cst.SimpleStatementLine:
+        return any(type(s) in _ENDS for s in stmt.body)
+    return type(stmt) in _ENDS
+
+
+def _nodes(node: Any) -> Iterator[Any]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
 def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     """Every value ``name`` is bound to by a plain assignment anywhere in ``scope``; a name
     bound any other way there (a parameter, also of a nested function or lambda, an
