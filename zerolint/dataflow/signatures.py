@@ -135,7 +135,9 @@ def _functions() -> dict[str, Signature]:
     table |= _rows(LibEffect.IMPORT, ("importlib.import_module", "__import__"), ("name",))
     table |= _rows(LibEffect.ATTRIBUTE, ("getattr",), ("object", "name", "default"))
     table |= _rows(LibEffect.CAST, ("typing.cast",), ("typ", "val"))
-    table |= _rows(LibEffect.SET_ATTRIBUTE, ("setattr",), ("object", "name", "value"))
+    table |= _rows(
+        LibEffect.SET_ATTRIBUTE, ("setattr", "object.__setattr__"), ("object", "name", "value")
+    )
     table |= dict.fromkeys(
         ("dataclasses.replace", "copy.replace"), Signature(LibEffect.REPLACE, ("obj",), ("**",))
     )
