@@ -120,6 +120,10 @@ _BY_OPERAND = Signature(LibEffect.CLAMP, ("input", "other"))
 _DIVISION = Signature(LibEffect.FLOOR_DIVISION, ("input", "other"), ("rounding_mode", "out"))
 _DIVISION_METHOD = Signature(LibEffect.FLOOR_DIVISION, ("other",), ("rounding_mode", "out"))
 _FULL = Signature(LibEffect.FILL, ("size", "fill_value"))
+# torch.sub(x, y, alpha=a) is x - a * y, torch.rsub(x, y, alpha=a) is y - a * x, and
+# torch.add(x, y, alpha=a) is x + a * y.
+_BY_ALPHA_SUB = Signature(LibEffect.SUBTRACT, ("input", "other"), ("alpha", "out"))
+_BY_ALPHA_ADD = Signature(LibEffect.ARITHMETIC, ("input", "other"), ("alpha", "out"))
 
 
 def _rows(effect: LibEffect, names: Iterable[str], params: tuple[str, ...] | None = None) -> dict:
@@ -171,7 +175,9 @@ def _functions() -> dict[str, Signature]:
         ("torch.nn.functional.pad", "torch.constant_pad_nd"),
         ("input", "pad", "mode", "value"),
     )
-    table |= _rows(LibEffect.SUBTRACT, ("torch.sub", "torch.subtract", "torch.diff", "numpy.diff"))
+    table |= _rows(LibEffect.SUBTRACT, ("torch.diff", "numpy.diff"))
+    table |= dict.fromkeys(("torch.sub", "torch.subtract", "torch.rsub"), _BY_ALPHA_SUB)
+    table |= {"torch.add": _BY_ALPHA_ADD}
     return table
 
 
@@ -183,7 +189,7 @@ def _methods() -> dict[str, Signature]:
     table |= _rows(LibEffect.MASK, ("index_fill", "index_fill_"), ("dim", "index", "value"))
     table |= _rows(LibEffect.MASK, ("masked_fill", "masked_fill_"), ("mask", "value"))
     table |= _rows(LibEffect.MASK, ("where",), ("condition", "other"))
-    table |= _rows(LibEffect.ARITHMETIC, ARITH_METHODS, ("other",))
+    table |= dict.fromkeys(ARITH_METHODS, Signature(LibEffect.ARITHMETIC, ("other",), ("alpha",)))
     table |= _rows(LibEffect.COPY, ("copy_",), ("src",))
     table |= _rows(LibEffect.FILL, ("new_full",), ("size", "fill_value"))
     table |= _rows(LibEffect.FILL, ("fill_",), ("value",))

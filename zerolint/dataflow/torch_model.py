@@ -53,6 +53,7 @@ from zerolint.dataflow.values import (
     join_all,
     keyed,
     reshaped,
+    without_row_counts,
 )
 from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
 from zerolint.project import resolve_relative
@@ -559,34 +560,52 @@ class TorchModel:
         left_node: cst.BaseExpression | None,
         right_node: cst.BaseExpression | None,
         name: str,
+        alpha: int | str = 1,
     ) -> Val:
-        """``a - b``: a source of the rules that name it under ``subtraction`` (a difference
-        of lengths >= 1 can be 0: ``seq_lens - query_lens`` on a first prefill chunk). The
-        judge decides from what is known: ``x - k`` with a known ``k`` (a literal, a module
-        constant) is ``x + (-k)``, so ``x - 0`` or a clamp to >= k + 1 before it is safe; an
-        unknown subtrahend is a symbol. The difference of neighbouring prefix sums
-        (``cu[1:] - cu[:-1]`` of a ``cumsum``) is the lengths that were summed."""
+        """``a - alpha * b``: a source of the rules that name it under ``subtraction`` (a
+        difference of lengths >= 1 can be 0: ``seq_lens - query_lens`` on a first prefill
+        chunk). The judge decides from what is known: ``x - k`` with a known ``k`` (a
+        literal, a module constant) is ``x + (-k)``, so ``x - 0`` or a clamp to >= k + 1
+        before it is safe; an unknown subtrahend is a symbol. ``alpha`` (``torch.sub(x, k,
+        alpha=a)``, a literal or a module constant) multiplies the subtrahend; an unknown
+        one, or one other than 1 times an unknown subtrahend, is outside the model. The
+        difference of neighbouring prefix sums (``cu[1:] - cu[:-1]`` of a ``cumsum``) is
+        the lengths that were summed."""
+        if alpha == 0:
+            return left.only_traces()  # x - 0 * b
+        if not isinstance(alpha, int):
+            return self.outside_model(frame, left, right, f"{name}(alpha={alpha})")
         shared = left.traces & right.traces
         scans = frozenset(t for t in shared if _scanned(t))
-        if scans:
+        if scans and alpha == 1:
             step = self.step(frame, None, "flow", _UNSCAN, "differences of the prefix sums")
             return Val(t.then(step) for t in scans)
         effect = ("subtraction", name)
         known = self.operand(frame, right_node) if right_node is not None else "<expr>"
         lk = self.operand(frame, left_node) if left_node is not None else "<expr>"
         if isinstance(lk, int) and not left.traces:
-            # k - x: -x + k; a constant minuend minus lengths >= 1 can be 0 (x == k).
-            negated = self.extend(frame, right.only_traces(), Op(OpKind.NEG))
-            fresh = Val([Trace(None, (self.step(frame, None, "flow", Op(OpKind.NEG)),))])
+            # k - alpha * x: -alpha * x + k; a constant minuend minus lengths >= 1 can be 0.
+            scaled = Op(OpKind.NEG) if alpha == 1 else Op(OpKind.MUL, -alpha)
+            negated = self.extend(frame, right.only_traces(), scaled)
+            fresh = Val([Trace(None, (self.step(frame, None, "flow", scaled),))])
             op = Op(OpKind.ADD, lk)
             step = self.step(frame, None, "source", op, "subtraction", effect)
             return Val(t.then(step) for t in negated.join(fresh).traces)
+        if isinstance(known, int):
+            return self.minus(frame, left, known * alpha, effect)
+        if alpha != 1:
+            return self.outside_model(frame, left, right, f"{name}(alpha={alpha})")
+        return self.minus(frame, left, known if known != "<expr>" else "subtrahend", effect)
+
+    def minus(self, frame: Frame, left: Val, known: int | str, effect: Effect) -> Val:
+        """``left - known`` (a known integer or a symbol), a source of the rules that name
+        ``effect`` under ``subtraction``; ``x - 0`` is ``x``."""
         if known == 0:
             return left.only_traces()
         if isinstance(known, int):
             op = Op(OpKind.ADD, -known)
         else:
-            op = Op(OpKind.SUB, known if known != "<expr>" else "subtrahend")
+            op = Op(OpKind.SUB, known)
         step = self.step(frame, None, "source", op, "subtraction", effect)
         # New zero-able rows start here from real lengths (>= 1) that went through what is
         # known of the minuend (a clamp before `- 1` counts); a concrete trace goes on.
@@ -603,6 +622,24 @@ class TorchModel:
         if not left.traces:
             fresh.append(Trace(None, (step,)))
         return Val([*left.then(step).traces, *fresh])
+
+    def plus(self, frame: Frame, val: Val, addend: int, name: str) -> Val:
+        """``val + addend`` for a known integer: adding a negative one is a subtraction
+        (``x + (-1)``, ``x.add(-1)``, ``torch.add(x, 1, alpha=-1)`` are ``x - 1``), a source
+        of the rules that name ``name`` under ``subtraction``; adding 0 or more goes on."""
+        if addend < 0 and val.traces:
+            return self.minus(frame, val, -addend, ("subtraction", name))
+        return self.extend(frame, val, Op(OpKind.ADD, addend))
+
+    def outside_model(self, frame: Frame, left: Val, right: Val, name: str) -> Val:
+        """An operation of two values the judge cannot follow: the lengths that go in come
+        out marked outside the model (never proved), as ``x + y`` of unknowns does."""
+        if not left.traces and not right.traces:
+            return EMPTY
+        traces = left.traces | right.traces
+        if left.traces and right.traces:
+            traces = without_row_counts(traces)  # broadcasting: whose rows is unknown
+        return self.extend(frame, Val(traces), Op(OpKind.OPAQUE, name))
 
     def call_tl_load(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -673,13 +710,40 @@ class TorchModel:
         if name.endswith("diff"):
             result = self.difference(frame, b["input"][1], name)
         elif "other" in b:
-            result = self.subtract(
-                frame, b["input"][1], b["other"][1], b["input"][0].value, b["other"][0].value, name
-            )
+            (x_arg, x), (y_arg, y) = b["input"], b["other"]
+            if name.endswith("rsub"):  # torch.rsub(x, y, alpha=a): y - a * x
+                (x_arg, x), (y_arg, y) = (y_arg, y), (x_arg, x)
+            alpha = self.alpha(frame, b)
+            result = self.subtract(frame, x, y, x_arg.value, y_arg.value, name, alpha)
         else:
             return None
         self.out_target(frame, node, args, result)
         return result
+
+    def call_arithmetic(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``torch.add(x, k, alpha=a)``: ``x + a * k``, an addition of a known integer (a
+        negative one is a subtraction); any other sum is outside the model."""
+        b = sig.bind(args)
+        if "input" not in b or "other" not in b:
+            return None
+        (x_arg, x), (k_arg, k) = b["input"], b["other"]
+        addend, alpha = int_value(k_arg.value), self.alpha(frame, b)
+        if not x.traces and k.traces and alpha == 1:  # torch.add(1, x)
+            (x_arg, x), addend = (k_arg, k), int_value(x_arg.value)
+        if addend is not None and isinstance(alpha, int):
+            result = self.plus(frame, x, addend * alpha, name)
+        else:
+            result = self.outside_model(frame, x, k, name)
+        self.out_target(frame, node, args, result)
+        return result
+
+    def alpha(self, frame: Frame, b: Bound) -> int | str:
+        """The ``alpha=`` of an addition or a subtraction (1 where it is not given): a
+        literal or a module constant, else its text (unknown)."""
+        given = b.get("alpha")
+        return 1 if given is None else self.operand(frame, given[0].value)
 
     def method_subtract(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
@@ -961,8 +1025,10 @@ class TorchModel:
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
     ) -> Val | None:
         kind = ARITH_METHODS[method]
+        alpha = self.alpha(frame, b)
         if kind == "sub" and "other" in b:
-            result = self.subtract(frame, recv, b["other"][1], target, b["other"][0].value, method)
+            other_arg, other_val = b["other"]
+            result = self.subtract(frame, recv, other_val, target, other_arg.value, method, alpha)
             if method.endswith("_") and target is not None:
                 self.write_whole(frame, target, result)
             return result
@@ -978,13 +1044,13 @@ class TorchModel:
                 result = self.extend(
                     frame, Val(recv.traces | other_val.traces), Op(OpKind.OPAQUE, method)
                 )
+            elif kind == "mul":
+                result = self.extend(frame, recv, Op(OpKind.MUL, k))
+            elif isinstance(alpha, int):
+                # x.add(k, alpha=a): x + a * k (a negative addend is a subtraction).
+                result = self.plus(frame, recv, k * alpha, method)
             else:
-                op = (
-                    Op(OpKind.MUL, k)
-                    if kind == "mul"
-                    else Op(OpKind.ADD, k if kind == "add" else -k)
-                )
-                result = self.extend(frame, recv, op)
+                result = self.outside_model(frame, recv, EMPTY, f"{method}(alpha={alpha})")
         if method.endswith("_") and target is not None:
             self.write_whole(frame, target, result)
         return result
