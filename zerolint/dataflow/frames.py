@@ -92,6 +92,9 @@ class CallSite:
     # The caller's operand for each parameter (a literal or a dotted name): a divisor the
     # callee names by its parameter is the caller's literal on this path.
     operands: dict[str, int | str] = field(default_factory=dict)
+    # A call of a functools.partial of a lazily named callee: the partial's arguments are
+    # not known here (no parameter the call leaves out holds its default).
+    bound_unknown: bool = False
 
     def rebind(self, steps: tuple[RawStep, ...]) -> tuple[RawStep, ...]:
         """The callee's steps with its parameter symbols replaced by this call's operands:

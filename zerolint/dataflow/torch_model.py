@@ -914,6 +914,8 @@ class TorchModel:
                             + tuple((a.keyword.value, v) for a, v in kws if a.keyword is not None),
                         )
                     )
+                elif isinstance(c, LazyRef) and (pos or kws):
+                    refs.append(LazyRef(c.qual, bound_unknown=True))
                 else:
                     refs.append(c)
         return Val((), refs)
