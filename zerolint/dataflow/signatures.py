@@ -253,7 +253,16 @@ TRUE_DIVISIONS = frozenset({"torch.div", "torch.divide", "torch.true_divide"})
 TRUE_DIVISION_METHODS = frozenset({"div", "div_", "divide", "divide_"})
 SHIFT_SUFFIXES = ("right_shift", "rshift")  # a rule's own `cupy.right_shift` too
 CEIL_FUNCTIONS = ("cdiv", "triton.cdiv", "math.ceil")
-CLAMP_FUNCTIONS = ("torch.clamp", "torch.clip", "torch.clamp_min", "numpy.clip")
+CLAMP_FUNCTIONS = (
+    "torch.clamp",
+    "torch.clip",
+    "torch.clamp_min",
+    "numpy.clip",
+    # In place: the input itself is clamped.
+    "torch.clamp_",
+    "torch.clip_",
+    "torch.clamp_min_",
+)
 # Clamps written as two operands, max(x, k): the one that carries lengths is the value, the
 # other the bound. min(x, k) is a clamp from above (no sanitizer).
 BOUND_BY_OPERAND = (

@@ -249,6 +249,11 @@ class TorchModel:
     ) -> Val | None:
         clamped = self.external_clamp(frame, name, sig, args)
         self.out_target(frame, node, args, clamped)
+        if name.endswith("_"):
+            # torch.clamp_(x, min=1), torch.clamp_min_(x, 1): x itself is clamped.
+            given = bind(args, ("input",)).get("input")
+            if given is not None:
+                self.write_whole(frame, given[0].value, clamped)
         return clamped
 
     def call_ceil_division(
@@ -790,7 +795,7 @@ class TorchModel:
             val = b["input"][1] if "input" in b else EMPTY
             low = b["min"][0].value if "min" in b else None
             high = b["max"][0].value if "max" in b else None
-            if name.endswith("clamp_min"):
+            if name.endswith(("clamp_min", "clamp_min_")):
                 high = None
             return self.clamp(frame, val, low, high, name, ("clamp", name))
         positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
