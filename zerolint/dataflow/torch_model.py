@@ -94,6 +94,25 @@ def _only_zero_fill(trace: Trace) -> bool:
     return trace.concrete and len(trace.steps) == 1 and trace.steps[0].op.kind == OpKind.FILL_ZERO
 
 
+def _every_row(val: Val) -> int | None:
+    """The value every row of ``val`` holds, where each of its traces is a tensor filled
+    with that one known value (``torch.ones_like(x)``, ``torch.full(n, 2)``, ``torch.tensor(
+    [1, 1])``), carried unchanged (copies, moves); else None."""
+    values: set[str] = set()
+    for t in val.traces:
+        if t.origin is not None or not t.steps or t.steps[0].op.kind is not OpKind.KNOWN_ROWS:
+            return None
+        if any(s.op != IDENTITY for s in t.steps[1:]):
+            return None
+        values.update(str(t.steps[0].op.arg).strip("[]").split(","))
+    if len(values) != 1:
+        return None
+    try:
+        return int(values.pop())
+    except ValueError:
+        return None
+
+
 def _scanned(trace: Trace) -> bool:
     """The trace's last scan mark is a prefix sum (not yet differenced)."""
     for step in reversed(trace.steps):
@@ -169,20 +188,37 @@ class TorchModel:
         self,
         frame: Frame,
         val: Val,
-        low: cst.BaseExpression | None,
-        high: cst.BaseExpression | None,
+        low: cst.BaseExpression | int | None,
+        high: cst.BaseExpression | int | None,
         note: str,
         effect: Effect,
     ) -> Val:
+        """``val`` bounded below by ``low`` and above by ``high`` (an expression, or a value
+        already known: ``bound``)."""
         out = val
         low = None if is_none(low) else low
         high = None if is_none(high) else high
         if low is not None:
-            step_op = Op(OpKind.CLAMP_MIN, self.operand(frame, low))
+            least = low if isinstance(low, int) else self.operand(frame, low)
+            step_op = Op(OpKind.CLAMP_MIN, least)
             out = self.extend_role(frame, out, step_op, "sanitizer", note, effect)
         if high is not None:
-            out = self.extend(frame, out, Op(OpKind.CLAMP_MAX, self.operand(frame, high)))
+            most = high if isinstance(high, int) else self.operand(frame, high)
+            out = self.extend(frame, out, Op(OpKind.CLAMP_MAX, most))
         return out
+
+    def bound(
+        self, frame: Frame, given: tuple[cst.Arg, Val] | None
+    ) -> cst.BaseExpression | int | None:
+        """A clamp's bound as given: a tensor whose every row holds one known value (``one =
+        torch.ones_like(x)``, passed by name) is that value; otherwise the expression."""
+        if given is None:
+            return None
+        arg, val = given
+        every = _every_row(val)
+        if every is not None and not self.python_int(frame, arg.value):
+            return every
+        return arg.value
 
     def extend_role(
         self, frame: Frame, val: Val, op: Op, role: str, note: str, effect: Effect
@@ -793,13 +829,22 @@ class TorchModel:
         if "min" in sig.params or keywords & {"min", "max"}:
             b = bind(args, ("input", "min", "max"))
             val = b["input"][1] if "input" in b else EMPTY
-            low = b["min"][0].value if "min" in b else None
-            high = b["max"][0].value if "max" in b else None
+            low, high = self.bound(frame, b.get("min")), self.bound(frame, b.get("max"))
             if name.endswith(("clamp_min", "clamp_min_")):
                 high = None
             return self.clamp(frame, val, low, high, name, ("clamp", name))
         positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
         if len(positional) > 2:
+            if name == "max" and len(positional) == len(args):
+                # max(0, n // 4, 1): at least its largest constant operand.
+                known = [(a, self.operand(frame, a.value)) for a, _ in positional]
+                least = [k for _, k in known if isinstance(k, int)]
+                if least:
+                    values = [
+                        v for (_, v), (_, k) in zip(positional, known) if not isinstance(k, int)
+                    ]
+                    joined = join_all(values).only_traces()
+                    return self.clamp(frame, joined, max(least), None, name, ("clamp", name))
             return join_all(v for _, v in positional).only_traces()
         b = sig.bind(args)
         if (
@@ -816,11 +861,17 @@ class TorchModel:
         if "input" not in b or "other" not in b:
             return EMPTY
         (a0, v0), (a1, v1) = b["input"], b["other"]
+        b0: cst.BaseExpression | int = a0.value
+        b1: cst.BaseExpression | int = a1.value
         if isinstance(self.operand(frame, a1.value), int):
             v1 = EMPTY  # a constant bound: torch.maximum(x, torch.ones_like(x))
         elif isinstance(self.operand(frame, a0.value), int):
             v0 = EMPTY
-        value, bound = (v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value)
+        elif isinstance(every := self.bound(frame, b["other"]), int) and v0.traces:
+            b1, v1 = every, EMPTY  # one = torch.ones_like(x); torch.maximum(x, one)
+        elif isinstance(every := self.bound(frame, b["input"]), int) and v1.traces:
+            b0, v0 = every, EMPTY
+        value, bound = (v0, b1) if v0.traces or not v1.traces else (v1, b0)
         if bound is not None and not (v0.traces and v1.traces):
             if upper:
                 return self.clamp(frame, value, None, bound, name, ("clamp", name))
@@ -950,13 +1001,10 @@ class TorchModel:
     def method_clamp(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
     ) -> Val | None:
-        low_node = b["min"][0].value if "min" in b else None
-        high_node = b["max"][0].value if "max" in b else None
+        low, high = self.bound(frame, b.get("min")), self.bound(frame, b.get("max"))
         if method.startswith("clamp_min"):
-            high_node = None
-        result = self.clamp(
-            frame, recv, low_node, high_node, f".{method}()", ("clamp_methods", method)
-        )
+            high = None
+        result = self.clamp(frame, recv, low, high, f".{method}()", ("clamp_methods", method))
         if method.endswith("_") and target is not None:
             self.write_whole(frame, target, result)
         return result
