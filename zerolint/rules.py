@@ -76,15 +76,15 @@ SANITIZER_KEYS = frozenset(
     }
 )
 OUTPUT_MASK_FORMS = frozenset({"[]=", "masked_fill", "masked_fill_", "torch.where", "where"})
-# The names above that are not Python names ("*" is `x * mask`, "-" is `a - b`), by the
-# key each is recognized under (the effect the analysis names it by; under any other key
-# it would match nothing): every other name in [sources] and [sanitizers] is a dotted
-# identifier.
+# The names above that are not Python names ("*" is `x * mask`, "-" is `a - b`, "+" is
+# `x + k` of a negative k), by the key each is recognized under (the effect the analysis
+# names it by; under any other key it would match nothing): every other name in [sources]
+# and [sanitizers] is a dotted identifier.
 FORMS_BY_KEY: dict[str, frozenset[str]] = {
     "floor_division": frozenset({"//", ">>"}),
     "zero_fill": frozenset({"[]=", "[n:]="}),
     "mask_zero": frozenset({"*"}),
-    "subtraction": frozenset({"-"}),
+    "subtraction": frozenset({"-", "+"}),
     "empty_rows": frozenset({"[:]", "[mask]"}),
     "mask": frozenset({"[]="}),
     "output_mask": frozenset({"[]="}),

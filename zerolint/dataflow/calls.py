@@ -123,13 +123,18 @@ class Calls:
             # By name: a value that may be one of several functions holds them in a set
             # ordered by memory address, and each is called, in the same order every run.
             # One call per name: each lookup of a name makes a LazyRef of its own.
-            for r in sorted({r.qual: r for r in lazy}.values(), key=lambda r: r.qual):
+            by_qual: dict[str, LazyRef] = {}
+            for r in lazy:  # a partial of the name wins: it may bind what the call leaves out
+                if r.qual not in by_qual or r.bound_unknown:
+                    by_qual[r.qual] = r
+            for r in sorted(by_qual.values(), key=lambda r: r.qual):
                 home = self.project_module_of(r.qual)
                 if home is not None:
                     self.note_capable(home)
                 if (home is not None and self.reaches_sink(home)) or passes_sink:
                     # A callee given a sink may call it: it must be analysed now.
-                    refs += self.materialize(r, force=passes_sink)
+                    found = self.materialize(r, force=passes_sink)
+                    refs += [_through_partial(x) for x in found] if r.bound_unknown else found
                 else:
                     result = result.join(self.call_lazy(frame, node, r, args))
                     handled = True
@@ -585,6 +590,7 @@ class Calls:
             frame.mod, frame.stmt, node, "call", IDENTITY, f"into {ref.qual.rsplit('.', 1)[-1]}"
         )
         site = CallSite(None, {}, call_step, lazy=ref.qual, raw=args, bound=False, frame=frame)
+        site.bound_unknown = ref.bound_unknown
         if self.recording:  # a replay makes it unbound again (bind_site)
             self.record(("lazy_site", site, None))
         position = 0
@@ -644,7 +650,8 @@ class Calls:
                 site.callee = ref.key
                 site.args = self.bind_args(ref.key, ref, site.raw or [])
                 if type(site.step.node) is cst.Call and site.frame is not None:
-                    site.operands = self.operands(site.frame, site.step.node, ref.key, ref)
+                    given = _through_partial(ref) if site.bound_unknown else ref
+                    site.operands = self.operands(site.frame, site.step.node, ref.key, given)
                     if ref.key.node is not None:
                         site.rebinding = rebinding_regions(ref.key.node)
                 return True
@@ -742,7 +749,12 @@ class Calls:
                 out[name] = f"{key.name}({name})"
         for p in key.params():
             arg = self.arg_node_for(node, key, p.name.value, ref)
-            if arg is None or any(arg is s for s in starred):
+            if arg is None:
+                default = self.default_operand(node, key, p, ref)
+                if default is not None:
+                    out[p.name.value] = default
+                continue
+            if any(arg is s for s in starred):
                 # `f(*args)`: which element a parameter takes is not known, and two
                 # parameters taking the same `args` are not one symbol.
                 continue
@@ -750,6 +762,33 @@ class Calls:
             if value != "<expr>":
                 out[p.name.value] = value
         return out
+
+    def default_operand(
+        self, node: cst.Call, key: FuncKey, param: cst.Param, ref: FuncRef | None
+    ) -> int | None:
+        """The default of a parameter the call ``node`` leaves out, where it is an integer
+        literal or a module constant of the callee's module (``floor=1``: a clamp to
+        ``floor`` in the callee is a clamp to 1 at this call). None where the call may give
+        it after all (``*args``, ``**kwargs``) or ``ref`` binds it (``functools.partial``)."""
+        default = param.default
+        if default is None or any(a.star for a in node.args):
+            return None
+        name = param.name.value
+        if ref is not None:
+            if ref.bound_unknown:
+                return None
+            if any(kw == name for kw, _ in ref.bound_kw):
+                return None
+            if ref.bound:
+                params = [p.name.value for p in key.params()]
+                taken = params[: len(ref.bound) + (1 if key.is_method else 0)]
+                if name in taken:
+                    return None
+        value = int_value(default)
+        if value is None and type(default) is cst.Name:
+            constant = self.module_constant(key.mod, default.value)
+            value = int_value(constant) if constant is not None else None
+        return value
 
     def arg_node_for(
         self, node: cst.Call, key: FuncKey, pname: str, ref: FuncRef | None = None
@@ -827,6 +866,14 @@ class Calls:
                 SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key, via)
             )
         return result
+
+
+def _through_partial(ref: Ref) -> Ref:
+    """``ref`` called through a ``functools.partial`` whose arguments are not known (one
+    of a lazily named callee): a function's parameters may be given by it."""
+    if isinstance(ref, FuncRef):
+        return FuncRef(ref.key, ref.self_val, ref.bound, ref.bound_kw, bound_unknown=True)
+    return ref
 
 
 def _by_keyword(arg: cst.Arg, keyword: str | None) -> bool:

@@ -937,10 +937,11 @@ class Expressions:
         if name == "Subtract":
             return self.subtract(frame, left, right, left_node, right_node, "-")
         if name == "Add":
+            # x + k, k + x; a negative k is a subtraction (`x + (-1)` is `x - 1`).
             if left.traces and rv is not None:
-                return self.extend(frame, left, Op(OpKind.ADD, rv))
+                return self.plus(frame, left, rv, "+")
             if right.traces and lv is not None:
-                return self.extend(frame, right, Op(OpKind.ADD, lv))
+                return self.plus(frame, right, lv, "+")
         if name == "Multiply":
             displays = (cst.List, cst.Tuple)
             if type(left_node) in displays or type(right_node) in displays:

@@ -95,6 +95,9 @@ class CallSite:
     # The parameters the callee binds again, each with the ids of the nodes of the
     # statements that may run after (``syntax.rebinding_regions``).
     rebinding: dict[str, frozenset[int]] = field(default_factory=dict)
+    # A call of a functools.partial of a lazily named callee: the partial's arguments are
+    # not known here (no parameter the call leaves out holds its default).
+    bound_unknown: bool = False
 
     def rebind(self, steps: tuple[RawStep, ...]) -> tuple[RawStep, ...]:
         """The callee's steps (one trace's) with its parameter symbols replaced by this

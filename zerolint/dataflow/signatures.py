@@ -120,6 +120,10 @@ _BY_OPERAND = Signature(LibEffect.CLAMP, ("input", "other"))
 _DIVISION = Signature(LibEffect.FLOOR_DIVISION, ("input", "other"), ("rounding_mode", "out"))
 _DIVISION_METHOD = Signature(LibEffect.FLOOR_DIVISION, ("other",), ("rounding_mode", "out"))
 _FULL = Signature(LibEffect.FILL, ("size", "fill_value"))
+# torch.sub(x, y, alpha=a) is x - a * y, torch.rsub(x, y, alpha=a) is y - a * x, and
+# torch.add(x, y, alpha=a) is x + a * y.
+_BY_ALPHA_SUB = Signature(LibEffect.SUBTRACT, ("input", "other"), ("alpha", "out"))
+_BY_ALPHA_ADD = Signature(LibEffect.ARITHMETIC, ("input", "other"), ("alpha", "out"))
 
 
 def _rows(effect: LibEffect, names: Iterable[str], params: tuple[str, ...] | None = None) -> dict:
@@ -135,7 +139,9 @@ def _functions() -> dict[str, Signature]:
     table |= _rows(LibEffect.IMPORT, ("importlib.import_module", "__import__"), ("name",))
     table |= _rows(LibEffect.ATTRIBUTE, ("getattr",), ("object", "name", "default"))
     table |= _rows(LibEffect.CAST, ("typing.cast",), ("typ", "val"))
-    table |= _rows(LibEffect.SET_ATTRIBUTE, ("setattr",), ("object", "name", "value"))
+    table |= _rows(
+        LibEffect.SET_ATTRIBUTE, ("setattr", "object.__setattr__"), ("object", "name", "value")
+    )
     table |= dict.fromkeys(
         ("dataclasses.replace", "copy.replace"), Signature(LibEffect.REPLACE, ("obj",), ("**",))
     )
@@ -169,7 +175,9 @@ def _functions() -> dict[str, Signature]:
         ("torch.nn.functional.pad", "torch.constant_pad_nd"),
         ("input", "pad", "mode", "value"),
     )
-    table |= _rows(LibEffect.SUBTRACT, ("torch.sub", "torch.subtract", "torch.diff", "numpy.diff"))
+    table |= _rows(LibEffect.SUBTRACT, ("torch.diff", "numpy.diff"))
+    table |= dict.fromkeys(("torch.sub", "torch.subtract", "torch.rsub"), _BY_ALPHA_SUB)
+    table |= {"torch.add": _BY_ALPHA_ADD}
     return table
 
 
@@ -181,7 +189,7 @@ def _methods() -> dict[str, Signature]:
     table |= _rows(LibEffect.MASK, ("index_fill", "index_fill_"), ("dim", "index", "value"))
     table |= _rows(LibEffect.MASK, ("masked_fill", "masked_fill_"), ("mask", "value"))
     table |= _rows(LibEffect.MASK, ("where",), ("condition", "other"))
-    table |= _rows(LibEffect.ARITHMETIC, ARITH_METHODS, ("other",))
+    table |= dict.fromkeys(ARITH_METHODS, Signature(LibEffect.ARITHMETIC, ("other",), ("alpha",)))
     table |= _rows(LibEffect.COPY, ("copy_",), ("src",))
     table |= _rows(LibEffect.FILL, ("new_full",), ("size", "fill_value"))
     table |= _rows(LibEffect.FILL, ("fill_",), ("value",))
@@ -245,7 +253,16 @@ TRUE_DIVISIONS = frozenset({"torch.div", "torch.divide", "torch.true_divide"})
 TRUE_DIVISION_METHODS = frozenset({"div", "div_", "divide", "divide_"})
 SHIFT_SUFFIXES = ("right_shift", "rshift")  # a rule's own `cupy.right_shift` too
 CEIL_FUNCTIONS = ("cdiv", "triton.cdiv", "math.ceil")
-CLAMP_FUNCTIONS = ("torch.clamp", "torch.clip", "torch.clamp_min", "numpy.clip")
+CLAMP_FUNCTIONS = (
+    "torch.clamp",
+    "torch.clip",
+    "torch.clamp_min",
+    "numpy.clip",
+    # In place: the input itself is clamped.
+    "torch.clamp_",
+    "torch.clip_",
+    "torch.clamp_min_",
+)
 # Clamps written as two operands, max(x, k): the one that carries lengths is the value, the
 # other the bound. min(x, k) is a clamp from above (no sanitizer).
 BOUND_BY_OPERAND = (

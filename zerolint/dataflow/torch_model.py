@@ -53,6 +53,7 @@ from zerolint.dataflow.values import (
     join_all,
     keyed,
     reshaped,
+    without_row_counts,
 )
 from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
 from zerolint.project import ClassInfo, resolve_relative
@@ -91,6 +92,25 @@ def _pointer_base(node: cst.BaseExpression) -> cst.Name | None:
 def _only_zero_fill(trace: Trace) -> bool:
     """A tensor that is all zero: a zero allocation, nothing since."""
     return trace.concrete and len(trace.steps) == 1 and trace.steps[0].op.kind == OpKind.FILL_ZERO
+
+
+def _every_row(val: Val) -> int | None:
+    """The value every row of ``val`` holds, where each of its traces is a tensor filled
+    with that one known value (``torch.ones_like(x)``, ``torch.full(n, 2)``, ``torch.tensor(
+    [1, 1])``), carried unchanged (copies, moves); else None."""
+    values: set[str] = set()
+    for t in val.traces:
+        if t.origin is not None or not t.steps or t.steps[0].op.kind is not OpKind.KNOWN_ROWS:
+            return None
+        if any(s.op != IDENTITY for s in t.steps[1:]):
+            return None
+        values.update(str(t.steps[0].op.arg).strip("[]").split(","))
+    if len(values) != 1:
+        return None
+    try:
+        return int(values.pop())
+    except ValueError:
+        return None
 
 
 def _scanned(trace: Trace) -> bool:
@@ -168,20 +188,37 @@ class TorchModel:
         self,
         frame: Frame,
         val: Val,
-        low: cst.BaseExpression | None,
-        high: cst.BaseExpression | None,
+        low: cst.BaseExpression | int | None,
+        high: cst.BaseExpression | int | None,
         note: str,
         effect: Effect,
     ) -> Val:
+        """``val`` bounded below by ``low`` and above by ``high`` (an expression, or a value
+        already known: ``bound``)."""
         out = val
         low = None if is_none(low) else low
         high = None if is_none(high) else high
         if low is not None:
-            step_op = Op(OpKind.CLAMP_MIN, self.operand(frame, low))
+            least = low if isinstance(low, int) else self.operand(frame, low)
+            step_op = Op(OpKind.CLAMP_MIN, least)
             out = self.extend_role(frame, out, step_op, "sanitizer", note, effect)
         if high is not None:
-            out = self.extend(frame, out, Op(OpKind.CLAMP_MAX, self.operand(frame, high)))
+            most = high if isinstance(high, int) else self.operand(frame, high)
+            out = self.extend(frame, out, Op(OpKind.CLAMP_MAX, most))
         return out
+
+    def bound(
+        self, frame: Frame, given: tuple[cst.Arg, Val] | None
+    ) -> cst.BaseExpression | int | None:
+        """A clamp's bound as given: a tensor whose every row holds one known value (``one =
+        torch.ones_like(x)``, passed by name) is that value; otherwise the expression."""
+        if given is None:
+            return None
+        arg, val = given
+        every = _every_row(val)
+        if every is not None and not self.python_int(frame, arg.value):
+            return every
+        return arg.value
 
     def extend_role(
         self, frame: Frame, val: Val, op: Op, role: str, note: str, effect: Effect
@@ -248,6 +285,11 @@ class TorchModel:
     ) -> Val | None:
         clamped = self.external_clamp(frame, name, sig, args)
         self.out_target(frame, node, args, clamped)
+        if name.endswith("_"):
+            # torch.clamp_(x, min=1), torch.clamp_min_(x, 1): x itself is clamped.
+            given = bind(args, ("input",)).get("input")
+            if given is not None:
+                self.write_whole(frame, given[0].value, clamped)
         return clamped
 
     def call_ceil_division(
@@ -559,34 +601,52 @@ class TorchModel:
         left_node: cst.BaseExpression | None,
         right_node: cst.BaseExpression | None,
         name: str,
+        alpha: int | str = 1,
     ) -> Val:
-        """``a - b``: a source of the rules that name it under ``subtraction`` (a difference
-        of lengths >= 1 can be 0: ``seq_lens - query_lens`` on a first prefill chunk). The
-        judge decides from what is known: ``x - k`` with a known ``k`` (a literal, a module
-        constant) is ``x + (-k)``, so ``x - 0`` or a clamp to >= k + 1 before it is safe; an
-        unknown subtrahend is a symbol. The difference of neighbouring prefix sums
-        (``cu[1:] - cu[:-1]`` of a ``cumsum``) is the lengths that were summed."""
+        """``a - alpha * b``: a source of the rules that name it under ``subtraction`` (a
+        difference of lengths >= 1 can be 0: ``seq_lens - query_lens`` on a first prefill
+        chunk). The judge decides from what is known: ``x - k`` with a known ``k`` (a
+        literal, a module constant) is ``x + (-k)``, so ``x - 0`` or a clamp to >= k + 1
+        before it is safe; an unknown subtrahend is a symbol. ``alpha`` (``torch.sub(x, k,
+        alpha=a)``, a literal or a module constant) multiplies the subtrahend; an unknown
+        one, or one other than 1 times an unknown subtrahend, is outside the model. The
+        difference of neighbouring prefix sums (``cu[1:] - cu[:-1]`` of a ``cumsum``) is
+        the lengths that were summed."""
+        if alpha == 0:
+            return left.only_traces()  # x - 0 * b
+        if not isinstance(alpha, int):
+            return self.outside_model(frame, left, right, f"{name}(alpha={alpha})")
         shared = left.traces & right.traces
         scans = frozenset(t for t in shared if _scanned(t))
-        if scans:
+        if scans and alpha == 1:
             step = self.step(frame, None, "flow", _UNSCAN, "differences of the prefix sums")
             return Val(t.then(step) for t in scans)
         effect = ("subtraction", name)
         known = self.operand(frame, right_node) if right_node is not None else "<expr>"
         lk = self.operand(frame, left_node) if left_node is not None else "<expr>"
         if isinstance(lk, int) and not left.traces:
-            # k - x: -x + k; a constant minuend minus lengths >= 1 can be 0 (x == k).
-            negated = self.extend(frame, right.only_traces(), Op(OpKind.NEG))
-            fresh = Val([Trace(None, (self.step(frame, None, "flow", Op(OpKind.NEG)),))])
+            # k - alpha * x: -alpha * x + k; a constant minuend minus lengths >= 1 can be 0.
+            scaled = Op(OpKind.NEG) if alpha == 1 else Op(OpKind.MUL, -alpha)
+            negated = self.extend(frame, right.only_traces(), scaled)
+            fresh = Val([Trace(None, (self.step(frame, None, "flow", scaled),))])
             op = Op(OpKind.ADD, lk)
             step = self.step(frame, None, "source", op, "subtraction", effect)
             return Val(t.then(step) for t in negated.join(fresh).traces)
+        if isinstance(known, int):
+            return self.minus(frame, left, known * alpha, effect)
+        if alpha != 1:
+            return self.outside_model(frame, left, right, f"{name}(alpha={alpha})")
+        return self.minus(frame, left, known if known != "<expr>" else "subtrahend", effect)
+
+    def minus(self, frame: Frame, left: Val, known: int | str, effect: Effect) -> Val:
+        """``left - known`` (a known integer or a symbol), a source of the rules that name
+        ``effect`` under ``subtraction``; ``x - 0`` is ``x``."""
         if known == 0:
             return left.only_traces()
         if isinstance(known, int):
             op = Op(OpKind.ADD, -known)
         else:
-            op = Op(OpKind.SUB, known if known != "<expr>" else "subtrahend")
+            op = Op(OpKind.SUB, known)
         step = self.step(frame, None, "source", op, "subtraction", effect)
         # New zero-able rows start here from real lengths (>= 1) that went through what is
         # known of the minuend (a clamp before `- 1` counts); a concrete trace goes on.
@@ -603,6 +663,24 @@ class TorchModel:
         if not left.traces:
             fresh.append(Trace(None, (step,)))
         return Val([*left.then(step).traces, *fresh])
+
+    def plus(self, frame: Frame, val: Val, addend: int, name: str) -> Val:
+        """``val + addend`` for a known integer: adding a negative one is a subtraction
+        (``x + (-1)``, ``x.add(-1)``, ``torch.add(x, 1, alpha=-1)`` are ``x - 1``), a source
+        of the rules that name ``name`` under ``subtraction``; adding 0 or more goes on."""
+        if addend < 0 and val.traces:
+            return self.minus(frame, val, -addend, ("subtraction", name))
+        return self.extend(frame, val, Op(OpKind.ADD, addend))
+
+    def outside_model(self, frame: Frame, left: Val, right: Val, name: str) -> Val:
+        """An operation of two values the judge cannot follow: the lengths that go in come
+        out marked outside the model (never proved), as ``x + y`` of unknowns does."""
+        if not left.traces and not right.traces:
+            return EMPTY
+        traces = left.traces | right.traces
+        if left.traces and right.traces:
+            traces = without_row_counts(traces)  # broadcasting: whose rows is unknown
+        return self.extend(frame, Val(traces), Op(OpKind.OPAQUE, name))
 
     def call_tl_load(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -673,13 +751,40 @@ class TorchModel:
         if name.endswith("diff"):
             result = self.difference(frame, b["input"][1], name)
         elif "other" in b:
-            result = self.subtract(
-                frame, b["input"][1], b["other"][1], b["input"][0].value, b["other"][0].value, name
-            )
+            (x_arg, x), (y_arg, y) = b["input"], b["other"]
+            if name.endswith("rsub"):  # torch.rsub(x, y, alpha=a): y - a * x
+                (x_arg, x), (y_arg, y) = (y_arg, y), (x_arg, x)
+            alpha = self.alpha(frame, b)
+            result = self.subtract(frame, x, y, x_arg.value, y_arg.value, name, alpha)
         else:
             return None
         self.out_target(frame, node, args, result)
         return result
+
+    def call_arithmetic(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``torch.add(x, k, alpha=a)``: ``x + a * k``, an addition of a known integer (a
+        negative one is a subtraction); any other sum is outside the model."""
+        b = sig.bind(args)
+        if "input" not in b or "other" not in b:
+            return None
+        (x_arg, x), (k_arg, k) = b["input"], b["other"]
+        addend, alpha = int_value(k_arg.value), self.alpha(frame, b)
+        if not x.traces and k.traces and alpha == 1:  # torch.add(1, x)
+            (x_arg, x), addend = (k_arg, k), int_value(x_arg.value)
+        if addend is not None and isinstance(alpha, int):
+            result = self.plus(frame, x, addend * alpha, name)
+        else:
+            result = self.outside_model(frame, x, k, name)
+        self.out_target(frame, node, args, result)
+        return result
+
+    def alpha(self, frame: Frame, b: Bound) -> int | str:
+        """The ``alpha=`` of an addition or a subtraction (1 where it is not given): a
+        literal or a module constant, else its text (unknown)."""
+        given = b.get("alpha")
+        return 1 if given is None else self.operand(frame, given[0].value)
 
     def method_subtract(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
@@ -724,13 +829,22 @@ class TorchModel:
         if "min" in sig.params or keywords & {"min", "max"}:
             b = bind(args, ("input", "min", "max"))
             val = b["input"][1] if "input" in b else EMPTY
-            low = b["min"][0].value if "min" in b else None
-            high = b["max"][0].value if "max" in b else None
-            if name.endswith("clamp_min"):
+            low, high = self.bound(frame, b.get("min")), self.bound(frame, b.get("max"))
+            if name.endswith(("clamp_min", "clamp_min_")):
                 high = None
             return self.clamp(frame, val, low, high, name, ("clamp", name))
         positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
         if len(positional) > 2:
+            if name == "max" and len(positional) == len(args):
+                # max(0, n // 4, 1): at least its largest constant operand.
+                known = [(a, self.operand(frame, a.value)) for a, _ in positional]
+                least = [k for _, k in known if isinstance(k, int)]
+                if least:
+                    values = [
+                        v for (_, v), (_, k) in zip(positional, known) if not isinstance(k, int)
+                    ]
+                    joined = join_all(values).only_traces()
+                    return self.clamp(frame, joined, max(least), None, name, ("clamp", name))
             return join_all(v for _, v in positional).only_traces()
         b = sig.bind(args)
         if (
@@ -747,11 +861,17 @@ class TorchModel:
         if "input" not in b or "other" not in b:
             return EMPTY
         (a0, v0), (a1, v1) = b["input"], b["other"]
+        b0: cst.BaseExpression | int = a0.value
+        b1: cst.BaseExpression | int = a1.value
         if isinstance(self.operand(frame, a1.value), int):
             v1 = EMPTY  # a constant bound: torch.maximum(x, torch.ones_like(x))
         elif isinstance(self.operand(frame, a0.value), int):
             v0 = EMPTY
-        value, bound = (v0, a1.value) if v0.traces or not v1.traces else (v1, a0.value)
+        elif isinstance(every := self.bound(frame, b["other"]), int) and v0.traces:
+            b1, v1 = every, EMPTY  # one = torch.ones_like(x); torch.maximum(x, one)
+        elif isinstance(every := self.bound(frame, b["input"]), int) and v1.traces:
+            b0, v0 = every, EMPTY
+        value, bound = (v0, b1) if v0.traces or not v1.traces else (v1, b0)
         if bound is not None and not (v0.traces and v1.traces):
             if upper:
                 return self.clamp(frame, value, None, bound, name, ("clamp", name))
@@ -850,6 +970,8 @@ class TorchModel:
                             + tuple((a.keyword.value, v) for a, v in kws if a.keyword is not None),
                         )
                     )
+                elif isinstance(c, LazyRef) and (pos or kws):
+                    refs.append(LazyRef(c.qual, bound_unknown=True))
                 else:
                     refs.append(c)
         return Val((), refs)
@@ -879,13 +1001,10 @@ class TorchModel:
     def method_clamp(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
     ) -> Val | None:
-        low_node = b["min"][0].value if "min" in b else None
-        high_node = b["max"][0].value if "max" in b else None
+        low, high = self.bound(frame, b.get("min")), self.bound(frame, b.get("max"))
         if method.startswith("clamp_min"):
-            high_node = None
-        result = self.clamp(
-            frame, recv, low_node, high_node, f".{method}()", ("clamp_methods", method)
-        )
+            high = None
+        result = self.clamp(frame, recv, low, high, f".{method}()", ("clamp_methods", method))
         if method.endswith("_") and target is not None:
             self.write_whole(frame, target, result)
         return result
@@ -961,8 +1080,10 @@ class TorchModel:
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
     ) -> Val | None:
         kind = ARITH_METHODS[method]
+        alpha = self.alpha(frame, b)
         if kind == "sub" and "other" in b:
-            result = self.subtract(frame, recv, b["other"][1], target, b["other"][0].value, method)
+            other_arg, other_val = b["other"]
+            result = self.subtract(frame, recv, other_val, target, other_arg.value, method, alpha)
             if method.endswith("_") and target is not None:
                 self.write_whole(frame, target, result)
             return result
@@ -978,13 +1099,13 @@ class TorchModel:
                 result = self.extend(
                     frame, Val(recv.traces | other_val.traces), Op(OpKind.OPAQUE, method)
                 )
+            elif kind == "mul":
+                result = self.extend(frame, recv, Op(OpKind.MUL, k))
+            elif isinstance(alpha, int):
+                # x.add(k, alpha=a): x + a * k (a negative addend is a subtraction).
+                result = self.plus(frame, recv, k * alpha, method)
             else:
-                op = (
-                    Op(OpKind.MUL, k)
-                    if kind == "mul"
-                    else Op(OpKind.ADD, k if kind == "add" else -k)
-                )
-                result = self.extend(frame, recv, op)
+                result = self.outside_model(frame, recv, EMPTY, f"{method}(alpha={alpha})")
         if method.endswith("_") and target is not None:
             self.write_whole(frame, target, result)
         return result

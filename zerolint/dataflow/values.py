@@ -299,6 +299,9 @@ class FuncRef:
     self_val: Val | None = None
     bound: tuple[Val, ...] = ()
     bound_kw: tuple[tuple[str, Val], ...] = ()
+    # Called through a functools.partial whose arguments are not known (one made of a
+    # lazily named callee, LazyRef.bound_unknown): any parameter may be given by it.
+    bound_unknown: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -342,6 +345,9 @@ class LazyRef:
     until a path needs to know what the name is."""
 
     qual: str
+    # Made by functools.partial(name, ...): a call of it is given arguments it does not
+    # show, so no parameter it leaves out can be taken to hold its default.
+    bound_unknown: bool = False
 
 
 @dataclass(frozen=True, eq=False)
