@@ -644,7 +644,21 @@ class Statements:
 
     def write_whole(self, frame: Frame, target: cst.BaseExpression, val: Val) -> None:
         """An in-place operation replaced every row of ``target``: the old value is gone
-        when ``target`` names a variable or an attribute (a slice or a call is joined)."""
+        when ``target`` names a variable or an attribute, or is a view of every element of
+        one (``out=meta.seq_lens.view(-1)``); a slice or another call is joined."""
+        whole = whole_view_root(target)
+        if whole is not None:
+            # The tensor keeps its rows: how many it had (a slice's count) holds on, and
+            # so does a placeholder, which may resolve to one.
+            old = self.eval(frame.fork(), whole)
+            rows = [
+                t
+                for t in old.traces
+                if not t.concrete or t.steps and t.steps[0].op.kind is OpKind.ROWS
+            ]
+            written = without_row_counts(val.traces)
+            val = val.with_traces([*written, *(t for t in rows if t not in written)])
+            target = whole
         self.write(frame, target, val, strong=dotted(target) is not None, in_place=True)
 
     def is_constructor_alloc(self, frame: Frame, value: cst.BaseExpression) -> bool:
@@ -889,6 +903,27 @@ def exit_state(frame: Frame) -> dict[str, Val]:
     function around it it declares ``nonlocal``."""
     keys = frame.fields | frame.nonlocals_declared if frame.nonlocals_declared else frame.fields
     return {k: frame.state[k] for k in keys if k in frame.state}
+
+
+# Views that hold every element of the tensor they are taken of, in another shape.
+_WHOLE_VIEWS = frozenset(
+    {"view", "reshape", "flatten", "view_as", "unsqueeze", "squeeze", "t", "transpose", "permute"}
+)
+
+
+def whole_view_root(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The variable or attribute ``node`` is a whole view of (``x`` for
+    ``x.view(-1).unsqueeze(0)``), or None where ``node`` is no such view."""
+    current = node
+    while (
+        type(current) is cst.Call
+        and type(current.func) is cst.Attribute
+        and current.func.attr.value in _WHOLE_VIEWS
+    ):
+        current = current.func.value
+    if current is node or dotted(current) is None:
+        return None
+    return current
 
 
 def _case_test(subject: cst.BaseExpression, pattern: cst.MatchPattern) -> cst.Comparison | None:
