@@ -248,10 +248,19 @@ class ZerolintServer(LanguageServer):
 
     # ------------------------------------------------------------------ documents
 
+    def document(self, uri: str) -> TextDocument | None:
+        """The open document ``uri`` names (pygls keys them by the URI percent-decoded)."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def open_uris(self) -> list[str]:
+        """The URIs the open documents were opened under. pygls' keys are decoded once: a
+        key made a path is decoded twice (`a%252C.py`, the file `a%2C.py`, as `a,.py`)."""
+        return [doc.uri for doc in self.workspace.text_documents.values()]
+
     def open_documents(self) -> dict[Path, tuple[str, int | None]]:
         out = {}
-        for uri, doc in self.workspace.text_documents.items():
-            path = self.doc_path(uri)
+        for doc in list(self.workspace.text_documents.values()):
+            path = self.doc_path(doc.uri)
             if path is not None and is_python(path):
                 out[path] = (doc.source, doc.version)
         return out
@@ -313,7 +322,7 @@ class ZerolintServer(LanguageServer):
             return
         if not is_python(path):
             return
-        doc = None if closed else self.workspace.text_documents.get(unquote(uri))
+        doc = None if closed else self.document(uri)
         text = doc.source if doc is not None else None
         if doc is not None and not path.exists():
             if path not in self.off_disk:  # said once, not at every edit
@@ -548,7 +557,7 @@ class ZerolintServer(LanguageServer):
         await self.watch_rule_files()  # the configuration may name others now
 
     async def refresh_open(self) -> None:
-        for uri in list(self.workspace.text_documents):
+        for uri in self.open_uris():
             path = self.doc_path(uri)
             if path is not None and is_python(path):
                 await self.analyse(uri)
@@ -597,7 +606,7 @@ class ZerolintServer(LanguageServer):
         second on a large module: it runs on a thread of its own, so edits go on being
         read and analysed meanwhile, and its result is kept until the findings change."""
         uri = params.text_document.uri
-        doc = self.workspace.text_documents.get(unquote(uri))
+        doc = self.document(uri)
         path = self.doc_path(uri)
         if doc is None or path is None:
             self.log("warning", f"zerolint: textDocument/codeAction for {uri}, which is not open")
@@ -674,7 +683,7 @@ class ZerolintServer(LanguageServer):
             return actions
 
         actions = await asyncio.get_running_loop().run_in_executor(self.fixer, edits)
-        now = self.workspace.text_documents.get(unquote(uri))
+        now = self.document(uri)
         if now is None or now.source != text:
             return []  # edited while the fixes were made: they are for the old text
         return actions
@@ -903,7 +912,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
         path = ls.doc_path(uri)
         if ls.is_configuration(path):
             await ls.reload(f"{path} was saved")
-        elif unquote(uri) in ls.workspace.text_documents:
+        elif ls.document(uri) is not None:
             ls.schedule(uri, 0)
         else:
             ls.log("warning", f"zerolint: textDocument/didSave for {uri}, which is not open")
@@ -938,7 +947,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
             path = ls.doc_path(change.uri)
             if path is None or not is_python(path):
                 continue
-            is_open = unquote(change.uri) in ls.workspace.text_documents
+            is_open = ls.document(change.uri) is not None
             if change.type == lsp.FileChangeType.Deleted and is_open:
                 ls.log(
                     "warning",
