@@ -1,14 +1,15 @@
 """The language server's warm index: the one layer between the server and the engine.
 
 The server keeps one :class:`Context` per checked tree (a workspace folder, or the folder of
-a ``[tool.zerolint]`` inside one): its files, their texts (an open editor buffer wins over
-the file on disk), the modules parsed so far and the last results, file by file. An edit
-re-runs the engine over that warm project (:class:`WarmProject`), so nothing of the tree is
-read or parsed again except the edited file, and only the chunks of it that the edit
-touched (``server_reparse``); and only when the edit can matter at all: when the file was
-parsed for the last results, is (or was) a candidate, or now mentions a sink, a wrapper of
-one, or a name the analysis searched the tree for. Otherwise its results are known without
-analysis (none).
+a ``[tool.zerolint]`` inside one; as in ``zerolint check``, a tree holds the files its
+configuration applies to, not those of a folder below configured on its own): its files,
+their texts (an open editor buffer wins over the file on disk), the modules parsed so far
+and the last results, file by file. An edit re-runs the engine over that warm project
+(:class:`WarmProject`), so nothing of the tree is read or parsed again except the edited
+file, and only the chunks of it that the edit touched (``server_reparse``); and only when
+the edit can matter at all: when the file was parsed for the last results, is (or was) a
+candidate, or now mentions a sink, a wrapper of one, or a name the analysis searched the
+tree for. Otherwise its results are known without analysis (none).
 
 Each run sees the tree as a cold ``zerolint check`` of the same contents does: a module
 parsed by an earlier run is not taken as parsed by this one until this run asks for it
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from zerolint.config import ConfigError, Settings, find_pyproject, load_settings
+from zerolint.config import ConfigError, Resolver, Settings, find_pyproject, load_settings
 from zerolint.discovery import PY_SUFFIXES, discover, is_excluded
 from zerolint.model import Diagnostic, Finding, Report
 from zerolint.project import ModuleInfo, Project
@@ -181,6 +182,29 @@ class WarmProject(Project):
         return self.frozen_garbage + kept
 
 
+class Nearest:
+    """The configuration file that applies to each folder, as ``WorkspaceIndex.settings_for``
+    finds it: the nearest one above it; None where there is none, or where it cannot be
+    read (the defaults apply there)."""
+
+    def __init__(self) -> None:
+        self.resolver = Resolver()
+        self.known: dict[Path, Path | None] = {}
+
+    def listed(self, folder: str, entries: Sequence[os.DirEntry]) -> None:
+        """What a walk found in ``folder`` (the configuration files it holds need not be
+        looked for again)."""
+        self.resolver.listed(folder, entries)
+
+    def source(self, folder: Path) -> Path | None:
+        if folder not in self.known:
+            try:
+                self.known[folder] = self.resolver.for_dir(folder).source
+            except ConfigError:
+                self.known[folder] = None
+        return self.known[folder]
+
+
 class Context:
     """One checked tree with its settings, indexed once and re-analysed on edits."""
 
@@ -202,12 +226,17 @@ class Context:
         if alone:
             self.files = [root]
         else:
-            found = discover(
+            nearest = Nearest()
+            walked = discover(
                 [root],
                 settings.exclude,
                 settings.root,
                 respect_gitignore=settings.respect_gitignore,
+                listed=nearest.listed,
             ).files
+            # A folder below with a configuration of its own is another project, as in
+            # `zerolint check`: its files are not this tree's, and no path crosses into it.
+            found = [p for p in walked if nearest.source(p.parent) == settings.source]
             known = set(found)
             # Open buffers not on disk (new, or deleted while open) belong to the tree too.
             unsaved = [
@@ -217,6 +246,7 @@ class Context:
                 and root in p.parents
                 and p.suffix in PY_SUFFIXES
                 and not is_excluded(p, settings.exclude, settings.root)
+                and nearest.source(p.parent) == settings.source
             ]
             self.files = sorted([*found, *unsaved]) if unsaved else found
         self.file_set = set(self.files)
