@@ -1,12 +1,13 @@
 """`zerolint server` where it answered otherwise than `zerolint check` for the same file
 contents, each with the real server process and a real LSP client: a file or folder whose
 name holds a percent-encoded sequence (`a%2C.py`), a folder with a configuration of its
-own (another project, which no path crosses into).
+own (another project, which no path crosses into), a stub file changed on disk.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -85,5 +86,77 @@ def test_a_folder_with_its_own_configuration_is_another_project(workspace: Path,
         client.watched(nested, lsp.FileChangeType.Deleted)
         after = await client.diagnostics_for(uri, is_zl001)
         assert shown(after, "builder.py") == together
+
+    run_session(workspace, scenario)
+
+
+def glob_regex(glob: str) -> re.Pattern[str]:
+    """An LSP glob pattern (`**/*.py`, `**/{a,b}`) as a regular expression over a path
+    relative to the workspace, `/`-separated."""
+    out = ""
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif glob.startswith("**", i):
+            out, i = out + ".*", i + 2
+        elif glob[i] == "*":
+            out, i = out + "[^/]*", i + 1
+        elif glob[i] == "?":
+            out, i = out + "[^/]", i + 1
+        elif glob[i] == "{":
+            end = glob.index("}", i)
+            out += "(?:" + "|".join(map(re.escape, glob[i + 1 : end].split(","))) + ")"
+            i = end + 1
+        else:
+            out, i = out + re.escape(glob[i]), i + 1
+    return re.compile(out + r"\Z")
+
+
+# A watcher's `kind` bits (WatchKind), by the event (FileChangeType); none given: all.
+KIND_BITS = {
+    lsp.FileChangeType.Created: 1,
+    lsp.FileChangeType.Changed: 2,
+    lsp.FileChangeType.Deleted: 4,
+}
+
+
+def sent(client: Client, path: Path, kind: lsp.FileChangeType) -> bool:
+    """Send the event of ``path`` (``kind``) where an editor would: where a watcher the
+    server registered matches its path and kind. Whether it was sent."""
+    relative = path.relative_to(client.root).as_posix()
+    for registration in client.registrations:
+        if registration.method != "workspace/didChangeWatchedFiles":
+            continue
+        for watcher in registration.register_options["watchers"]:
+            if glob_regex(watcher["globPattern"]).match(relative) and (
+                watcher.get("kind", 7) & KIND_BITS[kind]
+            ):
+                client.watched(path, kind)
+                return True
+    return False
+
+
+def test_a_stub_changed_on_disk_is_watched(workspace: Path) -> None:
+    """`.pyi` files are analysed (a helper's stub) as `.py` ones are: the server asks the
+    editor to watch them too, and reads a changed one again."""
+    helper = workspace / "pkg" / "utils.py"
+    stub = helper.with_suffix(".pyi")
+    helper.rename(stub)
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        await client.wait_for(lambda: client.registrations != [], 10)
+        stub.write_text(CLAMPED_HELPER)
+        assert sent(client, stub, lsp.FileChangeType.Changed)
+        await client.diagnostics_for(uri, is_clean)
+        stub.unlink()
+        assert sent(client, stub, lsp.FileChangeType.Deleted)
+        await client.diagnostics_for(uri, is_clean)
+        stub.write_text(HELPER)
+        assert sent(client, stub, lsp.FileChangeType.Created)
+        await client.diagnostics_for(uri, is_zl001)
 
     run_session(workspace, scenario)

@@ -42,6 +42,7 @@ from pygls.workspace import TextDocument
 
 from zerolint import __version__
 from zerolint.config import CONFIG_NAMES
+from zerolint.discovery import PY_SUFFIXES
 from zerolint.formats import step_code, step_note
 from zerolint.model import Diagnostic, Finding
 from zerolint.server_index import (
@@ -77,7 +78,7 @@ LEVELS = {
 
 
 def is_python(path: Path) -> bool:
-    return path.suffix in (".py", ".pyi")
+    return path.suffix in PY_SUFFIXES
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -471,9 +472,10 @@ class ZerolintServer(LanguageServer):
             self.log("error", f"zerolint: indexing failed: {type(exc).__name__}: {exc}")
 
     async def watch_configuration(self) -> None:
-        """Ask the client to tell us about configuration and Python files changing on disk."""
+        """Ask the client to tell us about configuration and Python files (`.py`, `.pyi`)
+        changing on disk."""
         watchers = [lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
-        watchers.append(lsp.FileSystemWatcher(glob_pattern="**/*.py"))
+        watchers += [lsp.FileSystemWatcher(glob_pattern=f"**/*{s}") for s in PY_SUFFIXES]
         registration = lsp.Registration(
             id="zerolint-watch",
             method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
