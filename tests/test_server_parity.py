@@ -1,7 +1,8 @@
 """`zerolint server` where it answered otherwise than `zerolint check` for the same file
 contents, each with the real server process and a real LSP client: a file or folder whose
 name holds a percent-encoded sequence (`a%2C.py`), a folder with a configuration of its
-own (another project, which no path crosses into), a stub file changed on disk.
+own (another project, which no path crosses into), a folder deleted, renamed or moved in
+(one event, for the folder), a stub file changed on disk.
 """
 
 from __future__ import annotations
@@ -135,6 +136,46 @@ def sent(client: Client, path: Path, kind: lsp.FileChangeType) -> bool:
                 client.watched(path, kind)
                 return True
     return False
+
+
+def test_a_folder_deleted_renamed_or_moved_in_is_one_event_the_server_follows(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """An editor (VS Code) sends one event for a folder deleted, renamed or moved in, none
+    for the files in it, and only where a watcher's glob matches the folder: the server
+    dropped it (not a Python file), and went on following the path into the deleted
+    helper."""
+    sub = workspace / "pkg" / "sub"
+    sub.mkdir()
+    (sub / "__init__.py").write_text("")
+    (sub / "utils.py").write_text(HELPER)
+    builder = workspace / "pkg" / "builder.py"
+    via = BUILDER.replace("from .utils", "from .sub.utils")
+    builder.write_text(via)
+    (workspace / "pkg" / "utils.py").unlink()
+    kept = tmp_path / "kept"
+    shutil.copytree(sub, kept)
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        await client.wait_for(lambda: client.registrations != [], 10)
+        shutil.rmtree(sub)
+        assert sent(client, sub, lsp.FileChangeType.Deleted)
+        await client.diagnostics_for(uri, is_clean)  # as `zerolint check` says now
+        # Moved in under another name: the edit that imports it finds the path again.
+        moved = workspace / "pkg" / "sub2"
+        shutil.move(kept, moved)
+        assert sent(client, moved, lsp.FileChangeType.Created)
+        client.change(uri, via.replace(".sub.utils", ".sub2.utils"))
+        await client.diagnostics_for(uri, is_zl001)
+        # Renamed: gone under the name imported.
+        moved.rename(workspace / "pkg" / "sub3")
+        assert sent(client, moved, lsp.FileChangeType.Deleted)
+        assert sent(client, workspace / "pkg" / "sub3", lsp.FileChangeType.Created)
+        await client.diagnostics_for(uri, is_clean)
+
+    run_session(workspace, scenario)
 
 
 def test_a_stub_changed_on_disk_is_watched(workspace: Path) -> None:

@@ -23,6 +23,7 @@ depend on the engine's internals.
 
 from __future__ import annotations
 
+import bisect
 import gc
 import os
 import re
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from zerolint.config import ConfigError, Resolver, Settings, find_pyproject, load_settings
-from zerolint.discovery import PY_SUFFIXES, discover, is_excluded
+from zerolint.discovery import PY_SUFFIXES, SKIP_DIRS, discover, is_excluded
 from zerolint.model import Diagnostic, Finding, Report
 from zerolint.project import ModuleInfo, Project
 from zerolint.server_reparse import Reparser
@@ -488,6 +489,39 @@ class WorkspaceIndex:
                 self.dropped(context)
                 del self.contexts[key]
 
+    def folders_changed(self, changes: Iterable[tuple[Path, bool]]) -> bool:
+        """Folders created (True) or deleted (False) on disk, a folder renamed being one of
+        each: an editor sends one event for the folder, none for the files in it. The trees
+        that held a file in a deleted folder, or lay in it, and those above a created folder
+        that holds Python files, are rebuilt; whether any was. Any other path (a file that
+        is not Python's, a folder no tree looks into) changes nothing."""
+        names: dict[int, list[str]] = {}  # each tree's files, as sorted strings
+
+        def holds_in(context: Context, folder: Path) -> bool:
+            spelt = names.setdefault(id(context), sorted(map(str, context.files)))
+            prefix = os.path.join(folder, "")
+            at = bisect.bisect_left(spelt, prefix)
+            return at < len(spelt) and spelt[at].startswith(prefix)
+
+        dropped = False
+        for folder, created in changes:
+            if created and not holds_python(folder):
+                continue
+            for key, context in list(self.contexts.items()):
+                if created:
+                    gone = not context.alone and context.root in folder.parents
+                else:
+                    gone = (
+                        context.root == folder
+                        or folder in context.root.parents
+                        or holds_in(context, folder)
+                    )
+                if gone:
+                    self.dropped(context)
+                    del self.contexts[key]
+                    dropped = True
+        return dropped
+
     # ------------------------------------------------------------------ edits
 
     def analyse(self, path: Path, text: str | None) -> tuple[Context | None, set[Path]]:
@@ -520,6 +554,27 @@ class WorkspaceIndex:
 
     def contexts_holding(self, path: Path) -> list[Context]:
         return [c for c in self.contexts.values() if c.holds(path)]
+
+
+def holds_python(folder: Path) -> bool:
+    """Whether ``folder`` holds a Python file where a walk of the tree looks for them (not
+    in a cache, a virtual environment, a VCS folder: ``discovery``'s ``SKIP_DIRS``)."""
+
+    def skipped(path: str) -> bool:
+        name = os.path.basename(path)
+        return (
+            name in SKIP_DIRS
+            or name.endswith(".egg-info")
+            or os.path.exists(os.path.join(path, "pyvenv.cfg"))
+        )
+
+    if not folder.is_dir() or skipped(str(folder)):
+        return False
+    for dirpath, dirnames, filenames in os.walk(folder):
+        if any(name.endswith(PY_SUFFIXES) for name in filenames):
+            return True
+        dirnames[:] = [d for d in dirnames if not skipped(os.path.join(dirpath, d))]
+    return False
 
 
 def fix_edit(text: str, finding: Finding, settings: Settings) -> str | None:

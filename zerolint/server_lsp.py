@@ -473,9 +473,16 @@ class ZerolintServer(LanguageServer):
 
     async def watch_configuration(self) -> None:
         """Ask the client to tell us about configuration and Python files (`.py`, `.pyi`)
-        changing on disk."""
+        changing on disk, and folders created or deleted."""
         watchers = [lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
         watchers += [lsp.FileSystemWatcher(glob_pattern=f"**/*{s}") for s in PY_SUFFIXES]
+        # A folder deleted, renamed or moved in is one event (VS Code's), sent only where a
+        # watcher's glob matches the folder's own name: any name, created or deleted.
+        watchers.append(
+            lsp.FileSystemWatcher(
+                glob_pattern="**/*", kind=lsp.WatchKind.Create | lsp.WatchKind.Delete
+            )
+        )
         registration = lsp.Registration(
             id="zerolint-watch",
             method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -568,6 +575,13 @@ class ZerolintServer(LanguageServer):
         if self.index is not None:
             await self.in_worker(self.index.forget_tree, path)
             await self.in_worker(self.thaw)
+
+    async def folders_changed(self, folders: list[tuple[Path, bool]]) -> bool:
+        """Folders created (True) or deleted: whether a tree was dropped for them."""
+        if self.index is None or not await self.in_worker(self.index.folders_changed, folders):
+            return False
+        await self.in_worker(self.thaw)
+        return True
 
     async def disk_changed(self, paths: list[Path]) -> None:
         if self.index is not None:
@@ -944,10 +958,15 @@ def build(debounce: float = 0.05) -> ZerolintServer:
         # A checkout changes many files in one notification: the trees are rebuilt or
         # re-read once for all of them, and the open files checked once after.
         changed: list[Path] = []
+        folders: list[tuple[Path, bool]] = []
         refresh = False
         for change in params.changes:
             path = ls.doc_path(change.uri)
-            if path is None or not is_python(path):
+            if path is None:
+                continue
+            if not is_python(path):  # a folder created, deleted or renamed, or another file
+                if change.type != lsp.FileChangeType.Changed:
+                    folders.append((path, change.type == lsp.FileChangeType.Created))
                 continue
             is_open = ls.document(change.uri) is not None
             if change.type == lsp.FileChangeType.Deleted and is_open:
@@ -960,6 +979,8 @@ def build(debounce: float = 0.05) -> ZerolintServer:
                 refresh = True
             elif not is_open:
                 changed.append(path)
+        if folders and await ls.folders_changed(folders):
+            refresh = True
         if changed:
             await ls.disk_changed(changed)
             refresh = True
