@@ -2,7 +2,7 @@
 contents, each with the real server process and a real LSP client: a file or folder whose
 name holds a percent-encoded sequence (`a%2C.py`), a folder with a configuration of its
 own (another project, which no path crosses into), a folder deleted, renamed or moved in
-(one event, for the folder), a stub file changed on disk.
+(one event, for the folder), a stub file changed on disk, a buffer with a NUL character.
 """
 
 from __future__ import annotations
@@ -199,5 +199,41 @@ def test_a_stub_changed_on_disk_is_watched(workspace: Path) -> None:
         stub.write_text(HELPER)
         assert sent(client, stub, lsp.FileChangeType.Created)
         await client.diagnostics_for(uri, is_zl001)
+
+    run_session(workspace, scenario)
+
+
+def test_a_buffer_with_a_nul_character_is_zl904_as_on_the_command_line(
+    workspace: Path, check
+) -> None:
+    """`zerolint check` refuses a file with a NUL byte as no Python source (ZL904), whether
+    or not it mentions a kernel; the server parsed such a buffer (ZL901, Python's parser's
+    words), and not at all where the file cannot reach a kernel."""
+    helper = workspace / "pkg" / "utils.py"
+    init = workspace / "pkg" / "__init__.py"
+    helper_nul = HELPER.replace("\n", "\n\x00", 1)
+    init_nul = "X = 1\n\x00\n"
+    helper.write_text(helper_nul)
+    init.write_text(init_nul)
+    out = json.loads(check("--output-format", "json", "--exit-zero", ".", cwd=workspace)[1])
+    cli = sorted((d["path"], d["code"], d["line"], d["message"]) for d in out["diagnostics"])
+    assert [c[1] for c in cli] == ["ZL904", "ZL904"]
+    assert out["findings"] == []
+    helper.write_text(HELPER)
+    init.write_text("")
+
+    async def scenario(client: Client) -> None:
+        builder = client.open(workspace / "pkg" / "builder.py")
+        await client.diagnostics_for(builder, is_zl001)
+        served = []
+        for path, text in ((helper, helper_nul), (init, init_nul)):
+            uri = client.open(path, path.read_text())
+            await client.diagnostics_for(uri, lambda d: True)
+            client.change(uri, text)
+            [d] = await client.diagnostics_for(uri, lambda d: d != [])
+            name = path.relative_to(workspace).as_posix()
+            served.append((name, d.code, d.range.start.line, d.message))
+        assert sorted(served) == cli
+        await client.diagnostics_for(builder, is_clean)  # the helper is no source now
 
     run_session(workspace, scenario)

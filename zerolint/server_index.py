@@ -356,7 +356,9 @@ class Context:
                 continue  # opened or saved as it was: the results stand
             self.project.set_text(path, text)
             new = self.project.text(path)
-            if self.may_matter(path, old, new):
+            # No text: a diagnostic instead (a NUL byte, an undecodable file), reported
+            # whatever the file mentions, as `zerolint check` reports it.
+            if new is None or self.may_matter(path, old, new):
                 again = True
             elif path in self.results:
                 del self.results[path]
