@@ -24,8 +24,16 @@ Diagnostics = list[lsp.Diagnostic]
 class Client:
     """One editor session against one real server process."""
 
-    def __init__(self, root: Path, *server_args: str, command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *server_args: str,
+        command: list[str] | None = None,
+        position_encodings: list[str] | None = None,
+    ) -> None:
         self.root = root
+        # The position encodings offered (`general.positionEncodings`; none: UTF-16 only).
+        self.position_encodings = position_encodings
         # Default: this Python's zerolint; another server (a peer in a benchmark) by command.
         self.command = command or [sys.executable, "-m", "zerolint", "server"]
         self.server_args = server_args
@@ -73,6 +81,11 @@ class Client:
                 root_uri=self.root.as_uri(),
                 workspace_folders=[lsp.WorkspaceFolder(uri=self.root.as_uri(), name="ws")],
                 capabilities=lsp.ClientCapabilities(
+                    general=lsp.GeneralClientCapabilities(
+                        position_encodings=self.position_encodings
+                    )
+                    if self.position_encodings
+                    else None,
                     workspace=lsp.WorkspaceClientCapabilities(
                         did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
                             dynamic_registration=True

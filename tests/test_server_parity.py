@@ -2,14 +2,17 @@
 contents, each with the real server process and a real LSP client: a file or folder whose
 name holds a percent-encoded sequence (`a%2C.py`), a folder with a configuration of its
 own (another project, which no path crosses into), a folder deleted, renamed or moved in
-(one event, for the folder), a stub file changed on disk, a buffer with a NUL character.
+(one event, for the folder), a stub file changed on disk, a buffer with a NUL character,
+positions in UTF-8 in a file that declares another encoding.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -237,3 +240,44 @@ def test_a_buffer_with_a_nul_character_is_zl904_as_on_the_command_line(
         await client.diagnostics_for(builder, is_clean)  # the helper is no source now
 
     run_session(workspace, scenario)
+
+
+def test_positions_in_utf8_in_a_file_that_declares_latin1(workspace: Path) -> None:
+    """A step in a file not open is placed in the client's units from the file's text on
+    disk, which the server decoded as UTF-8 only: a file that declares its encoding (PEP
+    263, as the analysis reads it) was not decoded at all, and its positions were left
+    in characters, wrong for a client that counts UTF-8 bytes."""
+    helper = workspace / "pkg" / "utils.py"
+    line = '    x = "\u00e9\u00e9\u00e9"; y = seq_lens // compress_ratio\n'
+    text = HELPER.replace("    return seq_lens // compress_ratio\n", line + "    return y\n")
+    helper.write_bytes(("# -*- coding: latin-1 -*-\n" + text).encode("latin-1"))
+    client = Client(workspace, "--debounce-ms", "20", position_encodings=["utf-8"])
+
+    async def scenario(client: Client) -> None:
+        result = client.initialize_result
+        assert result is not None and result.capabilities.position_encoding == "utf-8"
+        uri = client.open(workspace / "pkg" / "builder.py")
+        [diag] = await client.diagnostics_for(uri, is_zl001)
+        [step] = [r for r in diag.related_information or [] if "floor division" in r.message]
+        assert step.location.uri == helper.as_uri()
+        assert step.location.range.start.line == 1 + text.splitlines().index(line.rstrip())
+        before = line[: line.index("y = seq_lens")]  # the statement, as the CLI shows it
+        assert step.location.range.start.character == len(before.encode("utf-8"))
+
+    run_client(client, scenario)
+
+
+def run_client(client: Client, scenario: Callable[[Client], Awaitable[None]]) -> None:
+    """``run_session`` with a client of the test's own."""
+
+    async def main() -> None:
+        await client.start()
+        try:
+            await asyncio.wait_for(scenario(client), 240)
+        except BaseException:
+            await client.kill()
+            raise
+        code = await client.stop()
+        assert code == 0, client.stderr.decode(errors="replace")
+
+    asyncio.run(main())

@@ -45,6 +45,7 @@ from zerolint.config import CONFIG_NAMES
 from zerolint.discovery import PY_SUFFIXES
 from zerolint.formats import step_code, step_note
 from zerolint.model import Diagnostic, Finding
+from zerolint.project import BadInput, read_source
 from zerolint.server_index import (
     FileResult,
     WorkspaceIndex,
@@ -602,10 +603,10 @@ class ZerolintServer(LanguageServer):
                     buffers = self.open_documents()
                 if file in buffers:
                     known[file] = _wide_lines(buffers[file][0])
-                else:
+                else:  # decoded as the analysis decodes it (PEP 263: a `coding:` line)
                     try:
-                        known[file] = _wide_lines(file.read_bytes().decode("utf-8"))
-                    except (OSError, UnicodeDecodeError):
+                        known[file] = _wide_lines(read_source(file, lambda: str(file)))
+                    except BadInput:
                         known[file] = None
             return known[file]
 
