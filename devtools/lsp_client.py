@@ -72,9 +72,19 @@ class Client:
         """Start the server and initialize the session. With ``answer_timeout``, go on
         without the initialize result after that many seconds (pygls cannot read every
         server's capabilities: ruff's notebook selector fails its validation)."""
+        await self.launch()
+        return await self.initialize(answer_timeout=answer_timeout)
+
+    async def launch(self) -> None:
+        """Start the server process (not yet initialized)."""
         await self.lsp.start_io(*self.command, *self.server_args, cwd=str(self.root))
         # Read the server's stderr as it comes: a full pipe would stop the server.
         self._drain = asyncio.ensure_future(self._read_stderr())
+
+    async def initialize(
+        self, *, answer_timeout: float | None = None
+    ) -> lsp.InitializeResult | None:
+        """``initialize`` and ``initialized`` the launched server (``start``)."""
         answer = self.lsp.initialize_async(
             lsp.InitializeParams(
                 process_id=None,

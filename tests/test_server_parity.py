@@ -3,7 +3,8 @@ contents, each with the real server process and a real LSP client: a file or fol
 name holds a percent-encoded sequence (`a%2C.py`), a folder with a configuration of its
 own (another project, which no path crosses into), a folder deleted, renamed or moved in
 (one event, for the folder), a stub file changed on disk, a buffer with a NUL character,
-positions in UTF-8 in a file that declares another encoding.
+positions in UTF-8 in a file that declares another encoding; and a request before
+`initialize`, answered as the protocol says.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from devtools.lsp_client import Client
 from tests import test_server
@@ -279,5 +282,43 @@ def run_client(client: Client, scenario: Callable[[Client], Awaitable[None]]) ->
             raise
         code = await client.stop()
         assert code == 0, client.stderr.decode(errors="replace")
+
+    asyncio.run(main())
+
+
+def test_a_request_before_initialize_is_answered_server_not_initialized(workspace: Path) -> None:
+    """As the protocol says: a request before `initialize` is answered with the error
+    ServerNotInitialized (-32002), a notification then is dropped; pygls ran the request
+    without a workspace, and the server answered it (`[]`) after logging an internal
+    error."""
+    builder = workspace / "pkg" / "builder.py"
+    client = Client(workspace, "--debounce-ms", "20")
+
+    async def main() -> None:
+        await client.launch()
+        try:
+            anywhere = lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))
+            with pytest.raises(JsonRpcException, match="before initialize") as error:
+                await asyncio.wait_for(
+                    client.lsp.text_document_code_action_async(
+                        lsp.CodeActionParams(
+                            text_document=lsp.TextDocumentIdentifier(uri=builder.as_uri()),
+                            range=anywhere,
+                            context=lsp.CodeActionContext(diagnostics=[]),
+                        )
+                    ),
+                    20,
+                )
+            assert error.value.code == -32002  # ServerNotInitialized
+            client.open(builder)  # dropped: not open once initialized
+            await client.initialize()
+            uri = client.open(workspace / "pkg" / "utils.py")
+            await client.diagnostics_for(uri, is_clean)
+            assert builder.as_uri() not in client.diagnostics
+            assert not [m for m in client.logs if "internal error" in m], client.logs
+        except BaseException:
+            await client.kill()
+            raise
+        assert await client.stop() == 0
 
     asyncio.run(main())

@@ -34,6 +34,7 @@ from pygls.exceptions import (
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
     JsonRpcMethodNotFound,
+    JsonRpcServerNotInitialized,
 )
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
@@ -118,12 +119,20 @@ class Protocol(LanguageServerProtocol):
             raise
 
     def handle_message(self, message: Any) -> None:
-        """pygls' dispatch, except that a request after ``shutdown`` is answered with
-        ``InvalidRequest``, as the protocol says (pygls answers nothing)."""
+        """pygls' dispatch, except that, as the protocol says, a request after ``shutdown``
+        is answered with ``InvalidRequest`` (pygls answers nothing), and one before
+        ``initialize`` with ``ServerNotInitialized`` (pygls runs it without a workspace),
+        a notification then being dropped (but ``exit``)."""
         method = getattr(message, "method", None)
-        if self._shutdown and method not in (None, lsp.EXIT) and hasattr(message, "id"):
+        request = method is not None and hasattr(message, "id")
+        if self._shutdown and method != lsp.EXIT and request:
             error = JsonRpcInvalidRequest(f"{method} after shutdown").to_response_error()
             self._send_response(message.id, None, error)
+            return
+        if self._workspace is None and method not in (None, lsp.INITIALIZE, lsp.EXIT):
+            if request:  # pygls makes the workspace when it reads `initialize`
+                error = JsonRpcServerNotInitialized(f"{method} before initialize")
+                self._send_response(message.id, None, error.to_response_error())
             return
         super().handle_message(message)
 
