@@ -24,8 +24,16 @@ Diagnostics = list[lsp.Diagnostic]
 class Client:
     """One editor session against one real server process."""
 
-    def __init__(self, root: Path, *server_args: str, command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *server_args: str,
+        command: list[str] | None = None,
+        position_encodings: list[str] | None = None,
+    ) -> None:
         self.root = root
+        # The position encodings offered (`general.positionEncodings`; none: UTF-16 only).
+        self.position_encodings = position_encodings
         # Default: this Python's zerolint; another server (a peer in a benchmark) by command.
         self.command = command or [sys.executable, "-m", "zerolint", "server"]
         self.server_args = server_args
@@ -64,15 +72,30 @@ class Client:
         """Start the server and initialize the session. With ``answer_timeout``, go on
         without the initialize result after that many seconds (pygls cannot read every
         server's capabilities: ruff's notebook selector fails its validation)."""
+        await self.launch()
+        return await self.initialize(answer_timeout=answer_timeout)
+
+    async def launch(self) -> None:
+        """Start the server process (not yet initialized)."""
         await self.lsp.start_io(*self.command, *self.server_args, cwd=str(self.root))
         # Read the server's stderr as it comes: a full pipe would stop the server.
         self._drain = asyncio.ensure_future(self._read_stderr())
+
+    async def initialize(
+        self, *, answer_timeout: float | None = None
+    ) -> lsp.InitializeResult | None:
+        """``initialize`` and ``initialized`` the launched server (``start``)."""
         answer = self.lsp.initialize_async(
             lsp.InitializeParams(
                 process_id=None,
                 root_uri=self.root.as_uri(),
                 workspace_folders=[lsp.WorkspaceFolder(uri=self.root.as_uri(), name="ws")],
                 capabilities=lsp.ClientCapabilities(
+                    general=lsp.GeneralClientCapabilities(
+                        position_encodings=self.position_encodings
+                    )
+                    if self.position_encodings
+                    else None,
                     workspace=lsp.WorkspaceClientCapabilities(
                         did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
                             dynamic_registration=True

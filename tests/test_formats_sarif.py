@@ -175,6 +175,15 @@ def test_uris_escape_odd_characters_and_name_outside_files_absolutely() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("root", "uri"), [("/", "file:///"), ("/srv/my repo", "file:///srv/my%20repo/")]
+)
+def test_the_source_root_is_a_folder_uri_with_one_slash(root: str, uri: str) -> None:
+    """Run from `/`, the root's URI was `file:////` (a `/` added to `file:///`)."""
+    log = json.loads(render(reports.mixed(), "sarif", root=root))
+    assert log["runs"][0]["originalUriBaseIds"] == {"%SRCROOT%": {"uri": uri}}
+
+
 def _fingerprints(report: Report) -> dict[tuple[str, int], str]:
     """Fingerprint per (uri, line) of every result, proved ones included."""
     prints = {}

@@ -267,6 +267,9 @@ def fold_code(text: str, limit: int = 120) -> str:
     return folded if len(folded) <= limit else folded[: limit - 3] + "..."
 
 
+NUL_BYTE = "contains a NUL byte; not Python source"  # ZL904's message
+
+
 def read_source(
     path: Path, display: Callable[[], str], read: Callable[[Path], bytes] = Path.read_bytes
 ) -> str:
@@ -280,7 +283,7 @@ def read_source(
             Diagnostic("ZL902", display(), f"cannot read: {exc.strerror or exc}")
         ) from None
     if b"\x00" in data:
-        raise BadInput(Diagnostic("ZL904", display(), "contains a NUL byte; not Python source"))
+        raise BadInput(Diagnostic("ZL904", display(), NUL_BYTE))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -681,14 +684,18 @@ class Project:
 
     def set_text(self, path: Path, text: str | None) -> None:
         """Analyse ``text`` as the contents of ``path`` from now on (None: read the file
-        again); what was parsed or diagnosed from the old text is forgotten."""
-        if text is None:
+        again); what was parsed or diagnosed from the old text is forgotten. A text with a
+        NUL character is no Python source, as a file with a NUL byte is not (ZL904)."""
+        nul = text is not None and "\x00" in text
+        if text is None or nul:
             self._texts.pop(path, None)
         else:
             self._texts[path] = text
         self._modules.pop(path, None)
         self._parsed = None
         self.diagnostics.pop(path, None)
+        if nul:
+            self.diagnostics[path] = Diagnostic("ZL904", self.display_of(path), NUL_BYTE)
         self._searched.discard(path)
         if self._containing:
             source = self.text(path) or ""

@@ -1,14 +1,15 @@
 """The language server's warm index: the one layer between the server and the engine.
 
 The server keeps one :class:`Context` per checked tree (a workspace folder, or the folder of
-a ``[tool.zerolint]`` inside one): its files, their texts (an open editor buffer wins over
-the file on disk), the modules parsed so far and the last results, file by file. An edit
-re-runs the engine over that warm project (:class:`WarmProject`), so nothing of the tree is
-read or parsed again except the edited file, and only the chunks of it that the edit
-touched (``server_reparse``); and only when the edit can matter at all: when the file was
-parsed for the last results, is (or was) a candidate, or now mentions a sink, a wrapper of
-one, or a name the analysis searched the tree for. Otherwise its results are known without
-analysis (none).
+a ``[tool.zerolint]`` inside one; as in ``zerolint check``, a tree holds the files its
+configuration applies to, not those of a folder below configured on its own): its files,
+their texts (an open editor buffer wins over the file on disk), the modules parsed so far
+and the last results, file by file. An edit re-runs the engine over that warm project
+(:class:`WarmProject`), so nothing of the tree is read or parsed again except the edited
+file, and only the chunks of it that the edit touched (``server_reparse``); and only when
+the edit can matter at all: when the file was parsed for the last results, is (or was) a
+candidate, or now mentions a sink, a wrapper of one, or a name the analysis searched the
+tree for. Otherwise its results are known without analysis (none).
 
 Each run sees the tree as a cold ``zerolint check`` of the same contents does: a module
 parsed by an earlier run is not taken as parsed by this one until this run asks for it
@@ -22,6 +23,7 @@ depend on the engine's internals.
 
 from __future__ import annotations
 
+import bisect
 import gc
 import os
 import re
@@ -30,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from zerolint.config import ConfigError, Settings, find_pyproject, load_settings
-from zerolint.discovery import PY_SUFFIXES, discover, is_excluded
+from zerolint.config import ConfigError, Resolver, Settings, find_pyproject, load_settings
+from zerolint.discovery import PY_SUFFIXES, SKIP_DIRS, discover, is_excluded
 from zerolint.model import Diagnostic, Finding, Report
 from zerolint.project import ModuleInfo, Project
 from zerolint.server_reparse import Reparser
@@ -181,6 +183,29 @@ class WarmProject(Project):
         return self.frozen_garbage + kept
 
 
+class Nearest:
+    """The configuration file that applies to each folder, as ``WorkspaceIndex.settings_for``
+    finds it: the nearest one above it; None where there is none, or where it cannot be
+    read (the defaults apply there)."""
+
+    def __init__(self) -> None:
+        self.resolver = Resolver()
+        self.known: dict[Path, Path | None] = {}
+
+    def listed(self, folder: str, entries: Sequence[os.DirEntry]) -> None:
+        """What a walk found in ``folder`` (the configuration files it holds need not be
+        looked for again)."""
+        self.resolver.listed(folder, entries)
+
+    def source(self, folder: Path) -> Path | None:
+        if folder not in self.known:
+            try:
+                self.known[folder] = self.resolver.for_dir(folder).source
+            except ConfigError:
+                self.known[folder] = None
+        return self.known[folder]
+
+
 class Context:
     """One checked tree with its settings, indexed once and re-analysed on edits."""
 
@@ -202,12 +227,17 @@ class Context:
         if alone:
             self.files = [root]
         else:
-            found = discover(
+            nearest = Nearest()
+            walked = discover(
                 [root],
                 settings.exclude,
                 settings.root,
                 respect_gitignore=settings.respect_gitignore,
+                listed=nearest.listed,
             ).files
+            # A folder below with a configuration of its own is another project, as in
+            # `zerolint check`: its files are not this tree's, and no path crosses into it.
+            found = [p for p in walked if nearest.source(p.parent) == settings.source]
             known = set(found)
             # Open buffers not on disk (new, or deleted while open) belong to the tree too.
             unsaved = [
@@ -217,6 +247,7 @@ class Context:
                 and root in p.parents
                 and p.suffix in PY_SUFFIXES
                 and not is_excluded(p, settings.exclude, settings.root)
+                and nearest.source(p.parent) == settings.source
             ]
             self.files = sorted([*found, *unsaved]) if unsaved else found
         self.file_set = set(self.files)
@@ -325,7 +356,9 @@ class Context:
                 continue  # opened or saved as it was: the results stand
             self.project.set_text(path, text)
             new = self.project.text(path)
-            if self.may_matter(path, old, new):
+            # No text: a diagnostic instead (a NUL byte, an undecodable file), reported
+            # whatever the file mentions, as `zerolint check` reports it.
+            if new is None or self.may_matter(path, old, new):
                 again = True
             elif path in self.results:
                 del self.results[path]
@@ -458,6 +491,39 @@ class WorkspaceIndex:
                 self.dropped(context)
                 del self.contexts[key]
 
+    def folders_changed(self, changes: Iterable[tuple[Path, bool]]) -> bool:
+        """Folders created (True) or deleted (False) on disk, a folder renamed being one of
+        each: an editor sends one event for the folder, none for the files in it. The trees
+        that held a file in a deleted folder, or lay in it, and those above a created folder
+        that holds Python files, are rebuilt; whether any was. Any other path (a file that
+        is not Python's, a folder no tree looks into) changes nothing."""
+        names: dict[int, list[str]] = {}  # each tree's files, as sorted strings
+
+        def holds_in(context: Context, folder: Path) -> bool:
+            spelt = names.setdefault(id(context), sorted(map(str, context.files)))
+            prefix = os.path.join(folder, "")
+            at = bisect.bisect_left(spelt, prefix)
+            return at < len(spelt) and spelt[at].startswith(prefix)
+
+        dropped = False
+        for folder, created in changes:
+            if created and not holds_python(folder):
+                continue
+            for key, context in list(self.contexts.items()):
+                if created:
+                    gone = not context.alone and context.root in folder.parents
+                else:
+                    gone = (
+                        context.root == folder
+                        or folder in context.root.parents
+                        or holds_in(context, folder)
+                    )
+                if gone:
+                    self.dropped(context)
+                    del self.contexts[key]
+                    dropped = True
+        return dropped
+
     # ------------------------------------------------------------------ edits
 
     def analyse(self, path: Path, text: str | None) -> tuple[Context | None, set[Path]]:
@@ -490,6 +556,27 @@ class WorkspaceIndex:
 
     def contexts_holding(self, path: Path) -> list[Context]:
         return [c for c in self.contexts.values() if c.holds(path)]
+
+
+def holds_python(folder: Path) -> bool:
+    """Whether ``folder`` holds a Python file where a walk of the tree looks for them (not
+    in a cache, a virtual environment, a VCS folder: ``discovery``'s ``SKIP_DIRS``)."""
+
+    def skipped(path: str) -> bool:
+        name = os.path.basename(path)
+        return (
+            name in SKIP_DIRS
+            or name.endswith(".egg-info")
+            or os.path.exists(os.path.join(path, "pyvenv.cfg"))
+        )
+
+    if not folder.is_dir() or skipped(str(folder)):
+        return False
+    for dirpath, dirnames, filenames in os.walk(folder):
+        if any(name.endswith(PY_SUFFIXES) for name in filenames):
+            return True
+        dirnames[:] = [d for d in dirnames if not skipped(os.path.join(dirpath, d))]
+    return False
 
 
 def fix_edit(text: str, finding: Finding, settings: Settings) -> str | None:

@@ -34,6 +34,7 @@ from pygls.exceptions import (
     JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
     JsonRpcMethodNotFound,
+    JsonRpcServerNotInitialized,
 )
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
@@ -42,8 +43,10 @@ from pygls.workspace import TextDocument
 
 from zerolint import __version__
 from zerolint.config import CONFIG_NAMES
+from zerolint.discovery import PY_SUFFIXES
 from zerolint.formats import step_code, step_note
 from zerolint.model import Diagnostic, Finding
+from zerolint.project import BadInput, read_source
 from zerolint.server_index import (
     FileResult,
     WorkspaceIndex,
@@ -77,7 +80,7 @@ LEVELS = {
 
 
 def is_python(path: Path) -> bool:
-    return path.suffix in (".py", ".pyi")
+    return path.suffix in PY_SUFFIXES
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -116,12 +119,20 @@ class Protocol(LanguageServerProtocol):
             raise
 
     def handle_message(self, message: Any) -> None:
-        """pygls' dispatch, except that a request after ``shutdown`` is answered with
-        ``InvalidRequest``, as the protocol says (pygls answers nothing)."""
+        """pygls' dispatch, except that, as the protocol says, a request after ``shutdown``
+        is answered with ``InvalidRequest`` (pygls answers nothing), and one before
+        ``initialize`` with ``ServerNotInitialized`` (pygls runs it without a workspace),
+        a notification then being dropped (but ``exit``)."""
         method = getattr(message, "method", None)
-        if self._shutdown and method not in (None, lsp.EXIT) and hasattr(message, "id"):
+        request = method is not None and hasattr(message, "id")
+        if self._shutdown and method != lsp.EXIT and request:
             error = JsonRpcInvalidRequest(f"{method} after shutdown").to_response_error()
             self._send_response(message.id, None, error)
+            return
+        if self._workspace is None and method not in (None, lsp.INITIALIZE, lsp.EXIT):
+            if request:  # pygls makes the workspace when it reads `initialize`
+                error = JsonRpcServerNotInitialized(f"{method} before initialize")
+                self._send_response(message.id, None, error.to_response_error())
             return
         super().handle_message(message)
 
@@ -248,10 +259,19 @@ class ZerolintServer(LanguageServer):
 
     # ------------------------------------------------------------------ documents
 
+    def document(self, uri: str) -> TextDocument | None:
+        """The open document ``uri`` names (pygls keys them by the URI percent-decoded)."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def open_uris(self) -> list[str]:
+        """The URIs the open documents were opened under. pygls' keys are decoded once: a
+        key made a path is decoded twice (`a%252C.py`, the file `a%2C.py`, as `a,.py`)."""
+        return [doc.uri for doc in self.workspace.text_documents.values()]
+
     def open_documents(self) -> dict[Path, tuple[str, int | None]]:
         out = {}
-        for uri, doc in self.workspace.text_documents.items():
-            path = self.doc_path(uri)
+        for doc in list(self.workspace.text_documents.values()):
+            path = self.doc_path(doc.uri)
             if path is not None and is_python(path):
                 out[path] = (doc.source, doc.version)
         return out
@@ -313,7 +333,7 @@ class ZerolintServer(LanguageServer):
             return
         if not is_python(path):
             return
-        doc = None if closed else self.workspace.text_documents.get(unquote(uri))
+        doc = None if closed else self.document(uri)
         text = doc.source if doc is not None else None
         if doc is not None and not path.exists():
             if path not in self.off_disk:  # said once, not at every edit
@@ -462,9 +482,17 @@ class ZerolintServer(LanguageServer):
             self.log("error", f"zerolint: indexing failed: {type(exc).__name__}: {exc}")
 
     async def watch_configuration(self) -> None:
-        """Ask the client to tell us about configuration and Python files changing on disk."""
+        """Ask the client to tell us about configuration and Python files (`.py`, `.pyi`)
+        changing on disk, and folders created or deleted."""
         watchers = [lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
-        watchers.append(lsp.FileSystemWatcher(glob_pattern="**/*.py"))
+        watchers += [lsp.FileSystemWatcher(glob_pattern=f"**/*{s}") for s in PY_SUFFIXES]
+        # A folder deleted, renamed or moved in is one event (VS Code's), sent only where a
+        # watcher's glob matches the folder's own name: any name, created or deleted.
+        watchers.append(
+            lsp.FileSystemWatcher(
+                glob_pattern="**/*", kind=lsp.WatchKind.Create | lsp.WatchKind.Delete
+            )
+        )
         registration = lsp.Registration(
             id="zerolint-watch",
             method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
@@ -548,7 +576,7 @@ class ZerolintServer(LanguageServer):
         await self.watch_rule_files()  # the configuration may name others now
 
     async def refresh_open(self) -> None:
-        for uri in list(self.workspace.text_documents):
+        for uri in self.open_uris():
             path = self.doc_path(uri)
             if path is not None and is_python(path):
                 await self.analyse(uri)
@@ -557,6 +585,13 @@ class ZerolintServer(LanguageServer):
         if self.index is not None:
             await self.in_worker(self.index.forget_tree, path)
             await self.in_worker(self.thaw)
+
+    async def folders_changed(self, folders: list[tuple[Path, bool]]) -> bool:
+        """Folders created (True) or deleted: whether a tree was dropped for them."""
+        if self.index is None or not await self.in_worker(self.index.folders_changed, folders):
+            return False
+        await self.in_worker(self.thaw)
+        return True
 
     async def disk_changed(self, paths: list[Path]) -> None:
         if self.index is not None:
@@ -577,10 +612,10 @@ class ZerolintServer(LanguageServer):
                     buffers = self.open_documents()
                 if file in buffers:
                     known[file] = _wide_lines(buffers[file][0])
-                else:
+                else:  # decoded as the analysis decodes it (PEP 263: a `coding:` line)
                     try:
-                        known[file] = _wide_lines(file.read_bytes().decode("utf-8"))
-                    except (OSError, UnicodeDecodeError):
+                        known[file] = _wide_lines(read_source(file, lambda: str(file)))
+                    except BadInput:
                         known[file] = None
             return known[file]
 
@@ -597,7 +632,7 @@ class ZerolintServer(LanguageServer):
         second on a large module: it runs on a thread of its own, so edits go on being
         read and analysed meanwhile, and its result is kept until the findings change."""
         uri = params.text_document.uri
-        doc = self.workspace.text_documents.get(unquote(uri))
+        doc = self.document(uri)
         path = self.doc_path(uri)
         if doc is None or path is None:
             self.log("warning", f"zerolint: textDocument/codeAction for {uri}, which is not open")
@@ -674,7 +709,7 @@ class ZerolintServer(LanguageServer):
             return actions
 
         actions = await asyncio.get_running_loop().run_in_executor(self.fixer, edits)
-        now = self.workspace.text_documents.get(unquote(uri))
+        now = self.document(uri)
         if now is None or now.source != text:
             return []  # edited while the fixes were made: they are for the old text
         return actions
@@ -903,7 +938,7 @@ def build(debounce: float = 0.05) -> ZerolintServer:
         path = ls.doc_path(uri)
         if ls.is_configuration(path):
             await ls.reload(f"{path} was saved")
-        elif unquote(uri) in ls.workspace.text_documents:
+        elif ls.document(uri) is not None:
             ls.schedule(uri, 0)
         else:
             ls.log("warning", f"zerolint: textDocument/didSave for {uri}, which is not open")
@@ -933,12 +968,17 @@ def build(debounce: float = 0.05) -> ZerolintServer:
         # A checkout changes many files in one notification: the trees are rebuilt or
         # re-read once for all of them, and the open files checked once after.
         changed: list[Path] = []
+        folders: list[tuple[Path, bool]] = []
         refresh = False
         for change in params.changes:
             path = ls.doc_path(change.uri)
-            if path is None or not is_python(path):
+            if path is None:
                 continue
-            is_open = unquote(change.uri) in ls.workspace.text_documents
+            if not is_python(path):  # a folder created, deleted or renamed, or another file
+                if change.type != lsp.FileChangeType.Changed:
+                    folders.append((path, change.type == lsp.FileChangeType.Created))
+                continue
+            is_open = ls.document(change.uri) is not None
             if change.type == lsp.FileChangeType.Deleted and is_open:
                 ls.log(
                     "warning",
@@ -949,6 +989,8 @@ def build(debounce: float = 0.05) -> ZerolintServer:
                 refresh = True
             elif not is_open:
                 changed.append(path)
+        if folders and await ls.folders_changed(folders):
+            refresh = True
         if changed:
             await ls.disk_changed(changed)
             refresh = True

@@ -75,10 +75,17 @@ def _run(report: Report, options: RenderOptions) -> dict[str, Any]:
     return {
         "tool": {"driver": driver},
         "invocations": [_invocation(report, options)],
-        "originalUriBaseIds": {SRCROOT: {"uri": PurePath(root_dir(options.root)).as_uri() + "/"}},
+        "originalUriBaseIds": {SRCROOT: {"uri": _folder_uri(root_dir(options.root))}},
         "columnKind": "unicodeCodePoints",
         "results": results,
     }
+
+
+def _folder_uri(folder: str) -> str:
+    """The ``file:`` URI of ``folder``, ending with one `/` (SARIF resolves the relative
+    URIs against it): `file:///` for the root, not `file:////`."""
+    uri = PurePath(folder).as_uri()
+    return uri if uri.endswith("/") else uri + "/"
 
 
 def _rules(findings: list[Finding], options: RenderOptions) -> list[dict[str, Any]]:
