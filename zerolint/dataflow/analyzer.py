@@ -147,6 +147,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._mro_cache: dict[int, list[ClassInfo]] = {}
         # TorchModel.field_views' answers, by class (the class kept, to tell ids apart).
         self._field_views: dict[int, tuple[ClassInfo, dict[str, frozenset[str]]]] = {}
+        # How many finally blocks run for their try's ways out are being run now.
+        self._exit_finallies = 0
         self._origin_cache: dict[int, list[Trace]] = {}
         # Set when resolving stopped at MAX_DEPTH (not at a recursion): paths may be
         # missing, and the engine says so. _cut_origins: cached resolutions that stopped.

@@ -34,6 +34,7 @@ from zerolint.dataflow.syntax import (
     row_slice,
     slice_bounds,
     slice_cell,
+    statements,
     whole_view_of,
     writes_nothing,
 )
@@ -54,6 +55,9 @@ from zerolint.model import EVERY_ROW, IDENTITY, ROW_VALUES, SOME_ROW, Op, OpKind
 from zerolint.project import ClassInfo, record_import
 
 _UNKNOWN = object()
+# How many finally blocks, each run for the ways out of its try, may be run inside one
+# another; deeper, the ways out join the way on (Statements.exec_Try).
+MAX_EXIT_FINALLIES = 2
 
 
 class Statements:
@@ -253,13 +257,21 @@ class Statements:
         if stmt.finalbody is None:
             return
         frame.finally_exits.pop()
-        if exits:
+        if exits and self._exit_finallies >= MAX_EXIT_FINALLIES:
+            # Finally blocks inside finally blocks: each would run its own once more for
+            # every one around it. The ways out join the way on instead (one run).
+            frame.absorb(frame.fork(), *exits)
+        elif exits:
             # A return, raise, break or continue in the try runs the finally on its way
             # out (`try: if not lens.any(): return` / `finally: kernel(lens)`): its state
             # goes no further than the finally and what encloses it.
             out = exits[0].fork()
             out.absorb(*exits)
-            self.exec_suite(out, stmt.finalbody.body)
+            self._exit_finallies += 1
+            try:
+                self.exec_suite(out, stmt.finalbody.body)
+            finally:
+                self._exit_finallies -= 1
             if not out.dead:
                 self.leave(out, loop_exit=False)
         was_dead = frame.dead
@@ -305,22 +317,27 @@ class Statements:
 
     def swallows(self, cls: ClassInfo) -> bool:
         """Whether a context manager of ``cls`` may swallow the exception its block
-        raises: the ``__exit__`` its MRO finds returns something other than ``None`` or
-        ``False`` (``return True``, ``return self.quiet``)."""
-        owner = next((c for c in self.mro(cls) if "__exit__" in c.methods), None)
+        raises: the ``__exit__`` (or ``__aexit__``) its MRO finds returns something other
+        than ``None`` or ``False`` (``return True``, ``return self.quiet``), or it derives
+        from ``contextlib.suppress``."""
+        mro = self.mro(cls)
+        for c in mro:  # a subclass of contextlib.suppress
+            for base in c.bases:
+                name = dotted(base) or ""
+                head, dot, rest = name.partition(".")
+                if f"{c.module.imports.get(head, head)}{dot}{rest}" == "contextlib.suppress":
+                    return True
+        owner = next((c for c in mro if {"__exit__", "__aexit__"} & c.methods.keys()), None)
         if owner is None:
             return False
-        stack: list[cst.CSTNode] = [owner.methods["__exit__"].body]
-        while stack:
-            node = stack.pop()
+        exit_method = owner.methods.get("__exit__") or owner.methods["__aexit__"]
+        for node in (n for stmt in exit_method.body.body for n in statements(stmt)):
             if type(node) is cst.Return:
                 value = node.value
                 if value is not None and not (
                     type(value) is cst.Name and value.value in ("None", "False")
                 ):
                     return True
-            elif type(node) not in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
-                stack.extend(node.children)
         return False
 
     def exec_Import(self, frame: Frame, stmt: cst.Import | cst.ImportFrom) -> None:
@@ -378,18 +395,18 @@ class Statements:
             b = rest.fork()
             test = _case_test(stmt.subject, case.pattern)
             if test is not None:
-                b.stmt = case
+                b.stmt = stmt  # a case has no line of its own in Python's tree
                 self.constrain(b, test, True)
             for name in pattern_names(case.pattern):  # `case {"n": n}:` binds n again
                 forget_facts(b, name)
             if case.guard is not None:
-                b.stmt = case
+                b.stmt = stmt
                 self.constrain(b, case.guard, True)
             self.exec_suite(b, case.body)
             branches.append(b)
             if case.guard is None:
                 if test is not None:
-                    rest.stmt = case
+                    rest.stmt = stmt
                     self.constrain(rest, test, False)
                 elif type(case.pattern) is cst.MatchAs and case.pattern.pattern is None:
                     rest.dead = True
@@ -645,7 +662,8 @@ class Statements:
     def write_whole(self, frame: Frame, target: cst.BaseExpression, val: Val) -> None:
         """An in-place operation replaced every row of ``target``: the old value is gone
         when ``target`` names a variable or an attribute, or is a view of every element of
-        one (``out=meta.seq_lens.view(-1)``); a slice or another call is joined."""
+        one (``out=meta.seq_lens.view(-1)``, not ``reshape``, which may copy); a slice or
+        another call is joined."""
         whole = whole_view_root(target)
         if whole is not None:
             # The tensor keeps its rows: how many it had (a slice's count) holds on, and
@@ -906,9 +924,8 @@ def exit_state(frame: Frame) -> dict[str, Val]:
 
 
 # Views that hold every element of the tensor they are taken of, in another shape.
-_WHOLE_VIEWS = frozenset(
-    {"view", "reshape", "flatten", "view_as", "unsqueeze", "squeeze", "t", "transpose", "permute"}
-)
+# (`reshape` and `flatten` copy a tensor that is not contiguous: not here.)
+_WHOLE_VIEWS = frozenset({"view", "view_as", "unsqueeze", "squeeze", "t", "transpose", "permute"})
 
 
 def whole_view_root(node: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -464,26 +464,16 @@ def _bindings_of(scope: cst.CSTNode) -> tuple[cst.CSTNode, Values, set[str]]:
 
 def rebound_params(fn: cst.FunctionDef) -> frozenset[str]:
     """The parameters of ``fn`` that its body binds again anywhere (``n = 0``, ``n -= 1``,
-    ``for n in ...``, ``(n := ...)``, ``with ... as n``): a symbol of that name in its steps
-    is not always the value the caller passed."""
-    cached = _REBOUND.get(id(fn))
-    if cached is not None and cached[0] is fn:
-        return cached[1]
+    ``n, m = sizes``, ``for n in ...``, ``(n := ...)``, ``with ... as n``, ``case n:``; a
+    function or lambda inside it with a parameter of that name too): a symbol of that name
+    in its steps is not always the value the caller passed."""
     params = {p.name.value for p in _all_params(fn.params)}
     _, assigned, _ = _bindings_of(fn)
-    found = {p for p in params if p in assigned}
-    stack: list[Any] = [fn.body]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind in _TARGETS or kind is cst.AsName:
-            found.update(n for n in _bound_otherwise(node, kind) if n in params)
-        _push_children(node, kind, stack.append)
-    if len(_REBOUND) > 1024:
-        _REBOUND.clear()
-    out = frozenset(found)
-    _REBOUND[id(fn)] = (fn, out)
-    return out
+    known = _REBINDERS.get(id(fn))
+    if known is None or known[0] is not fn:  # dropped since the scan: scan again
+        _scan_bindings(fn)
+        known = _REBINDERS[id(fn)]
+    return frozenset(p for p in params if p in assigned or p in known[1])
 
 
 def local_names(fn: cst.FunctionDef) -> frozenset[str]:
@@ -502,9 +492,6 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
     return out
 
 
-_REBOUND: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
-
-
 def rebinding_regions(fn: cst.FunctionDef) -> dict[str, frozenset[int]]:
     """For each parameter ``fn`` binds again (``rebound_params``), the ids of the nodes of
     the statements that may run after such a binding: the rest of its block, and of each
@@ -520,7 +507,7 @@ def rebinding_regions(fn: cst.FunctionDef) -> dict[str, frozenset[int]]:
     located: set[str] = set()
     if rebound:
         _regions_in(_block_of(fn.body), [], rebound, found, located)
-        whole = {id(n) for n in _nodes(fn.body)}
+        whole = {id(n) for stmt in _block_of(fn.body) for n in statements(stmt)}
         for p in rebound - located:
             found[p] = whole
     out = {p: frozenset(ids) for p, ids in found.items()}
@@ -543,6 +530,8 @@ def _sub_blocks(stmt: Any) -> list[list[Any]]:
     kind = type(stmt)
     if kind in (cst.FunctionDef, cst.ClassDef) or not isinstance(stmt, cst.BaseCompoundStatement):
         return []
+    if kind is cst.Match:
+        return [_block_of(c.body) for c in stmt.cases]
     blocks = [_block_of(stmt.body)]
     if kind is cst.If:
         other = stmt.orelse
@@ -559,9 +548,24 @@ def _sub_blocks(stmt: Any) -> list[list[Any]]:
         for part in (stmt.orelse, stmt.finalbody):
             if part is not None:
                 blocks.append(_block_of(part.body))
-    elif kind is cst.Match:
-        blocks = [_block_of(c.body) for c in stmt.cases]
     return blocks
+
+
+def statements(node: Any) -> Iterator[Any]:
+    """``node`` and the statements under it, small ones too (where a step is made: its
+    ``stmt``), not the expressions in them nor a nested function's or class's body."""
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current = pop()
+        yield current
+        if type(current) is cst.SimpleStatementLine:
+            yield from current.body
+        elif type(current) is cst.Match:
+            yield from current.cases
+        for block in _sub_blocks(current):
+            for stmt in block:
+                push(stmt)
 
 
 def _binds_param(stmt: Any, params: frozenset[str]) -> set[str]:
@@ -597,33 +601,39 @@ def _regions_in(
     for index, stmt in enumerate(block):
         for p in _binds_param(stmt, params):
             located.add(p)
-            found[p].update(_region_after(block, index, chain))
+            _region_after(block, index, chain, found[p])
         for sub in _sub_blocks(stmt):
             _regions_in(sub, [*chain, (block, index, stmt)], params, found, located)
 
 
+_AGAIN = (cst.For, cst.While, cst.Try, cst.TryStar)  # run what is in them again, or on
+
+
 def _region_after(
-    block: list[Any], index: int, chain: list[tuple[list[Any], int, Any]]
-) -> set[int]:
-    ids: set[int] = set()
+    block: list[Any], index: int, chain: list[tuple[list[Any], int, Any]], ids: set[int]
+) -> None:
+    """Add to ``ids`` the statements that may run after ``block[index]``: the rest of its
+    block and of those around it, up to a ``return`` or ``raise`` that ends one (not
+    inside a ``try``, whose handler may go on after it); a loop or a ``try`` around it,
+    whole. A stretch added already (by a binding before this one) is not walked again."""
+    in_try = any(type(holder) in (cst.Try, cst.TryStar) for _, _, holder in chain)
     current, at = block, index
     levels = list(reversed(chain))
     while True:
         rest = current[at:]
+        if rest and id(rest[0]) in ids and id(rest[-1]) in ids:
+            break
         for stmt in rest:
-            ids.update(id(n) for n in _nodes(stmt))
-        if any(_ends(stmt) for stmt in rest):
+            ids.update(id(n) for n in statements(stmt))
+        if not in_try and any(_ends(stmt) for stmt in rest):
             break
         if not levels:
             break
         current, at, holder = levels.pop(0)
-        if type(holder) in (cst.For, cst.While, cst.Try, cst.TryStar):
-            ids.update(id(n) for n in _nodes(holder))  # the next round, a handler, finally
         at += 1
-    for outer, _, holder in chain:  # a loop or a try around it runs it all again
-        if type(holder) in (cst.For, cst.While, cst.Try, cst.TryStar):
-            ids.update(id(n) for n in _nodes(holder))
-    return ids
+    for _, _, holder in chain:  # a loop or a try around it runs it all again
+        if type(holder) in _AGAIN and id(holder) not in ids:
+            ids.update(id(n) for n in statements(holder))
 
 
 def _ends(stmt: Any) -> bool:
@@ -631,14 +641,6 @@ def _ends(stmt: Any) -> bool:
     if type(stmt) is cst.SimpleStatementLine:
         return any(type(s) in _ENDS for s in stmt.body)
     return type(stmt) in _ENDS
-
-
-def _nodes(node: Any) -> Iterator[Any]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
@@ -657,6 +659,7 @@ def _scan_bindings(scope: cst.CSTNode) -> tuple[Values, set[str]]:
     CSTVisitor: that rebuilds every node it passes and costs ten times as much."""
     assigned: Values = {}
     other: set[str] = set()
+    rebinders: set[str] = set()  # bound other than as a parameter
     stack = [scope]
     pop, push = stack.pop, stack.append
     while stack:
@@ -668,16 +671,26 @@ def _scan_bindings(scope: cst.CSTNode) -> tuple[Values, set[str]]:
                 if type(t.target) is cst.Name:
                     assigned.setdefault(t.target.value, []).append(node.value)
                 else:
-                    other.update(_target_names(t.target))
+                    names = list(_target_names(t.target))
+                    other.update(names)
+                    rebinders.update(names)
         elif kind is cst.AnnAssign:
             if node.value is not None and type(node.target) is cst.Name:
                 assigned.setdefault(node.target.value, []).append(node.value)
         elif kind is cst.Param:
             other.add(node.name.value)
         elif kind in _BINDS and node is not scope:
-            other.update(_bound_otherwise(node, kind))
+            names = list(_bound_otherwise(node, kind))
+            other.update(names)
+            rebinders.update(names)
         _push_children(node, kind, push)
+    if len(_REBINDERS) > 4096:
+        _REBINDERS.clear()
+    _REBINDERS[id(scope)] = (scope, frozenset(rebinders))
     return assigned, other
+
+
+_REBINDERS: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
 
 
 def _push_children(node: Any, kind: type, push: Callable[[Any], None]) -> None:

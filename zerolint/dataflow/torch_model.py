@@ -34,6 +34,7 @@ from zerolint.dataflow.syntax import (
     is_zero,
     mask_rows,
     replacement_op,
+    statements,
     string_value,
 )
 from zerolint.dataflow.values import (
@@ -92,6 +93,23 @@ def _pointer_base(node: cst.BaseExpression) -> cst.Name | None:
 def _only_zero_fill(trace: Trace) -> bool:
     """A tensor that is all zero: a zero allocation, nothing since."""
     return trace.concrete and len(trace.steps) == 1 and trace.steps[0].op.kind == OpKind.FILL_ZERO
+
+
+def _read_once(frame: Frame, name: str) -> bool:
+    """Whether ``name`` is written once and read once in the function the frame runs (or
+    the module): nothing the model does not follow (``one.scatter_(...)``, a call given
+    it, ``out=one``) can have changed the rows it was filled with."""
+    scope = frame.key.node if frame.key.node is not None else frame.mod.module
+    seen = 0
+    stack: list[cst.CSTNode] = [scope]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name and node.value == name:
+            seen += 1
+            if seen > 2:
+                return False
+        stack.extend(node.children)
+    return seen == 2
 
 
 def _every_row(val: Val) -> int | None:
@@ -216,7 +234,11 @@ class TorchModel:
             return None
         arg, val = given
         every = _every_row(val)
-        if every is not None and not self.python_int(frame, arg.value):
+        if (
+            every is not None
+            and not self.python_int(frame, arg.value)
+            and (type(arg.value) is not cst.Name or _read_once(frame, arg.value.value))
+        ):
             return every
         return arg.value
 
@@ -1248,16 +1270,13 @@ class TorchModel:
         found: dict[str, set[str]] = {}
         for c in self.mro(cls):
             for method in c.methods.values():
-                stack: list[cst.CSTNode] = [method.body]
-                while stack:
-                    node = stack.pop()
+                for node in (n for stmt in method.body.body for n in statements(stmt)):
                     if type(node) is cst.Assign and len(node.targets) == 1:
                         view = _self_field(node.targets[0].target)
                         root = view_root(node.value)
                         base = _self_field_name(root)
                         if view is not None and base is not None and base != view:
                             found.setdefault(base, set()).add(view)
-                    stack.extend(node.children)
         out = {base: frozenset(views) for base, views in found.items()}
         self._field_views[id(cls)] = (cls, out)
         return out
