@@ -72,9 +72,13 @@ Session = Callable[[Callable[[Client], Awaitable[None]]], None]
 def run_session(root: Path, scenario: Callable[[Client], Awaitable[None]]) -> None:
     """Run a scenario against a fresh server over ``root``; the server must shut down and
     exit 0."""
+    run_client(Client(root, "--debounce-ms", "20"), scenario)
+
+
+def run_client(client: Client, scenario: Callable[[Client], Awaitable[None]]) -> None:
+    """``run_session`` with a client of the test's own."""
 
     async def main() -> None:
-        client = Client(root, "--debounce-ms", "20")
         await client.start()
         try:
             await asyncio.wait_for(scenario(client), 240)

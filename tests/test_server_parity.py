@@ -13,7 +13,6 @@ import asyncio
 import json
 import re
 import shutil
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,15 @@ from pygls.exceptions import JsonRpcException
 
 from devtools.lsp_client import Client
 from tests import test_server
-from tests.test_server import BUILDER, CLAMPED_HELPER, HELPER, is_clean, is_zl001, run_session
+from tests.test_server import (
+    BUILDER,
+    CLAMPED_HELPER,
+    HELPER,
+    is_clean,
+    is_zl001,
+    run_client,
+    run_session,
+)
 
 workspace = test_server.workspace  # the fixture: a small project
 
@@ -268,22 +275,6 @@ def test_positions_in_utf8_in_a_file_that_declares_latin1(workspace: Path) -> No
         assert step.location.range.start.character == len(before.encode("utf-8"))
 
     run_client(client, scenario)
-
-
-def run_client(client: Client, scenario: Callable[[Client], Awaitable[None]]) -> None:
-    """``run_session`` with a client of the test's own."""
-
-    async def main() -> None:
-        await client.start()
-        try:
-            await asyncio.wait_for(scenario(client), 240)
-        except BaseException:
-            await client.kill()
-            raise
-        code = await client.stop()
-        assert code == 0, client.stderr.decode(errors="replace")
-
-    asyncio.run(main())
 
 
 def test_a_request_before_initialize_is_answered_server_not_initialized(workspace: Path) -> None:
