@@ -478,13 +478,16 @@ def test_the_recheck_of_a_fix_follows_the_paths_into_other_files(
 
 
 def test_the_import_goes_below_a_docstring_that_shares_its_line(tmp_path: Path) -> None:
-    source = '"""Builders."""; import sys\n' + BUG.replace("import torch\n", "")
-    (tmp_path / "a.py").write_text(source)
-    code, out, err = run(tmp_path, "--fix", "a.py")
-    assert (code, err) == (0, "zerolint: fixed 1 error in a.py\n"), out
-    fixed = (tmp_path / "a.py").read_text()
-    assert fixed.startswith('"""Builders."""; import sys\n')
-    assert ast.get_docstring(ast.parse(fixed)) == "Builders."  # still the module's
+    # With an import line after the docstring's, and with the only imports on its line.
+    after = '"""Builders."""; import sys\n' + BUG.replace("import torch\n", "")
+    alone = after.replace("; import sys\nfrom deep_gemm", "; from deep_gemm")
+    for source in (after, alone):
+        (tmp_path / "a.py").write_text(source)
+        code, out, err = run(tmp_path, "--fix", "a.py")
+        assert (code, err) == (0, "zerolint: fixed 1 error in a.py\n"), out
+        fixed = (tmp_path / "a.py").read_text()
+        assert fixed.startswith(source.split("\n", 1)[0] + "\n"), fixed
+        assert ast.get_docstring(ast.parse(fixed)) == "Builders."  # still the module's
 
 
 def test_a_sink_call_in_a_comprehension_over_lines_is_fixed(tmp_path: Path) -> None:
