@@ -30,6 +30,7 @@ from zerolint.dataflow.syntax import (
     is_zero,
     mask_rows,
     operand,
+    peel_views,
     read_names,
     row_slice,
     slice_bounds,
@@ -931,13 +932,7 @@ _WHOLE_VIEWS = frozenset({"view", "view_as", "unsqueeze", "squeeze", "t", "trans
 def whole_view_root(node: cst.BaseExpression) -> cst.BaseExpression | None:
     """The variable or attribute ``node`` is a whole view of (``x`` for
     ``x.view(-1).unsqueeze(0)``), or None where ``node`` is no such view."""
-    current = node
-    while (
-        type(current) is cst.Call
-        and type(current.func) is cst.Attribute
-        and current.func.attr.value in _WHOLE_VIEWS
-    ):
-        current = current.func.value
+    current = peel_views(node, _WHOLE_VIEWS, slices=False)
     if current is node or dotted(current) is None:
         return None
     return current

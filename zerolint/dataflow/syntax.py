@@ -714,6 +714,24 @@ def _push_children(node: Any, kind: type, push: Callable[[Any], None]) -> None:
                 push(value)
 
 
+def peel_views(
+    node: cst.BaseExpression, methods: frozenset[str], *, slices: bool = True
+) -> cst.BaseExpression:
+    """What ``node`` is a view of, as written: the calls of ``methods`` on it taken off
+    (``x.view(-1).unsqueeze(0)`` -> ``x``), and its subscripts with ``slices``."""
+    while True:
+        if slices and type(node) is cst.Subscript:
+            node = node.value
+        elif (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value in methods
+        ):
+            node = node.func.value
+        else:
+            return node
+
+
 def read_names(node: cst.CSTNode) -> list[str]:
     """The longest dotted names ``node`` reads (``meta.num_decodes``, ``x.shape``, ``len``),
     each once for each place it is read."""

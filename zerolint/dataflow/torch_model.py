@@ -33,6 +33,8 @@ from zerolint.dataflow.syntax import (
     is_none,
     is_zero,
     mask_rows,
+    peel_views,
+    read_names,
     replacement_op,
     statements,
     string_value,
@@ -100,16 +102,8 @@ def _read_once(frame: Frame, name: str) -> bool:
     the module): nothing the model does not follow (``one.scatter_(...)``, a call given
     it, ``out=one``) can have changed the rows it was filled with."""
     scope = frame.key.node if frame.key.node is not None else frame.mod.module
-    seen = 0
-    stack: list[cst.CSTNode] = [scope]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Name and node.value == name:
-            seen += 1
-            if seen > 2:
-                return False
-        stack.extend(node.children)
-    return seen == 2
+    field = f"{name}."
+    return sum(n == name or n.startswith(field) for n in read_names(scope)) == 2
 
 
 def _every_row(val: Val) -> int | None:
@@ -1305,18 +1299,7 @@ _VIEW_METHODS = frozenset(
 def view_root(value: cst.BaseExpression) -> str | None:
     """The name or field ``value`` is a view of, as written (``self.buf`` for
     ``self.buf[:n].unsqueeze(-1)``), or ``value`` itself."""
-    node = value
-    while True:
-        if type(node) is cst.Subscript:
-            node = node.value
-        elif (
-            type(node) is cst.Call
-            and type(node.func) is cst.Attribute
-            and node.func.attr.value in _VIEW_METHODS
-        ):
-            node = node.func.value
-        else:
-            return dotted(node)
+    return dotted(peel_views(value, _VIEW_METHODS))
 
 
 def _self_field(node: cst.BaseExpression) -> str | None:
