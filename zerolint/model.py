@@ -132,6 +132,15 @@ def parse_bounded(arg: object) -> tuple[str, str, int] | None:
     return None
 
 
+def count_terms(arg: str) -> tuple[str, list[str]]:
+    """A symbolic row count's operator and terms: ``"end - start"`` a difference (none
+    below 0), ``"n * k"`` a product, else ``("", [arg])``."""
+    for sep in (" - ", " * "):
+        if sep in arg:
+            return sep, arg.split(sep)
+    return "", [arg]
+
+
 def symbol_names(arg: object) -> tuple[str, ...]:
     """The symbols an operand names: ``"max(r,1)"`` names ``r``; a literal none."""
     if not isinstance(arg, str):

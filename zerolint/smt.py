@@ -42,6 +42,7 @@ from zerolint.model import (
     OpKind,
     Verdict,
     bound_value,
+    count_terms,
     parse_bounded,
     symbol_names,
 )
@@ -351,17 +352,25 @@ class _FlowEncoding:
             self.hidden.append((f"rows_{i}", var))
             enc.constraints.append(var >= 0)
             return var
-        parts = str(arg).split(" - ")
+        sep, parts = count_terms(str(arg))
+        product = sep == " * "
         terms = []
         for part in parts:
             if part.lstrip("-").isdigit():
                 terms.append(z3.IntVal(int(part)))
             else:
                 var = enc._variable(part)
-                enc.constraints.append(var >= 0)  # a count or a row index
+                if product:
+                    enc.nonlinear.add(part)
+                else:
+                    enc.constraints.append(var >= 0)  # a count or a row index
                 terms.append(var)
         if len(terms) == 1:
             return terms[0]
+        if product:  # a count: its factors may be of any sign, the product is >= 0
+            count = terms[0] * terms[1]
+            enc.constraints.append(count >= 0)
+            return count
         diff = terms[0] - terms[1]
         return z3.If(diff > 0, diff, 0)
 
@@ -370,10 +379,13 @@ class _FlowEncoding:
             return arg
         if arg == ANY_COUNT:
             return env[f"rows_{i}"]
-        values = [
-            int(p) if p.lstrip("-").isdigit() else _value(p, env) for p in str(arg).split(" - ")
-        ]
-        return values[0] if len(values) == 1 else max(values[0] - values[1], 0)
+        sep, parts = count_terms(str(arg))
+        values = [int(p) if p.lstrip("-").isdigit() else _value(p, env) for p in parts]
+        if len(values) == 1:
+            return values[0]
+        if sep == " * ":
+            return values[0] * values[1]
+        return max(values[0] - values[1], 0)
 
     def path_holds(self, env: dict[str, int]) -> bool:
         """The witness satisfies the path's row counts, guards and facts (plain Python)."""
@@ -1086,6 +1098,13 @@ def _pad_name(index: int, op: Op) -> str:
 
 
 def _short_name(name: str) -> str:
+    """A symbol as a witness shows it: a field by its own name (``meta.num`` -> ``num``);
+    a name's value from before it was bound again (``n@12``, ``frames.retire``) as
+    ``earlier n``."""
+    if "@" in name:
+        head, _, rest = name.partition("@")
+        field = rest.partition(".")[2]
+        return f"earlier {(field or head).rsplit('.', 1)[-1]}"
     return name.rsplit(".", 1)[-1]
 
 

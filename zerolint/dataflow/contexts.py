@@ -30,7 +30,7 @@ import libcst as cst
 
 from zerolint.dataflow import guards
 from zerolint.dataflow.frames import CallSite, Frame, FuncKey, rebound_steps
-from zerolint.dataflow.values import InstRef, RawStep, Trace
+from zerolint.dataflow.values import SYMBOLIC_OPS, InstRef, RawStep, Trace
 from zerolint.model import OpKind
 
 MAX_CALLER_DEPTH = 3
@@ -187,29 +187,10 @@ def _rename(func: FuncKey, site: CallSite, steps: tuple[RawStep, ...]) -> tuple[
     ):
         known[params[0]] = "self"  # self.helper(...): the same object
     names = _CalleeNames(func.name, known)
-    return rebound_steps(steps, names, _SYMBOLIC)
+    return rebound_steps(steps, names, SYMBOLIC_OPS)
 
 
 _SYMBOL = re.compile(r"[A-Za-z_][\w.]*")
-# The ops whose argument is a symbol of the function they were made in (an opaque call's
-# name, known rows and a mask's "<mask>" are not).
-_SYMBOLIC = frozenset(
-    {
-        OpKind.ROWS,
-        OpKind.GUARD,
-        OpKind.PAD_ZERO,
-        OpKind.FLOORDIV,
-        OpKind.CEILDIV,
-        OpKind.RSHIFT,
-        OpKind.ADD,
-        OpKind.MUL,
-        OpKind.SUB,
-        OpKind.CLAMP_MIN,
-        OpKind.CLAMP_MAX,
-        OpKind.ZERO_TO,
-        OpKind.BELOW1_TO,
-    }
-)
 
 
 class _CalleeNames(Mapping[str, "int | str"]):

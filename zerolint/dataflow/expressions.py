@@ -723,7 +723,8 @@ class Expressions:
             if any(isinstance(b, int) and b < 0 for b in (high, low)):
                 count = "<any>"  # x[:-2]: counted from the end, as many rows as x has, less 2
             elif low == 0:
-                count = high
+                product = frame.products.get(high) if isinstance(high, str) else None
+                count = high if product is None else product[0]  # x[:t], t = n * k
             elif isinstance(high, int) and isinstance(low, int):
                 count = max(high - low, 0)
             else:
@@ -731,6 +732,8 @@ class Expressions:
             if isinstance(count, int) and count > 0:
                 return None
             note, form = "slice (can have no rows)", "[:]"
+            if isinstance(count, str) and " * " in count:
+                note = f"slice of {high} = {count} rows (can have no rows)"
         elif bounds is None and "[mask]" in declared and len(node.slice) == 1:
             index = node.slice[0].slice
             if not (

@@ -6,19 +6,23 @@ object a parameter was bound to is a ``ParamObject`` in the aliases of a frame.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from zerolint.dataflow.values import (
     EMPTY,
+    SYMBOL_HEADS,
+    SYMBOLIC_OPS,
     RawStep,
+    Trace,
     Val,
     join_all,
     parameters,
 )
-from zerolint.model import Op, OpKind, symbol_names, with_symbol
+from zerolint.model import Op, OpKind, count_terms, symbol_names, with_symbol
 from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
@@ -177,11 +181,93 @@ def rebound(op: Op, operands: Mapping[str, int | str]) -> object:
                 parts[0] = f"{value}{dot}{rest}"
                 return " ".join(parts)
         return arg
-    if op.kind == OpKind.ROWS and " - " in arg:
-        terms = arg.split(" - ")
-        if any(t in operands for t in terms):
-            return " - ".join(str(operands.get(t, t)) for t in terms)
+    if op.kind == OpKind.ROWS:
+        sep, terms = count_terms(arg)
+        if sep and any(t in operands for t in terms):
+            return sep.join(str(operands.get(t, t)) for t in terms)
     return arg
+
+
+class _Retired(Mapping[str, str]):
+    """``name`` and its fields (``name.num``) as ``rebound`` asks for them, under the name
+    ``fresh()`` gives (asked once, where an op names it)."""
+
+    def __init__(self, name: str, fresh: Callable[[], str]) -> None:
+        self.name, self.make, self.prefix = name, fresh, name + "."
+        self.made: str | None = None
+
+    @property
+    def fresh(self) -> str:
+        if self.made is None:
+            self.made = self.make()
+        return self.made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((self.name,))
+
+    def __len__(self) -> int:
+        return 1
+
+    def __contains__(self, key: object) -> bool:
+        return key == self.name or (isinstance(key, str) and key.startswith(self.prefix))
+
+    def __getitem__(self, key: str) -> str:
+        if key == self.name:
+            return self.fresh
+        if key.startswith(self.prefix):
+            return self.fresh + key[len(self.name) :]
+        raise KeyError(key)
+
+
+def retire(state: dict[str, Val], name: str, fresh: Callable[[], str]) -> None:
+    """``name`` is bound again: in the values of ``state``, the symbol ``name`` (and its
+    fields) in their ops takes the name ``fresh()`` gives, so that what was computed from
+    its old value keeps that value under a name of its own, which no condition on the new
+    value is about (``x = buf[:n]``, then ``n = 5``, then ``if n > 0:`` says nothing of
+    ``x``'s rows). Values that name no such symbol are left as they are."""
+    if name not in SYMBOL_HEADS:
+        return
+    names = _Retired(name, fresh)
+    for key, val in state.items():
+        if (val.traces or val.elements is not None) and name in val.heads():
+            moved = _retired(val, names)
+            if moved is not val:
+                state[key] = moved
+
+
+def forget_cells_naming(frame: Frame, name: str) -> None:
+    """``name`` is bound again: a slice cell whose bounds name it (``buf[:n]``) would be
+    read back for another slice (``buf[:n]`` with the new ``n``), so it is forgotten."""
+    word = None
+    for base, cells in list(frame.cells.items()):
+        stale = set()
+        for cell in cells:
+            if name in cell:  # the exact test only where the text holds it at all
+                word = word or re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+                if word.search(cell, len(base)):
+                    stale.add(cell)
+        if stale:
+            for cell in stale:
+                frame.state.pop(cell, None)
+            frame.cells[base] = cells - stale
+
+
+def _retired(val: Val, names: _Retired) -> Val:
+    traces, changed = [], False
+    for trace in val.traces:
+        if names.name in trace.heads():
+            steps = rebound_steps(trace.steps, names, SYMBOLIC_OPS)
+            if any(a is not b for a, b in zip(steps, trace.steps)):
+                trace, changed = Trace(trace.origin, steps), True
+        traces.append(trace)
+    elements = val.elements
+    if elements is not None:
+        inner = tuple(_retired(e, names) for e in elements)
+        if any(a is not b for a, b in zip(inner, elements)):
+            elements, changed = inner, True
+    if not changed:
+        return val
+    return Val(traces, val.refs, elements, val.keys)
 
 
 @dataclass(eq=False)
@@ -293,6 +379,10 @@ class Frame:
         # "s", "", reads)``, until one of the names is written, so that ``x[s:e]`` is a
         # chunk of rows, never empty (``chunks.record_chunk_start``).
         self.chunks: dict[str, tuple[str, str, str, frozenset[str]]] = {}
+        # Names assigned a product of two operands (``t = n * k``): the product as a row
+        # count (``"n * k"``) and the names it reads, until the name or one of those is
+        # written again, so that ``x[:t]`` has ``n * k`` rows (``record_product``).
+        self.products: dict[str, tuple[str, frozenset[str]]] = {}
 
     def fork(self) -> Frame:
         f = Frame.__new__(Frame)
@@ -317,6 +407,7 @@ class Frame:
         f.reductions = dict(self.reductions)
         f.tests = dict(self.tests)
         f.chunks = dict(self.chunks)
+        f.products = dict(self.products)
         return f
 
     def absorb(self, *branches: Frame) -> None:
@@ -375,6 +466,11 @@ class Frame:
         }
         self.chunks = {
             k: v for k, v in live[0].chunks.items() if all(b.chunks.get(k) == v for b in live[1:])
+        }
+        self.products = {
+            k: v
+            for k, v in live[0].products.items()
+            if all(b.products.get(k) == v for b in live[1:])
         }
         self.state = merged
         # A name that stands for x's max or row count on every branch, x holding there

@@ -911,8 +911,8 @@ class TorchModel:
             return EMPTY
         pos = [b["input"], b["other"]]
         mode = b.get("rounding_mode")
-        mode_text = string_value(mode[0].value) if mode else None
-        is_floor = name not in TRUE_DIVISIONS or mode_text in ("floor", "trunc")
+        mode_text = rounding_mode(mode[0].value) if mode else None
+        is_floor = name not in TRUE_DIVISIONS or mode_text in ("floor", "trunc", "<any>")
         kind = OpKind.RSHIFT if name.endswith(SHIFT_SUFFIXES) else OpKind.FLOORDIV
         if not is_floor:
             result = self.extend(frame, pos[0][1].only_traces(), Op(OpKind.OPAQUE, "true division"))
@@ -922,7 +922,7 @@ class TorchModel:
                 pos[0][1],
                 Op(kind, self.operand(frame, pos[1][0].value)),
                 pos[0][0].value,
-                note=f"{name}(rounding_mode={mode_text!r})" if mode_text else name,
+                note=f"{name}(rounding_mode={shown_mode(mode[0].value)})" if mode_text else name,
                 effect=("floor_division", name),
             )
         self.out_target(frame, node, args, result)
@@ -1029,8 +1029,8 @@ class TorchModel:
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
     ) -> Val | None:
         mode = b.get("rounding_mode")
-        mode_text = string_value(mode[0].value) if mode else None
-        if method not in TRUE_DIVISION_METHODS or mode_text in ("floor", "trunc"):
+        mode_text = rounding_mode(mode[0].value) if mode else None
+        if method not in TRUE_DIVISION_METHODS or mode_text in ("floor", "trunc", "<any>"):
             if "other" not in b:
                 return recv.only_traces()
             result = self.source(
@@ -1329,3 +1329,22 @@ def _integer_dtype(arg: cst.Arg) -> bool:
     """``.to(torch.int32)``, ``.to(dtype=torch.long)``, ``.type(torch.int64)``: an integer
     dtype, written out (a device, a tensor or a name holding a dtype is not known to be)."""
     return dotted(arg.value) in _INTEGER_DTYPES
+
+
+def shown_mode(node: cst.BaseExpression) -> str:
+    """A ``rounding_mode`` argument as a path step shows it: ``'floor'``, or the name
+    (``mode``, which may floor)."""
+    text = string_value(node)
+    return repr(text) if text is not None else f"{dotted(node) or '...'}, which may floor"
+
+
+def rounding_mode(node: cst.BaseExpression) -> str | None:
+    """A division's ``rounding_mode``: its string, None for ``None`` (true division), and
+    ``"<any>"`` for anything else (a name, a call): it may be ``"floor"``, so the
+    division is taken to floor."""
+    text = string_value(node)
+    if text is not None:
+        return text
+    if type(node) is cst.Name and node.value == "None":
+        return None
+    return "<any>"

@@ -8,6 +8,7 @@ that decide, at a sink, which rule it counts for.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -22,6 +23,47 @@ if TYPE_CHECKING:
     from zerolint.dataflow.frames import CallSite, Frame, FuncKey
 
 MAX_TRACES = 64
+# The ops whose argument is a symbol of the function they were made in (an opaque call's
+# name, known rows and a mask's "<mask>" are not).
+SYMBOLIC_OPS = frozenset(
+    {
+        OpKind.ROWS,
+        OpKind.GUARD,
+        OpKind.PAD_ZERO,
+        OpKind.FLOORDIV,
+        OpKind.CEILDIV,
+        OpKind.RSHIFT,
+        OpKind.ADD,
+        OpKind.MUL,
+        OpKind.SUB,
+        OpKind.CLAMP_MIN,
+        OpKind.CLAMP_MAX,
+        OpKind.ZERO_TO,
+        OpKind.BELOW1_TO,
+    }
+)
+# A symbol (``n``, ``meta.num``) as it may appear in an op's argument.
+_SYMBOL = re.compile(r"(?<![\w.@])[A-Za-z_][\w.]*")
+
+
+def symbol_prefixes(arg: str) -> set[str]:
+    """The names an op's argument may have as a symbol, each with its heads (``meta`` and
+    ``meta.num`` for ``meta.num > 0``), and maybe more (``max`` of ``max(r,1)``)."""
+    found: set[str] = set()
+    for symbol in _SYMBOL.findall(arg):
+        dot = symbol.find(".")
+        while dot != -1:
+            found.add(symbol[:dot])
+            dot = symbol.find(".", dot + 1)
+        found.add(symbol)
+    return found
+
+
+# Every name an op made in this process may have as a symbol, with its heads
+# (``symbol_prefixes``): a name not among them is no symbol of any value, and binding it
+# again renames nothing (``frames.retire``). Only grows.
+SYMBOL_HEADS: set[str] = set()
+_SYMBOL_ARGS: set[str] = set()
 LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO, OpKind.ROWS})
 
 
@@ -59,6 +101,10 @@ class RawStep:
         # (rule-table key, name) for a source or a sanitizer: which rules it counts for is
         # decided at the sink (rules.Rule.is_source / counts_sanitizer), not here.
         self.effect = effect
+        arg = op.arg
+        if type(arg) is str and arg not in _SYMBOL_ARGS and op.kind in SYMBOLIC_OPS:
+            _SYMBOL_ARGS.add(arg)
+            SYMBOL_HEADS.update(symbol_prefixes(arg))
         self._key = (id(stmt), id(node), role, op, effect)
         self._hash = hash(self._key)
         self._stable: tuple | None = None
@@ -170,7 +216,7 @@ def origin_key(origin: Origin | None) -> tuple:
 
 
 class Trace:
-    __slots__ = ("_chain", "_hash", "_order", "live", "origin", "steps")
+    __slots__ = ("_chain", "_hash", "_heads", "_order", "live", "origin", "steps")
 
     def __init__(
         self,
@@ -201,6 +247,23 @@ class Trace:
     @property
     def concrete(self) -> bool:
         return self.origin is None
+
+    def heads(self) -> frozenset[str]:
+        """Every name an op of the trace may have as a symbol, with its heads (``n`` for
+        ``n > 0``, ``a - n``, ``max(n,1)``; ``n`` and ``n.num`` for ``n.num``), and maybe
+        more: a quick test that no op names one (``frames.retire``). Made once per trace,
+        when first asked (the slot is left unset until then: most traces are never
+        asked)."""
+        try:
+            return self._heads
+        except AttributeError:
+            found: set[str] = set()
+            for step in self.steps:
+                arg = step.op.arg
+                if type(arg) is str and step.op.kind in SYMBOLIC_OPS:
+                    found.update(symbol_prefixes(arg))
+            heads = self._heads = frozenset(found)
+            return heads
 
     def then(self, step: RawStep) -> Trace:
         last = self.steps[-1] if self.steps else None
@@ -398,7 +461,7 @@ class Val:
     objects it refers to, and, where they are known, its elements (a tuple or a list
     written out) with, for a dict written out with string keys, the key of each."""
 
-    __slots__ = ("elements", "keys", "refs", "traces")
+    __slots__ = ("_heads", "elements", "keys", "refs", "traces")
 
     def __init__(
         self,
@@ -415,6 +478,20 @@ class Val:
         self.refs = frozenset(refs)
         self.elements = elements
         self.keys = keys if elements is not None else None
+
+    def heads(self) -> frozenset[str]:
+        """``Trace.heads`` of every trace and element: made once per value, when first
+        asked."""
+        try:
+            return self._heads
+        except AttributeError:
+            found: set[str] = set()
+            for trace in self.traces:
+                found |= trace.heads()
+            for element in self.elements or ():
+                found |= element.heads()
+            heads = self._heads = frozenset(found)
+            return heads
 
     @property
     def empty(self) -> bool:
