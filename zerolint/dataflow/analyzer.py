@@ -32,7 +32,7 @@ from zerolint.dataflow.frames import (
 from zerolint.dataflow.resolution import Resolution
 from zerolint.dataflow.signatures import LibEffect, library_for
 from zerolint.dataflow.statements import Statements, exit_state
-from zerolint.dataflow.syntax import dotted, scope_names, string_value
+from zerolint.dataflow.syntax import dotted, scope_names, statements, string_value
 from zerolint.dataflow.torch_model import TorchModel
 from zerolint.dataflow.values import (
     EMPTY,
@@ -163,6 +163,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.parse_refusals = 0
         self._keys: dict[int, FuncKey] = {}
         self._closures: dict[int, tuple[str, ...]] = {}  # closure_names' answers
+        self._swallowing: dict[int, bool] = {}  # generator_swallows' answers, by def node
+        self._local_defs: dict[int, dict[str, list[cst.FunctionDef]]] = {}  # local_defs'
         self._scopes: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # scope_names'
         self._module_of: dict[str, str | None] = {}  # project_module_of's answers
         # Expressions.overriders: a class's subclasses once n modules were parsed.
@@ -1087,12 +1089,12 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
 
     def provides(self, summary: Summary) -> bool:
         """Whether a function's summary makes it a wrapper: it forwards a parameter to a
-        sink (not a closure's name: only the enclosing function can give it), or returns
-        one."""
-        closure = self.closure_names(summary.key)
-        return any(
-            hits for name, hits in summary.forwards.items() if name not in closure
-        ) or holds_sink(summary.returns)
+        sink (not a closure's name, nor a variable further out a function beside it
+        wrote: only the enclosing function can give those), or returns one."""
+        params = {p.name.value for p in summary.key.params()}
+        return any(hits for name, hits in summary.forwards.items() if name in params) or holds_sink(
+            summary.returns
+        )
 
     def closure_names(self, key: FuncKey) -> tuple[str, ...]:
         """The names a function defined inside another reads from the functions it is
@@ -1134,7 +1136,42 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
                 return self._param_refs(outer, p)
         if name in self.closure_names(outer):
             return self._closure_refs(outer, name)
-        return []
+        # A function defined there (a sibling's `clear()`): a call of it is followed.
+        return [FuncRef(self.func_key(key.mod, d)) for d in self.local_defs(outer).get(name, ())]
+
+    def local_defs(self, key: FuncKey) -> dict[str, list[cst.FunctionDef]]:
+        """The functions ``key``'s function defines in its body (in its blocks too, not
+        in a class or function inside it), by name."""
+        node = key.node
+        if node is None:
+            return {}
+        found = self._local_defs.get(id(node))
+        if found is None:
+            found = {}
+            for top in node.body.body:
+                for stmt in statements(top):
+                    if type(stmt) is cst.FunctionDef:
+                        found.setdefault(stmt.name.value, []).append(stmt)
+            self._local_defs[id(node)] = found
+        return found
+
+    def same_variable(self, frame: Frame, key: FuncKey, name: str) -> bool:
+        """Whether ``name``, a name of ``key``'s closure (read there, or declared
+        ``nonlocal``), is the same variable where ``frame`` runs: ``frame`` runs the
+        function ``key`` is defined in, or one defined inside that (a sibling of ``key``,
+        or deeper) where no function from ``frame``'s out to there binds ``name`` as its
+        own."""
+        outer = self.enclosing(key)
+        if outer is None or outer.node is None or key.mod is not frame.mod:
+            return False
+        f: FuncKey | None = frame.key
+        while f is not None and f.node is not None:
+            if f.node is outer.node:
+                return True
+            if name in scope_names(f.node, self._scopes)[0]:
+                return False
+            f = self.enclosing(f)
+        return False
 
     def _param_refs(self, key: FuncKey, p: cst.Param) -> list[Ref]:
         name = p.name.value

@@ -29,6 +29,7 @@ from zerolint.dataflow.syntax import (
     local_names,
     operand,
     rebinding_regions,
+    scope_names,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -462,10 +463,23 @@ class Calls:
     ) -> Val:
         key = ref.key
         bound = self.bind_args(key, ref, args)
-        if key.mod is frame.mod and self.encloses(frame, key):
+        encloses = key.mod is frame.mod and self.encloses(frame, key)
+        # Called from a function defined beside it (or inside such a one): `clear()` in
+        # `guard`, both defined in one function, share the names neither binds.
+        beside = (
+            not encloses
+            and key.mod is frame.mod
+            and id(frame.key.node) in frame.mod.enclosing
+            and id(key.node) in key.mod.enclosing
+        )
+        if encloses:
             # A closure called where it is defined: its free names hold what they hold here.
             for name in self.closure_names(key):
                 bound[name] = self.read_name(frame, name)
+        elif beside:
+            for name in self.closure_names(key):
+                if name in frame.state and self.same_variable(frame, key, name):
+                    bound[name] = frame.state[name]
         call_step = RawStep(frame.mod, frame.stmt, node, "call", IDENTITY, f"into {key.name}")
         site = CallSite(
             key,
@@ -507,16 +521,15 @@ class Calls:
                         SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, val, frame.key, via)
                     )
             self.take_field_writes(frame, node, key, summary, site)
-            if summary.nonlocal_writes and key.mod is frame.mod and self.encloses(frame, key):
-                # `def reset(): nonlocal n; n = m`, called here: n may hold what it wrote.
-                for name, (written, every) in summary.nonlocal_writes.items():
-                    val = self.substitute(written, key, site, 0, keep_unresolved=True)
-                    forget_facts(frame, name)  # the tests of its old value
-                    frame.state[name] = val if every else self.read_name(frame, name).join(val)
-            if key.mod is frame.mod:
+            if summary.nonlocal_writes and (encloses or beside):
+                self.take_nonlocal_writes(frame, key, summary, site, beside=beside)
+            if key.mod is frame.mod and (summary.global_writes or summary.globals_written_by_calls):
                 # A condition on a global of the module says nothing of what the callee
-                # wrote into it (`if NUM == 0: return; set_num(n)`, `global NUM` there).
-                for name in summary.global_writes:
+                # wrote into it (`if NUM == 0: return; set_num(n)`, `global NUM` there), or
+                # a function it calls did: this function's callers forget it too.
+                written = summary.globals_written_by_calls.union(summary.global_writes)
+                frame.summary.globals_written_by_calls |= written
+                for name in written:
                     if (
                         name not in frame.state  # not a local of the same name
                         or name in frame.globals_declared
@@ -550,6 +563,30 @@ class Calls:
                     self.write(frame, target, Val([effect]), strong=False, in_place=True)
         origin = CallOrigin(site)
         return Val([Trace(origin, ())], [PendingRef(origin)])
+
+    def take_nonlocal_writes(
+        self, frame: Frame, key: FuncKey, summary: Summary, site: CallSite, *, beside: bool
+    ) -> None:
+        """``def reset(): nonlocal n; n = m``, called where it is defined or from a
+        function beside it that shares ``n``: ``n`` may hold what it wrote. A name this
+        function does not bind itself is a variable further out: the write is this
+        function's too (``Summary.nonlocal_writes``), for its callers."""
+        node = frame.key.node
+        own = scope_names(node, self._scopes)[0] if node is not None else frozenset()
+        for name, (written, every) in summary.nonlocal_writes.items():
+            if beside and not self.same_variable(frame, key, name):
+                continue
+            if name in frame.state or name in own:
+                old = self.read_name(frame, name)
+            else:  # a variable further out this function neither reads nor writes
+                old = Val([Trace(ParamOrigin(frame.key, name), ())])
+            if name not in site.args:  # what the callee's write may be made of
+                site.args[name] = old
+            val = self.substitute(written, key, site, 0, keep_unresolved=True)
+            forget_facts(frame, name)  # the tests of its old value
+            frame.state[name] = val if every else old.join(val)
+            if name not in own and node is not None:
+                frame.nonlocals_declared.add(name)
 
     def take_field_writes(
         self, frame: Frame, node: cst.Call, key: FuncKey, summary: Summary, site: CallSite

@@ -298,6 +298,10 @@ class Summary:
     # of that field anywhere.
     constructor_fields: dict[tuple[str, str], Val] = field(default_factory=dict)
     global_writes: dict[str, Val] = field(default_factory=dict)
+    # The module's globals the functions of its module it calls write, themselves or
+    # through the functions they call (``global NUM`` one call away): a condition on one
+    # says nothing after the call (``Calls.call_function``).
+    globals_written_by_calls: set[str] = field(default_factory=set)
     # What a closure leaves in names of the function around it (``nonlocal n``), for a
     # call of it where it is defined: the values it wrote, and whether every return
     # comes after a write.
@@ -346,9 +350,10 @@ class Frame:
         self.exits: list[dict[str, Val]] = []
         self.loops: list[tuple[list[Frame], list[Frame]]] = []
         # For each `try` with a `finally` being run, innermost last: how many loops were
-        # being run at it, and the states of the returns, raises, breaks and continues
-        # that leave it (its `finally` runs on them too).
-        self.finally_exits: list[tuple[int, list[Frame]]] = []
+        # being run at it, and the returns, raises, breaks and continues that leave it,
+        # each as (kind, state, statement): its `finally` runs on them before they go on
+        # (``Statements.exec_Try``).
+        self.finally_exits: list[tuple[int, list[tuple[str, Frame, cst.CSTNode]]]] = []
         self.fields: set[str] = set()
         # Constructor calls evaluated here: call node id -> (field, value) pairs.
         self.constructed: dict[int, list[tuple[str, Val]]] = {}

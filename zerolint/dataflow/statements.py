@@ -14,6 +14,7 @@ from zerolint.dataflow import guards
 from zerolint.dataflow.chunks import record_chunk_end, record_chunk_start
 from zerolint.dataflow.frames import (
     Frame,
+    FuncKey,
     ParamObject,
     forget_cells_naming,
     retire,
@@ -43,6 +44,7 @@ from zerolint.dataflow.syntax import (
 )
 from zerolint.dataflow.values import (
     EMPTY,
+    CallOrigin,
     Effect,
     FuncRef,
     InstRef,
@@ -55,9 +57,18 @@ from zerolint.dataflow.values import (
     without_row_counts,
 )
 from zerolint.model import EVERY_ROW, IDENTITY, ROW_VALUES, SOME_ROW, Op, OpKind
-from zerolint.project import ClassInfo, record_import
+from zerolint.project import ClassInfo, ModuleInfo, record_import
 
 _UNKNOWN = object()
+# Context managers that may swallow the exception their block raises (a stack may hold
+# one that does), and subclasses of them (Statements.may_swallow, Statements.swallows).
+SWALLOWING_MANAGERS = frozenset(
+    {"contextlib.suppress", "contextlib.ExitStack", "contextlib.AsyncExitStack"}
+)
+# The decorators that make a generator a context manager (Statements.generator_swallows).
+CONTEXT_MANAGER_DECORATORS = frozenset(
+    {"contextlib.contextmanager", "contextlib.asynccontextmanager"}
+)
 # How many finally blocks, each run for the ways out of its try, may be run inside one
 # another; deeper, the ways out join the way on (Statements.exec_Try).
 MAX_EXIT_FINALLIES = 2
@@ -240,7 +251,8 @@ class Statements:
     def exec_Try(self, frame: Frame, stmt: cst.Try | cst.TryStar) -> None:
         start = frame.fork()
         body = frame.fork()
-        exits: list[Frame] = []  # the states that leave the try early, through its finally
+        # The ways out of the try through its finally: (kind, state, statement).
+        exits: list[tuple[str, Frame, cst.CSTNode]] = []
         if stmt.finalbody is not None:
             frame.finally_exits.append((len(frame.loops), exits))
         self.exec_suite(body, stmt.body)
@@ -260,37 +272,75 @@ class Statements:
         if stmt.finalbody is None:
             return
         frame.finally_exits.pop()
-        if exits and self._exit_finallies >= MAX_EXIT_FINALLIES:
+        # Each kind of way out (return, raise, break, continue) runs the finally on its
+        # states, then goes where it goes with what the finally left (`try: lens =
+        # lens.clamp(min=1); break` / `finally: lens = lens - 1`: the loop is left with
+        # lens - 1).
+        kinds: dict[str, list[tuple[Frame, cst.CSTNode]]] = {}
+        for kind, state, node in exits:
+            kinds.setdefault(kind, []).append((state, node))
+        deep = bool(exits) and self._exit_finallies >= MAX_EXIT_FINALLIES
+        if deep:
             # Finally blocks inside finally blocks: each would run its own once more for
-            # every one around it. The ways out join the way on instead (one run).
-            frame.absorb(frame.fork(), *exits)
-        elif exits:
-            # A return, raise, break or continue in the try runs the finally on its way
-            # out (`try: if not lens.any(): return` / `finally: kernel(lens)`): its state
-            # goes no further than the finally and what encloses it.
-            out = exits[0].fork()
-            out.absorb(*exits)
-            self._exit_finallies += 1
-            try:
-                self.exec_suite(out, stmt.finalbody.body)
-            finally:
-                self._exit_finallies -= 1
-            if not out.dead:
-                self.leave(out, loop_exit=False)
+            # every one around it. The ways out join the way on instead (one run), and
+            # each goes on from what that run leaves.
+            frame.absorb(frame.fork(), *(state for _, state, _ in exits))
+        else:
+            for kind, left in kinds.items():
+                out = left[0][0].fork()
+                out.absorb(*(state for state, _ in left))
+                before = out.fork() if kind == "return" else None
+                self._exit_finallies += 1
+                try:
+                    self.exec_suite(out, stmt.finalbody.body)
+                finally:
+                    self._exit_finallies -= 1
+                if not out.dead:
+                    self.go_on(out, kind, [node for _, node in left], before)
         was_dead = frame.dead
+        before = frame.fork() if deep and "return" in kinds else None
         frame.dead = False
         self.exec_suite(frame, stmt.finalbody.body)
+        if deep and not frame.dead:
+            for kind, left in kinds.items():
+                self.go_on(frame.fork(), kind, [node for _, node in left], before)
         frame.dead = frame.dead or was_dead
 
-    def leave(self, frame: Frame, *, loop_exit: bool) -> None:
-        """``frame`` leaves the innermost ``try`` with a ``finally`` around it: a return or
-        a raise always, a break or a continue (``loop_exit``) where that try is inside the
-        loop it leaves."""
-        if not frame.finally_exits:
+    def go_on(
+        self, frame: Frame, kind: str, nodes: list[cst.CSTNode], before: Frame | None
+    ) -> None:
+        """A return, raise, break or continue (``kind``; the statements: ``nodes``) goes on
+        from ``frame``, the state a finally it left through left: to the finally of a try
+        around it, if any, else where it goes (the loop's breaks or continues; for a return,
+        the state the function returns in). A returned name the finally wrote (``return
+        lens`` / ``finally: lens.sub_(1)``, in place) may hold what it wrote (``before``:
+        the state the finally was run from)."""
+        if kind == "return" and before is not None:
+            for node in nodes:
+                value = node.value if type(node) is cst.Return else None
+                name = dotted(value) if value is not None else None
+                if name is not None and frame.state.get(name) is not before.state.get(name):
+                    self.hand_back(frame, self.read_key(frame, name), node)
+        if self.leave(frame, kind, nodes[0]):
             return
+        if kind == "return":
+            frame.exits.append(exit_state(frame))
+        elif kind in ("break", "continue") and frame.loops:
+            breaks, continues = frame.loops[-1]
+            (breaks if kind == "break" else continues).append(frame)
+
+    def leave(self, frame: Frame, kind: str, node: cst.CSTNode) -> bool:
+        """``frame`` leaves by a return, raise, break or continue (``kind``): whether the
+        innermost ``try`` with a ``finally`` around it takes it (a return or a raise
+        always, a break or a continue where that try is inside the loop it leaves), to run
+        the finally on it first (``go_on``)."""
+        if not frame.finally_exits:
+            return False
         depth, exits = frame.finally_exits[-1]
-        if not loop_exit or depth == len(frame.loops):
-            exits.append(frame.fork())
+        if kind in ("break", "continue") and depth != len(frame.loops):
+            return False
+        exits.append((kind, frame.fork(), node))
+        return True
 
     exec_TryStar = exec_Try
 
@@ -300,15 +350,7 @@ class Statements:
             val = self.eval(frame, item.item)
             if item.asname is not None:
                 self.assign(frame, item.asname.name, val, item.item)
-            suppresses = suppresses or (
-                type(item.item) is cst.Call
-                and self.qualname(frame, item.item.func) == "contextlib.suppress"
-                or any(
-                    isinstance(r, InstRef) and isinstance(r.cls, ClassInfo) and self.swallows(r.cls)
-                    for held in val.refs
-                    for r in (self.resolve_refs(held) if isinstance(held, PendingRef) else [held])
-                )
-            )
+            suppresses = suppresses or self.may_swallow(frame, item.item, val)
         if not suppresses:
             self.exec_suite(frame, stmt.body)
             return
@@ -318,17 +360,44 @@ class Statements:
         self.exec_suite(frame, stmt.body)
         frame.absorb(frame.fork(), entry)
 
+    def may_swallow(self, frame: Frame, item: cst.BaseExpression, val: Val) -> bool:
+        """Whether the context manager ``item`` (evaluated: ``val``) may swallow the
+        exception its block raises: ``contextlib.suppress(...)``, an ``ExitStack`` or
+        ``AsyncExitStack`` (what is entered into it is not followed: it may be entered
+        anywhere it is handed, so it is taken to hold a manager that swallows), an object
+        of a class of the project that swallows (``swallows``), or what a generator of the
+        project made a context manager by ``@contextmanager`` gives
+        (``generator_swallows``)."""
+        if type(item) is cst.Call and self.qualname(frame, item.func) in SWALLOWING_MANAGERS:
+            return True
+        for held in val.refs:
+            if isinstance(held, PendingRef):
+                refs = self.resolve_refs(held)
+                origin = held.origin
+                if (
+                    isinstance(origin, CallOrigin)
+                    and origin.site.callee is not None
+                    and self.generator_swallows(origin.site.callee)
+                ):
+                    return True
+            else:
+                refs = [held]
+            if any(
+                isinstance(r, InstRef) and isinstance(r.cls, ClassInfo) and self.swallows(r.cls)
+                for r in refs
+            ):
+                return True
+        return False
+
     def swallows(self, cls: ClassInfo) -> bool:
         """Whether a context manager of ``cls`` may swallow the exception its block
         raises: the ``__exit__`` (or ``__aexit__``) its MRO finds returns something other
         than ``None`` or ``False`` (``return True``, ``return self.quiet``), or it derives
-        from ``contextlib.suppress``."""
+        from ``contextlib.suppress``, ``ExitStack`` or ``AsyncExitStack``."""
         mro = self.mro(cls)
         for c in mro:  # a subclass of contextlib.suppress
             for base in c.bases:
-                name = dotted(base) or ""
-                head, dot, rest = name.partition(".")
-                if f"{c.module.imports.get(head, head)}{dot}{rest}" == "contextlib.suppress":
+                if qualified(c.module, base) in SWALLOWING_MANAGERS:
                     return True
         owner = next((c for c in mro if {"__exit__", "__aexit__"} & c.methods.keys()), None)
         if owner is None:
@@ -342,6 +411,58 @@ class Statements:
                 ):
                     return True
         return False
+
+    def generator_swallows(self, key: FuncKey) -> bool:
+        """Whether ``key``, a generator made a context manager (``@contextmanager``,
+        ``@asynccontextmanager``), may swallow the exception raised in the block of the
+        ``with`` it is entered by: that exception is raised at its ``yield``, so it is
+        swallowed where a ``yield`` sits in a ``try`` with a handler that may end without
+        raising (``except X: raise`` does not swallow; one that returns does) or with a
+        ``finally`` that may return, break or continue, or in a ``with`` of a manager that
+        swallows (``contextlib.suppress``, a class or such a generator of its module)."""
+        node = key.node
+        if node is None or not any(
+            qualified(key.mod, d.decorator) in CONTEXT_MANAGER_DECORATORS for d in node.decorators
+        ):
+            return False
+        found = self._swallowing.get(id(node))
+        if found is None:
+            self._swallowing[id(node)] = False  # a generator entering itself: not again
+            found = self._swallowing[id(node)] = self._generator_swallows(key)
+        return found
+
+    def _generator_swallows(self, key: FuncKey) -> bool:
+        mod = key.mod
+        for top in key.node.body.body:  # type: ignore[union-attr]
+            for stmt in statements(top):
+                kind = type(stmt)
+                if kind is cst.Try or kind is cst.TryStar:
+                    if not _yields_in(stmt.body.body):
+                        continue
+                    if any(not _reraises(h.body.body) for h in stmt.handlers):
+                        return True
+                    if stmt.finalbody is not None and _leaves(stmt.finalbody.body.body):
+                        return True
+                elif kind is cst.With and _yields_in(stmt.body.body):
+                    for item in stmt.items:
+                        if type(item.item) is cst.Call and self._made_swallowing(mod, item.item):
+                            return True
+        return False
+
+    def _made_swallowing(self, mod: ModuleInfo, call: cst.Call) -> bool:
+        """Whether ``call``, a ``with`` item in a generator of ``mod``, makes a manager that
+        swallows: ``contextlib.suppress(...)`` and the stacks, or a class or a generator of
+        ``mod`` itself (no other module is looked into)."""
+        name = dotted(call.func)
+        if name is None:
+            return False
+        if qualified(mod, call.func) in SWALLOWING_MANAGERS:
+            return True
+        cls = mod.classes.get(name)
+        if cls is not None:
+            return self.swallows(cls)
+        fn = mod.functions.get(name)
+        return fn is not None and self.generator_swallows(self.func_key(mod, fn))
 
     def exec_Import(self, frame: Frame, stmt: cst.Import | cst.ImportFrom) -> None:
         """An import binds its names where it runs, as an assignment does, so that each arm
@@ -480,8 +601,8 @@ class Statements:
     def exec_Return(self, frame: Frame, stmt: cst.Return) -> None:
         val = self.eval(frame, stmt.value) if stmt.value is not None else EMPTY
         self.hand_back(frame, val, stmt)
-        frame.exits.append(exit_state(frame))
-        self.leave(frame, loop_exit=False)
+        if not self.leave(frame, "return", stmt):
+            frame.exits.append(exit_state(frame))
         frame.dead = True
 
     def hand_back(self, frame: Frame, val: Val, stmt: cst.CSTNode) -> None:
@@ -507,14 +628,15 @@ class Statements:
         return val.with_refs(refs)
 
     def exec_Raise(self, frame: Frame, stmt: cst.Raise) -> None:
-        self.leave(frame, loop_exit=False)
+        self.leave(frame, "raise", stmt)
         frame.dead = True
 
     def exec_Break(self, frame: Frame, stmt: cst.Break | cst.Continue) -> None:
         if frame.loops:
-            breaks, continues = frame.loops[-1]
-            (breaks if type(stmt) is cst.Break else continues).append(frame.fork())
-            self.leave(frame, loop_exit=True)
+            kind = "break" if type(stmt) is cst.Break else "continue"
+            if not self.leave(frame, kind, stmt):
+                breaks, continues = frame.loops[-1]
+                (breaks if kind == "break" else continues).append(frame.fork())
             frame.dead = True
 
     exec_Continue = exec_Break
@@ -926,6 +1048,46 @@ def record_test(frame: Frame, name: str, value: cst.BaseExpression | None) -> No
     if any(r == name or r.startswith(name + ".") for r in reads):
         return  # `ok = not ok`: about the name's old value
     frame.tests[name] = (value, reads)
+
+
+def qualified(mod: ModuleInfo, node: cst.BaseExpression) -> str | None:
+    """The dotted name ``node`` writes, its head through ``mod``'s imports
+    (``contextlib.suppress`` for ``suppress`` imported from contextlib)."""
+    name = dotted(node)
+    if name is None:
+        return None
+    head, dot, rest = name.partition(".")
+    return f"{mod.imports.get(head, head)}{dot}{rest}"
+
+
+def _yields_in(block: Sequence[cst.CSTNode]) -> bool:
+    """Whether a statement of ``block`` (or under it, not in a nested function) yields:
+    ``yield``, ``x = yield``, ``yield from ...``."""
+    for top in block:
+        for stmt in statements(top):
+            if type(getattr(stmt, "value", None)) is cst.Yield:
+                return True
+    return False
+
+
+def _reraises(block: Sequence[cst.CSTNode]) -> bool:
+    """Whether an exception handler's ``block`` ends every way by raising: its last
+    statement is a ``raise``, and it holds no ``return``, ``break`` or ``continue``."""
+    if not block:
+        return False
+    last = block[-1]
+    if type(last) is cst.SimpleStatementLine:
+        last = last.body[-1]
+    return type(last) is cst.Raise and not _leaves(block)
+
+
+def _leaves(block: Sequence[cst.CSTNode]) -> bool:
+    """Whether ``block`` holds a ``return``, ``break`` or ``continue``."""
+    return any(
+        type(stmt) in (cst.Return, cst.Break, cst.Continue)
+        for top in block
+        for stmt in statements(top)
+    )
 
 
 def exit_state(frame: Frame) -> dict[str, Val]:
