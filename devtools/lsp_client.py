@@ -9,6 +9,7 @@ wait for the diagnostics of one document to satisfy a condition.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import sys
 import time
@@ -34,7 +35,17 @@ class Client:
         self.root = root
         # The position encodings offered (`general.positionEncodings`; none: UTF-16 only).
         self.position_encodings = position_encodings
-        # Default: this Python's zerolint; another server (a peer in a benchmark) by command.
+        # Default: this Python's zerolint, the one this process imports (its folder first
+        # on the server's PYTHONPATH: `PYTHONPATH=.` would name the server's own folder,
+        # the workspace, and an editable install's tree would be run instead); another
+        # server (a peer in a benchmark) by command.
+        self.env: dict[str, str] | None = None
+        if command is None:
+            import zerolint
+
+            tree = str(Path(zerolint.__file__).resolve().parent.parent)
+            paths = [tree, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+            self.env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
         self.command = command or [sys.executable, "-m", "zerolint", "server"]
         self.server_args = server_args
         self.lsp = LanguageClient("zerolint-tests", "1")
@@ -77,7 +88,7 @@ class Client:
 
     async def launch(self) -> None:
         """Start the server process (not yet initialized)."""
-        await self.lsp.start_io(*self.command, *self.server_args, cwd=str(self.root))
+        await self.lsp.start_io(*self.command, *self.server_args, cwd=str(self.root), env=self.env)
         # Read the server's stderr as it comes: a full pipe would stop the server.
         self._drain = asyncio.ensure_future(self._read_stderr())
 

@@ -8,11 +8,13 @@ command that survives it is one the runner reads back as written.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fixtures.formats import reports
+from tests.test_cli_check import write
 from zerolint.formats import RenderOptions, render
 from zerolint.formats.github import escape_data, escape_property
 from zerolint.formats.text import finding_lines
@@ -124,3 +126,34 @@ def test_one_command_per_finding_then_notices_and_warnings() -> None:
         ("warning", "ZL903"),
     ]
     assert render(reports.clean(), "github") == ""
+
+
+SINK = (
+    "from deep_gemm import get_paged_mqa_logits_metadata\n"
+    "\n"
+    "\n"
+    "def build(seq_lens, num_sms):\n"
+    "    lens = seq_lens // 4\n"
+    "    return get_paged_mqa_logits_metadata(lens, 64, num_sms)\n"
+)
+
+
+def test_a_file_name_with_a_line_break_is_annotated_under_its_own_name(
+    tmp_path: Path, check
+) -> None:
+    """A file name holding a newline or a carriage return (or `%`, `:`, `,`) is escaped in
+    `file=` as the runner reads it back (`%0A`, `%0D`, ...): the annotation names the file.
+    Line breaks were made control pictures first (`a␊b.py`), a file the runner cannot find;
+    the message, one line per command, shows them so."""
+    names = ["a\nb.py", "c\rd.py", "e%f:g,h.py", "i\r\nj%0A.py"]
+    write(tmp_path, dict.fromkeys(names, SINK))
+    code, out, err = check("--format", "github", ".")
+    assert code == 1, err
+    lines = out.split("\n")
+    assert lines[-1] == "" and all(line.startswith("::error ") for line in lines[:-1]), out
+    commands = [parse_command(line) for line in lines[:-1]]
+    assert sorted(properties["file"] for _, properties, _ in commands) == sorted(names)
+    for name, properties, message in commands:
+        assert name == "error" and properties["line"] == "6"
+        shown = properties["file"].replace("\n", "\u240a").replace("\r", "\u240d")
+        assert message.startswith(f"{shown}:6:12: ZL001 "), message

@@ -13,6 +13,7 @@ import asyncio
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,10 @@ from devtools.lsp_client import Client
 from tests import test_server
 from tests.test_server import (
     BUILDER,
+    CLAMPED_BUILDER,
     CLAMPED_HELPER,
     HELPER,
+    PYPROJECT,
     is_clean,
     is_zl001,
     run_client,
@@ -135,20 +138,29 @@ KIND_BITS = {
 }
 
 
-def sent(client: Client, path: Path, kind: lsp.FileChangeType) -> bool:
-    """Send the event of ``path`` (``kind``) where an editor would: where a watcher the
-    server registered matches its path and kind. Whether it was sent."""
+def matching_watchers(client: Client, path: Path, kind: lsp.FileChangeType) -> int:
+    """How many of the watchers the server registered match ``path`` and ``kind``: how
+    many times VS Code reports the change (a watcher of its own for each, their events
+    sent together)."""
     relative = path.relative_to(client.root).as_posix()
-    for registration in client.registrations:
-        if registration.method != "workspace/didChangeWatchedFiles":
-            continue
-        for watcher in registration.register_options["watchers"]:
-            if glob_regex(watcher["globPattern"]).match(relative) and (
-                watcher.get("kind", 7) & KIND_BITS[kind]
-            ):
-                client.watched(path, kind)
-                return True
-    return False
+    return sum(
+        1
+        for registration in client.registrations
+        if registration.method == "workspace/didChangeWatchedFiles"
+        for watcher in registration.register_options["watchers"]
+        if glob_regex(watcher["globPattern"]).match(relative)
+        and watcher.get("kind", 7) & KIND_BITS[kind]
+    )
+
+
+def sent(client: Client, path: Path, kind: lsp.FileChangeType) -> bool:
+    """Send the event of ``path`` (``kind``) as VS Code would: once for each watcher the
+    server registered that matches its path and kind, in one notification. Whether it was
+    sent."""
+    times = matching_watchers(client, path, kind)
+    if times:
+        client.watched_all([(path, kind)] * times)
+    return times > 0
 
 
 def test_a_folder_deleted_renamed_or_moved_in_is_one_event_the_server_follows(
@@ -303,6 +315,15 @@ def test_a_request_before_initialize_is_answered_server_not_initialized(workspac
             assert error.value.code == -32002  # ServerNotInitialized
             client.open(builder)  # dropped: not open once initialized
             await client.initialize()
+            # Answered now (the builder is not open: no action), whatever pygls keeps.
+            actions = client.lsp.text_document_code_action_async(
+                lsp.CodeActionParams(
+                    text_document=lsp.TextDocumentIdentifier(uri=builder.as_uri()),
+                    range=anywhere,
+                    context=lsp.CodeActionContext(diagnostics=[]),
+                )
+            )
+            assert list(await asyncio.wait_for(actions, 20)) == []
             uri = client.open(workspace / "pkg" / "utils.py")
             await client.diagnostics_for(uri, is_clean)
             assert builder.as_uri() not in client.diagnostics
@@ -313,3 +334,195 @@ def test_a_request_before_initialize_is_answered_server_not_initialized(workspac
         assert await client.stop() == 0
 
     asyncio.run(main())
+
+
+def test_each_change_on_disk_reaches_the_server_once(workspace: Path) -> None:
+    """VS Code reports a change once for each watcher whose glob and kinds match it. The
+    server watched `**/*` for creations and deletions (folders) besides every kind of
+    change of `**/*.py`, `**/*.pyi`, the configurations and the rule files: a Python file,
+    a configuration or a rule file created or deleted was reported twice, and handled
+    twice (a tree dropped twice; a file deleted while open said twice). Each change now
+    matches one watcher; and an event a client reports twice in one notification (one that
+    ignores the watchers' kinds) is handled once."""
+    rule = test_server.RULE_FILE.read_text().replace('code = "ZT002"', 'code = "ACME001"')
+    (workspace / "lint").mkdir()
+    (workspace / "lint" / "ACME.toml").write_text(rule)
+    config = workspace / "pyproject.toml"
+    config.write_text(PYPROJECT + 'rule-files = ["lint/ACME.toml"]\n')
+    builder = workspace / "pkg" / "builder.py"
+    kinds = list(KIND_BITS)
+    every_kind = {
+        "pkg/new.py": kinds,
+        "pkg/new.pyi": kinds,
+        "pyproject.toml": kinds,
+        "pkg/sub/.zerolint.toml": kinds,
+        "lint/ACME.toml": kinds,
+        ".gitignore": kinds,
+        ".git/info/exclude": kinds,
+        "pkg/sub": [lsp.FileChangeType.Created, lsp.FileChangeType.Deleted],  # a folder
+        "README.md": [lsp.FileChangeType.Created, lsp.FileChangeType.Deleted],
+    }
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        rules = "**/ACME.toml"  # registered once the configuration naming it is read
+        await client.wait_for(
+            lambda: any(
+                w["globPattern"] == rules
+                for r in client.registrations
+                for w in r.register_options["watchers"]
+            ),
+            10,
+        )
+        reported = {
+            (name, kind.name): matching_watchers(client, workspace / name, kind)
+            for name, watched in every_kind.items()
+            for kind in kinds
+            if kind in watched
+        }
+        assert set(reported.values()) == {1}, reported
+        builder.unlink()
+        client.watched_all([(builder, lsp.FileChangeType.Deleted)] * 2)
+        client.change(uri, CLAMPED_BUILDER)  # its diagnostics come after the warnings
+        await client.diagnostics_for(uri, is_clean)
+        said = [m for m in client.logs if "was deleted while open" in m]
+        assert len(said) == 1, said
+
+    run_session(workspace, scenario)
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git says what it ignores")
+def test_a_gitignore_edit_changes_what_is_checked_as_on_the_command_line(
+    workspace: Path, check
+) -> None:
+    """Files git ignores are not checked (`respect-gitignore`, on by default), by
+    `zerolint check` as by the server; but the server did not watch `.gitignore`: an edit
+    of it left the trees as they were, the helper it now ignores still followed until the
+    server restarted. A `.gitignore` (or `.git/info/exclude`) created, changed or saved
+    now rebuilds the trees, as a fresh `zerolint check` reads them."""
+    git(workspace, "init", "-q")
+    ignore = workspace / ".gitignore"
+    exclude = workspace / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_text("")
+    followed = cli_findings(check, workspace)
+    assert followed == [("builder.py", "ZL001", 8)]
+    ignore.write_text("pkg/utils.py\n")
+    assert cli_findings(check, workspace) == []
+    ignore.unlink()
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        first = await client.diagnostics_for(uri, is_zl001)
+        assert shown(first, "builder.py") == followed
+        await client.wait_for(lambda: client.registrations != [], 10)
+        ignore.write_text("pkg/utils.py\n")
+        assert sent(client, ignore, lsp.FileChangeType.Created)
+        await client.diagnostics_for(uri, is_clean)
+        ignore.write_text("# nothing\n")
+        assert sent(client, ignore, lsp.FileChangeType.Changed)
+        await client.diagnostics_for(uri, is_zl001)
+        exclude.write_text("/pkg/utils.py\n")
+        assert sent(client, exclude, lsp.FileChangeType.Changed)
+        await client.diagnostics_for(uri, is_clean)
+        exclude.write_text("")
+        client.save(client.open(exclude, ""))  # saved in the editor
+        await client.diagnostics_for(uri, is_zl001)
+        # A cache's own `.gitignore` (pytest writes one as it makes its folder) is of a
+        # folder no walk enters: no tree is rebuilt for it.
+        said = f"configuration reloaded ({ignore} changed)"
+        before = sum(said in m for m in client.logs)
+        cache = workspace / ".pytest_cache" / ".gitignore"
+        cache.parent.mkdir()
+        cache.write_text("*\n")
+        assert sent(client, cache, lsp.FileChangeType.Created)
+        # Then one that does: its reload is said after any the cache's had made.
+        assert sent(client, ignore, lsp.FileChangeType.Changed)
+        await client.wait_for(lambda: sum(said in m for m in client.logs) == before + 1)
+        assert not [m for m in client.logs if ".pytest_cache" in m], client.logs
+
+    run_session(workspace, scenario)
+
+
+def test_a_configuration_that_ignores_every_rule_is_said_as_on_the_command_line(
+    workspace: Path, check
+) -> None:
+    """`zerolint check` refuses a configuration whose `ignore` turns off every rule it
+    selects (every check would pass); the server took it silently and showed every file
+    clean. It says the command line's words in the log, once (a tree built again, as for
+    a new buffer, does not say it again), and again after a reload that leaves it so. A
+    folder below with such a configuration of its own (a vendored tree) is left to it,
+    as on the command line."""
+    config = workspace / "pyproject.toml"
+    config.write_text(PYPROJECT + 'ignore = ["ALL"]\n')
+    vendored = workspace / "pkg" / "vendored"
+    vendored.mkdir()
+    (vendored / "pyproject.toml").write_text('[tool.zerolint]\nignore = ["ALL"]\n')
+    (vendored / "lib.py").write_text(BUILDER.replace("from .utils", "from ..utils"))
+    code, _, err = check(".", cwd=workspace)
+    assert code == 2
+    words = err.strip().removeprefix("zerolint: error: ")
+    assert words.startswith(f"{config}: [tool.zerolint] ignore: turns off every selected rule")
+    config.write_text(PYPROJECT)
+    assert cli_findings(check, workspace) == [("builder.py", "ZL001", 8)]  # not vendored's
+    config.write_text(PYPROJECT + 'ignore = ["ALL"]\n')
+    builder = workspace / "pkg" / "builder.py"
+    expected = f"zerolint: {words}; nothing is reported"
+
+    def said() -> list[str]:
+        return [m for m in client.logs if "turns off every selected rule" in m]
+
+    async def scenario(client: Client) -> None:
+        await client.log_matching("turns off every selected rule")
+        assert said() == [expected]
+        uri = client.open(builder)
+        assert await client.diagnostics_for(uri, lambda d: True) == []
+        lib = client.open(vendored / "lib.py")
+        await client.diagnostics_for(lib, lambda d: True)
+        new = client.open(workspace / "pkg" / "new.py", BUILDER)  # a new buffer: tree rebuilt
+        await client.diagnostics_for(new, lambda d: True)
+        client.change(uri, BUILDER + "\n")
+        assert await client.diagnostics_for(uri, lambda d: True) == []
+        config.write_text(PYPROJECT)
+        client.watched(config, lsp.FileChangeType.Changed)
+        await client.diagnostics_for(uri, is_zl001)
+        assert said() == [expected]
+        config.write_text(PYPROJECT + 'ignore = ["ALL"]\n')
+        client.watched(config, lsp.FileChangeType.Changed)
+        await client.diagnostics_for(uri, is_clean)
+        assert said() == [expected] * 2
+
+    client = Client(workspace, "--debounce-ms", "20")
+    run_client(client, scenario)
+
+
+def test_a_second_initialize_is_answered_invalid_request(workspace: Path) -> None:
+    """As the protocol says, `initialize` may be sent only once: a second one is answered
+    with InvalidRequest (-32600). pygls initialised again: a new workspace, without the
+    documents open, whose edits were then ignored as of documents never opened."""
+    builder = workspace / "pkg" / "builder.py"
+
+    async def scenario(client: Client) -> None:
+        uri = client.open(builder)
+        await client.diagnostics_for(uri, is_zl001)
+        again = client.lsp.initialize_async(
+            lsp.InitializeParams(
+                process_id=None,
+                root_uri=(workspace / "pkg").as_uri(),
+                capabilities=lsp.ClientCapabilities(),
+            )
+        )
+        with pytest.raises(JsonRpcException, match="only once") as error:
+            await asyncio.wait_for(again, 20)
+        assert error.value.code == -32600  # InvalidRequest
+        client.change(uri, CLAMPED_BUILDER)  # still open, in the same workspace
+        await client.diagnostics_for(uri, is_clean)
+        assert not [m for m in client.logs if "not open" in m], client.logs
+
+    run_session(workspace, scenario)

@@ -264,6 +264,20 @@ def runs_nothing(settings: Settings) -> bool:
     )
 
 
+def ignores_every_rule(source: Path | None) -> str:
+    """What is said of an ``ignore`` that turns off every selected rule (``runs_nothing``):
+    the configuration file's (``source``), or the command line's (None)."""
+    if source is None:
+        where = "--ignore"
+    else:
+        table = "[tool.zerolint] " if source.name == "pyproject.toml" else ""
+        where = f"{source}: {table}ignore:"
+    return (
+        f"{where} turns off every selected rule, so every check would pass "
+        "(select others, or ignore less)"
+    )
+
+
 class SettingsFor:
     """The settings of each folder: the nearest configuration (or ``--config``) with the
     command line's options on top, made once per configuration file."""
@@ -351,14 +365,8 @@ class SettingsFor:
             # may a folder's own configuration (a vendored tree's `ignore = ["ALL"]`), as
             # in Ruff; only the command line's or the run's own configuration is refused.
             if args.ignore is None and base.source is not None:
-                table = "[tool.zerolint] " if base.source.name == "pyproject.toml" else ""
-                where = f"{base.source}: {table}ignore:"
-            else:
-                where = "--ignore"
-            raise UsageError(
-                f"{where} turns off every selected rule, so every check would pass "
-                "(select others, or ignore less)"
-            )
+                raise UsageError(ignores_every_rule(base.source))
+            raise UsageError(ignores_every_rule(None))
         return settings
 
     def exclude_for(self, folder: Path) -> tuple[Sequence[str], Path | None, bool]:

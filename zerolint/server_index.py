@@ -444,9 +444,28 @@ class WorkspaceIndex:
             self.dropped(context)
             context = None  # a new buffer: module names and imports must see it
         if context is None:
+            self.say_if_nothing_runs(settings, folder)
             context = Context(root, settings, self.overlays, log=self.log)
             self.contexts[key] = context
         return context
+
+    def say_if_nothing_runs(self, settings: Settings, folder: Path) -> None:
+        """Say (once, until the next reload) that the workspace folder's configuration, the
+        one ``zerolint check`` run there reads, ignores every rule it selects: the command
+        line refuses it, and every file would be shown clean. A folder below with such a
+        configuration of its own (a vendored tree's ``ignore = ["ALL"]``) is left to it,
+        as on the command line."""
+        from zerolint.check import ignores_every_rule, runs_nothing
+
+        source = settings.source
+        if source is None or not settings.ignore:
+            return
+        if source.parent != folder and source.parent not in folder.parents:
+            return  # another project's, below the folder
+        said = f"zerolint: {ignores_every_rule(source)}; nothing is reported"
+        if said not in self.said and runs_nothing(settings):
+            self.said.add(said)
+            self.log("warning", said)
 
     def warm(self) -> None:
         """Index every workspace folder now, so that the first file opened is answered from

@@ -43,7 +43,7 @@ from pygls.workspace import TextDocument
 
 from zerolint import __version__
 from zerolint.config import CONFIG_NAMES
-from zerolint.discovery import PY_SUFFIXES
+from zerolint.discovery import PY_SUFFIXES, SKIP_DIRS
 from zerolint.formats import step_code, step_note
 from zerolint.model import Diagnostic, Finding
 from zerolint.project import BadInput, read_source
@@ -83,6 +83,21 @@ def is_python(path: Path) -> bool:
     return path.suffix in PY_SUFFIXES
 
 
+# What git reads to know what it ignores (the global excludes file, outside the workspace,
+# is not watched), which discovery leaves out unless `respect-gitignore = false`.
+IGNORE_FILES = (".gitignore", ".git/info/exclude")
+
+
+def ignored_by(path: Path) -> Path | None:
+    """The folder whose files ``path`` tells git to ignore, if it is such a file: a
+    `.gitignore` (its folder's) or a repository's `.git/info/exclude` (its work tree's)."""
+    if path.name == ".gitignore":
+        return path.parent
+    if path.parts[-3:] == (".git", "info", "exclude"):
+        return path.parents[2]
+    return None
+
+
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
@@ -118,23 +133,41 @@ class Protocol(LanguageServerProtocol):
                 self._send_response(data["id"], None, exc.to_response_error())
             raise
 
+    # Whether an `initialize` request was taken (set as its handler starts): pygls keeps
+    # no public record of it.
+    initialize_taken = False
+
     def handle_message(self, message: Any) -> None:
         """pygls' dispatch, except that, as the protocol says, a request after ``shutdown``
-        is answered with ``InvalidRequest`` (pygls answers nothing), and one before
+        is answered with ``InvalidRequest`` (pygls answers nothing), one before
         ``initialize`` with ``ServerNotInitialized`` (pygls runs it without a workspace),
-        a notification then being dropped (but ``exit``)."""
+        a notification then being dropped (but ``exit``), and a second ``initialize`` with
+        ``InvalidRequest`` (pygls initialises again: a new workspace, without the open
+        documents)."""
         method = getattr(message, "method", None)
         request = method is not None and hasattr(message, "id")
         if self._shutdown and method != lsp.EXIT and request:
             error = JsonRpcInvalidRequest(f"{method} after shutdown").to_response_error()
             self._send_response(message.id, None, error)
             return
-        if self._workspace is None and method not in (None, lsp.INITIALIZE, lsp.EXIT):
-            if request:  # pygls makes the workspace when it reads `initialize`
+        if method == lsp.INITIALIZE and self.initialize_taken:
+            if request:
+                error = JsonRpcInvalidRequest("initialize may be sent only once")
+                self._send_response(message.id, None, error.to_response_error())
+            return
+        if not self.initialize_taken and method not in (None, lsp.INITIALIZE, lsp.EXIT):
+            if request:
                 error = JsonRpcServerNotInitialized(f"{method} before initialize")
                 self._send_response(message.id, None, error.to_response_error())
             return
         super().handle_message(message)
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams):
+        # Taken once its parameters were read (a request pygls cannot read is answered
+        # InvalidParams by `structure_message`, and initialize may be sent again).
+        self.initialize_taken = True
+        return (yield from super().lsp_initialize(params))
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: lsp.DidOpenTextDocumentParams):
@@ -482,10 +515,14 @@ class ZerolintServer(LanguageServer):
             self.log("error", f"zerolint: indexing failed: {type(exc).__name__}: {exc}")
 
     async def watch_configuration(self) -> None:
-        """Ask the client to tell us about configuration and Python files (`.py`, `.pyi`)
-        changing on disk, and folders created or deleted."""
-        watchers = [lsp.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]
-        watchers += [lsp.FileSystemWatcher(glob_pattern=f"**/*{s}") for s in PY_SUFFIXES]
+        """Ask the client to tell us about configuration, git ignore and Python files
+        (`.py`, `.pyi`) changing on disk, and files and folders created or deleted."""
+        # An editor reports a change once for each watcher whose glob and kinds match it
+        # (VS Code does; each watcher is a watcher of its own there): `**/*` reports every
+        # creation and deletion, so the other watchers ask for changes only.
+        globs = [f"**/{name}" for name in (*CONFIG_NAMES, *IGNORE_FILES)]
+        globs += [f"**/*{s}" for s in PY_SUFFIXES]
+        watchers = [lsp.FileSystemWatcher(glob_pattern=g, kind=lsp.WatchKind.Change) for g in globs]
         # A folder deleted, renamed or moved in is one event (VS Code's), sent only where a
         # watcher's glob matches the folder's own name: any name, created or deleted.
         watchers.append(
@@ -519,10 +556,25 @@ class ZerolintServer(LanguageServer):
         return out
 
     def is_configuration(self, path: Path | None) -> bool:
-        """Whether ``path`` is a configuration file, or a rule file one of them names."""
+        """Whether ``path`` is a configuration file, a rule file one of them names, or a
+        file that says what git ignores (which files are checked, as on a fresh
+        ``zerolint check``)."""
         if path is None:
             return False
-        return path.name in CONFIG_NAMES or Path(os.path.realpath(path)) in self.rule_files()
+        if path.name in CONFIG_NAMES or self.is_ignore_file(path):
+            return True
+        return Path(os.path.realpath(path)) in self.rule_files()
+
+    def is_ignore_file(self, path: Path) -> bool:
+        """Whether ``path`` tells git what to ignore in a folder that is walked for files:
+        not one of a cache or a virtual environment (`.pytest_cache/.gitignore`, which
+        pytest writes as it makes the folder), which no walk enters."""
+        folder = ignored_by(path)
+        if folder is None:
+            return False
+        root = self.index.folder_of(folder) if self.index is not None else None
+        below = folder.relative_to(root).parts if root is not None else ()
+        return not any(part in SKIP_DIRS or part.endswith(".egg-info") for part in below)
 
     async def watch_rule_files(self) -> None:
         """Ask the client to watch the rule files the configurations name (any file name,
@@ -537,7 +589,10 @@ class ZerolintServer(LanguageServer):
             id=f"zerolint-watch-rules-{len(self.watched_rule_names)}",
             method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
             register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
-                watchers=[lsp.FileSystemWatcher(glob_pattern=f"**/{n}") for n in sorted(names)]
+                watchers=[  # created or deleted: reported by `**/*` (watch_configuration)
+                    lsp.FileSystemWatcher(glob_pattern=f"**/{n}", kind=lsp.WatchKind.Change)
+                    for n in sorted(names)
+                ]
             ),
         )
         try:
@@ -961,30 +1016,33 @@ def build(debounce: float = 0.05) -> ZerolintServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def watched(ls: ZerolintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        configs = [c for c in params.changes if ls.is_configuration(path_of(c.uri))]
+        # Each event once: a client may report one as often as watchers match it (one that
+        # ignores the watchers' kinds: `**/*` and `**/*.py` both match a Python file).
+        events = list(dict.fromkeys((c.uri, c.type) for c in params.changes))
+        configs = [uri for uri, _ in events if ls.is_configuration(path_of(uri))]
         if configs:
-            await ls.reload(f"{path_of(configs[0].uri)} changed")
+            await ls.reload(f"{path_of(configs[0])} changed")
             return
         # A checkout changes many files in one notification: the trees are rebuilt or
         # re-read once for all of them, and the open files checked once after.
         changed: list[Path] = []
         folders: list[tuple[Path, bool]] = []
         refresh = False
-        for change in params.changes:
-            path = ls.doc_path(change.uri)
+        for uri, kind in events:
+            path = ls.doc_path(uri)
             if path is None:
                 continue
             if not is_python(path):  # a folder created, deleted or renamed, or another file
-                if change.type != lsp.FileChangeType.Changed:
-                    folders.append((path, change.type == lsp.FileChangeType.Created))
+                if kind != lsp.FileChangeType.Changed:
+                    folders.append((path, kind == lsp.FileChangeType.Created))
                 continue
-            is_open = ls.document(change.uri) is not None
-            if change.type == lsp.FileChangeType.Deleted and is_open:
+            is_open = ls.document(uri) is not None
+            if kind == lsp.FileChangeType.Deleted and is_open:
                 ls.log(
                     "warning",
                     f"zerolint: {path} was deleted while open; checking the editor's buffer",
                 )
-            elif change.type in (lsp.FileChangeType.Created, lsp.FileChangeType.Deleted):
+            elif kind in (lsp.FileChangeType.Created, lsp.FileChangeType.Deleted):
                 await ls.forget_tree(path)
                 refresh = True
             elif not is_open:

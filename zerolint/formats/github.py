@@ -7,7 +7,10 @@ newlines escaped, so the annotation and the job log show the same trace as the t
 Files that could not be checked become ``::warning``; proved-safe findings, with
 --show-proved, ``::notice``. In a workflow (``GITHUB_WORKSPACE`` set), ``file=`` is relative
 to the repository's checkout, which is what the runner reads it against, also for a step
-run in a subfolder (``working-directory: backend``).
+run in a subfolder (``working-directory: backend``). Properties are escaped as the runner
+reads them back (``%``, CR, LF, ``:``, ``,``): a file whose name holds a line break is
+named as it is; other controls in a name are shown as pictures (``␛``), as in the text
+format.
 """
 
 from __future__ import annotations
@@ -74,7 +77,15 @@ def _annotated(path: str, options: RenderOptions) -> str:
         inside = os.path.relpath(full, os.path.abspath(workspace))
         shown = full if inside == ".." or inside.startswith(".." + os.sep) else inside
         shown = shown.replace(os.sep, "/")
-    return printable(shown)
+    return _printable_but_line_breaks(shown)
+
+
+def _printable_but_line_breaks(name: str) -> str:
+    """``name`` with the controls a terminal would act on made visible, but CR and LF, which
+    ``escape_property`` writes as ``%0D`` and ``%0A`` and the runner reads back: the file
+    property names the file (``a\\nb.py``), not a picture of it (``a␊b.py``), and still
+    holds no line break."""
+    return "\n".join("\r".join(map(printable, line.split("\r"))) for line in name.split("\n"))
 
 
 def _columns(finding: Finding) -> list[tuple[str, object]]:
