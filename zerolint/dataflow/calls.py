@@ -16,6 +16,7 @@ from zerolint.dataflow.frames import (
     FuncKey,
     SinkHit,
     Summary,
+    retire_in,
 )
 from zerolint.dataflow.library import (
     BOUND_FUNCTIONS,
@@ -535,6 +536,7 @@ class Calls:
                         or name in frame.globals_declared
                         or frame.key.node is None
                     ):
+                        retire_in(frame, name)
                         forget_facts(frame, name)
             # What the callee wrote into its arguments flows back into the caller's names.
             for pname, effect in summary.param_effects.items():
@@ -549,6 +551,7 @@ class Calls:
                 if target is not None and dotted(target) is not None:
                     # A condition on the field says nothing of what the helper wrote.
                     written = f"{dotted(target)}.{attr}"
+                    retire_in(frame, written)
                     frame.guards = guards.forget(frame.guards, written)
                     forget_named(frame, written)
                     val = self.substitute(effect, key, site, 0, keep_unresolved=True)
@@ -583,6 +586,7 @@ class Calls:
             if name not in site.args:  # what the callee's write may be made of
                 site.args[name] = old
             val = self.substitute(written, key, site, 0, keep_unresolved=True)
+            retire_in(frame, name)
             forget_facts(frame, name)  # the tests of its old value
             frame.state[name] = val if every else old.join(val)
             if name not in own and node is not None:
@@ -607,7 +611,9 @@ class Calls:
         for attr, written in summary.field_writes.items():
             name = f"self.{attr}"
             # A condition on the field (or a name standing for one) says nothing of what
-            # the method may have written (`if self.n == 0: return; self._prepare(n)`).
+            # the method may have written (`if self.n == 0: return; self._prepare(n)`),
+            # nor does one on what it may have written of what was made from its old value.
+            retire_in(frame, name)
             frame.guards = guards.forget(frame.guards, name)
             forget_named(frame, name)
             frame.bounds.pop(name, None)

@@ -235,6 +235,17 @@ def retire(state: dict[str, Val], name: str, fresh: Callable[[], str]) -> None:
                 state[key] = moved
 
 
+def retire_in(frame: Frame, name: str) -> None:
+    """``name`` (a name, a field) is bound again at ``frame``'s statement, here or by a
+    call: what was computed from its old value keeps it under a name of its own
+    (``retire``, ``name@K`` with K the statement's rank in its module), and the slice
+    cells whose bounds name it are forgotten."""
+    stmt = frame.stmt
+    retire(frame.state, name, lambda: f"{name}@{frame.mod.statement_order(stmt)}")
+    if frame.cells:
+        forget_cells_naming(frame, name)
+
+
 def forget_cells_naming(frame: Frame, name: str) -> None:
     """``name`` is bound again: a slice cell whose bounds name it (``buf[:n]``) would be
     read back for another slice (``buf[:n]`` with the new ``n``), so it is forgotten."""

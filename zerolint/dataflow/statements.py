@@ -16,8 +16,7 @@ from zerolint.dataflow.frames import (
     Frame,
     FuncKey,
     ParamObject,
-    forget_cells_naming,
-    retire,
+    retire_in,
 )
 from zerolint.dataflow.library import (
     DIVISIONS,
@@ -856,10 +855,7 @@ class Statements:
         cell = slice_cell(frame, target, key)
         if strong and exact:
             if key in frame.state or type(target) is cst.Attribute:
-                stmt = frame.stmt
-                retire(frame.state, key, lambda: f"{key}@{frame.mod.statement_order(stmt)}")
-                if frame.cells:
-                    forget_cells_naming(frame, key)
+                retire_in(frame, key)
             frame.state[key] = val
         else:
             current = self.read_key(frame, key)
