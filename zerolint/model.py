@@ -6,6 +6,7 @@ the same objects, so what a user reads in text, JSON or SARIF is one path.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
@@ -133,12 +134,27 @@ def parse_bounded(arg: object) -> tuple[str, str, int] | None:
 
 
 def count_terms(arg: str) -> tuple[str, list[str]]:
-    """A symbolic row count's operator and terms: ``"end - start"`` a difference (none
-    below 0), ``"n * k"`` a product, else ``("", [arg])``."""
-    for sep in (" - ", " * "):
-        if sep in arg:
-            return sep, arg.split(sep)
+    """A symbolic row count's kind and terms: ``"end - start"`` a difference (``" - "``,
+    none below 0), ``"t = n * k"`` a name bound to a product (``" = "``: ``[t, n, k]``),
+    else ``("", [arg])``. ``join_count`` writes them back."""
+    if " = " in arg:
+        named, _, product = arg.partition(" = ")
+        return " = ", [named, *product.split(" * ")]
+    if " - " in arg:
+        return " - ", arg.split(" - ")
     return "", [arg]
+
+
+def join_count(kind: str, terms: Sequence[object]) -> str:
+    """The count ``count_terms`` read (its terms maybe renamed)."""
+    if kind == " = ":
+        return product_count(*terms)
+    return kind.join(map(str, terms))
+
+
+def product_count(name: object, left: object, right: object) -> str:
+    """The row count of ``x[:t]`` after ``t = left * right``: ``"t = left * right"``."""
+    return f"{name} = {left} * {right}"
 
 
 def symbol_names(arg: object) -> tuple[str, ...]:

@@ -352,25 +352,33 @@ class _FlowEncoding:
             self.hidden.append((f"rows_{i}", var))
             enc.constraints.append(var >= 0)
             return var
-        sep, parts = count_terms(str(arg))
-        product = sep == " * "
+        kind, parts = count_terms(str(arg))
+        if kind == " = ":
+            # `t = n * k`, then x[:t]: t is the product (its factors of any sign, bounded
+            # ones within their bounds); below 0, x[:t] keeps any number of rows, as a
+            # negative end does.
+            named, *factors = parts
+            left, right = (
+                z3.IntVal(int(f)) if f.lstrip("-").isdigit() else enc._term(f) for f in factors
+            )
+            for f in factors:
+                enc.nonlinear.update(symbol_names(f))
+            product = left * right
+            enc.constraints.append(enc._variable(named) == product)
+            free = z3.Int(f"rows_{i}")
+            self.hidden.append((f"rows_{i}", free))
+            enc.constraints.append(free >= 0)
+            return z3.If(product >= 0, product, free)
         terms = []
         for part in parts:
             if part.lstrip("-").isdigit():
                 terms.append(z3.IntVal(int(part)))
             else:
                 var = enc._variable(part)
-                if product:
-                    enc.nonlinear.add(part)
-                else:
-                    enc.constraints.append(var >= 0)  # a count or a row index
+                enc.constraints.append(var >= 0)  # a count or a row index
                 terms.append(var)
         if len(terms) == 1:
             return terms[0]
-        if product:  # a count: its factors may be of any sign, the product is >= 0
-            count = terms[0] * terms[1]
-            enc.constraints.append(count >= 0)
-            return count
         diff = terms[0] - terms[1]
         return z3.If(diff > 0, diff, 0)
 
@@ -379,12 +387,13 @@ class _FlowEncoding:
             return arg
         if arg == ANY_COUNT:
             return env[f"rows_{i}"]
-        sep, parts = count_terms(str(arg))
+        kind, parts = count_terms(str(arg))
         values = [int(p) if p.lstrip("-").isdigit() else _value(p, env) for p in parts]
+        if kind == " = ":
+            product = values[1] * values[2]
+            return product if product >= 0 else env[f"rows_{i}"]
         if len(values) == 1:
             return values[0]
-        if sep == " * ":
-            return values[0] * values[1]
         return max(values[0] - values[1], 0)
 
     def path_holds(self, env: dict[str, int]) -> bool:

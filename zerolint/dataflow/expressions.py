@@ -732,8 +732,8 @@ class Expressions:
             if isinstance(count, int) and count > 0:
                 return None
             note, form = "slice (can have no rows)", "[:]"
-            if isinstance(count, str) and " * " in count:
-                note = f"slice of {high} = {count} rows (can have no rows)"
+            if isinstance(count, str) and " = " in count:
+                note = f"slice of {count} rows (can have no rows)"
         elif bounds is None and "[mask]" in declared and len(node.slice) == 1:
             index = node.slice[0].slice
             if not (

@@ -22,7 +22,7 @@ from zerolint.dataflow.values import (
     join_all,
     parameters,
 )
-from zerolint.model import Op, OpKind, count_terms, symbol_names, with_symbol
+from zerolint.model import Op, OpKind, count_terms, join_count, symbol_names, with_symbol
 from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
@@ -180,11 +180,15 @@ def rebound(op: Op, operands: Mapping[str, int | str]) -> object:
             if value is not None and (not dot or isinstance(value, str)):
                 parts[0] = f"{value}{dot}{rest}"
                 return " ".join(parts)
+            if dot and parts[0] in operands:  # a field bound again on its own (`self.n`)
+                parts[0] = str(operands[parts[0]])
+                return " ".join(parts)
         return arg
     if op.kind == OpKind.ROWS:
-        sep, terms = count_terms(arg)
-        if sep and any(t in operands for t in terms):
-            return sep.join(str(operands.get(t, t)) for t in terms)
+        kind, terms = count_terms(arg)
+        if kind:
+            joined = join_count(kind, [rebound(Op(OpKind.ROWS, t), operands) for t in terms])
+            return arg if joined == arg else joined
     return arg
 
 
@@ -219,31 +223,42 @@ class _Retired(Mapping[str, str]):
         raise KeyError(key)
 
 
-def retire(state: dict[str, Val], name: str, fresh: Callable[[], str]) -> None:
-    """``name`` is bound again: in the values of ``state``, the symbol ``name`` (and its
-    fields) in their ops takes the name ``fresh()`` gives, so that what was computed from
-    its old value keeps that value under a name of its own, which no condition on the new
-    value is about (``x = buf[:n]``, then ``n = 5``, then ``if n > 0:`` says nothing of
-    ``x``'s rows). Values that name no such symbol are left as they are."""
-    if name not in SYMBOL_HEADS:
-        return
-    names = _Retired(name, fresh)
-    for key, val in state.items():
-        if (val.traces or val.elements is not None) and name in val.heads():
-            moved = _retired(val, names)
-            if moved is not val:
-                state[key] = moved
-
-
 def retire_in(frame: Frame, name: str) -> None:
     """``name`` (a name, a field) is bound again at ``frame``'s statement, here or by a
-    call: what was computed from its old value keeps it under a name of its own
-    (``retire``, ``name@K`` with K the statement's rank in its module), and the slice
-    cells whose bounds name it are forgotten."""
-    stmt = frame.stmt
-    retire(frame.state, name, lambda: f"{name}@{frame.mod.statement_order(stmt)}")
+    call: in the values the frame holds, the symbol ``name`` (and its fields) in their ops
+    takes a name of its own, so that what was computed from its old value keeps that
+    value under it, and no condition on the new value is about it (``x = buf[:n]``, then
+    ``n = 5``, then ``if n > 0:`` says nothing of ``x``'s rows). The name is
+    ``name@M:K``, M the module (its dots as slashes) and K the statement's rank in it:
+    the same on every run, and for every pass of a loop. The slice cells whose bounds
+    name it are forgotten. Values that name no such symbol are left as they are; what
+    the frame keeps about a value it held (``reductions``, ``some_rows``, which compare
+    by identity) follows the renamed value."""
     if frame.cells:
         forget_cells_naming(frame, name)
+    if name not in SYMBOL_HEADS:
+        return
+    stmt = frame.stmt
+
+    def fresh() -> str:
+        module = frame.mod.name.replace(".", "/")
+        return f"{name}@{module}:{frame.mod.statement_order(stmt)}"
+
+    names = _Retired(name, fresh)
+    state = frame.state
+    moved: dict[int, Val] = {}
+    for key, val in state.items():
+        if (val.traces or val.elements is not None) and name in val.heads():
+            renamed = _retired(val, names)
+            if renamed is not val:
+                state[key] = moved[id(val)] = renamed
+    if not moved:
+        return
+    for k, (fn, key, held) in list(frame.reductions.items()):
+        if id(held) in moved:
+            frame.reductions[k] = (fn, key, moved[id(held)])
+    if frame.some_rows:
+        frame.some_rows = tuple((*g[:4], moved.get(id(g[4]), g[4])) for g in frame.some_rows)
 
 
 def forget_cells_naming(frame: Frame, name: str) -> None:

@@ -55,7 +55,7 @@ from zerolint.dataflow.values import (
     counts_rows,
     without_row_counts,
 )
-from zerolint.model import EVERY_ROW, IDENTITY, ROW_VALUES, SOME_ROW, Op, OpKind
+from zerolint.model import EVERY_ROW, IDENTITY, ROW_VALUES, SOME_ROW, Op, OpKind, product_count
 from zerolint.project import ClassInfo, ModuleInfo, record_import
 
 _UNKNOWN = object()
@@ -521,6 +521,8 @@ class Statements:
                 b.stmt = stmt  # a case has no line of its own in Python's tree
                 self.constrain(b, test, True)
             for name in pattern_names(case.pattern):  # `case {"n": n}:` binds n again
+                b.stmt = stmt
+                retire_in(b, name)
                 forget_facts(b, name)
             if case.guard is not None:
                 b.stmt = stmt
@@ -854,7 +856,12 @@ class Statements:
             exact, strong = True, True  # buf[:] = x writes every row
         cell = slice_cell(frame, target, key)
         if strong and exact:
-            if key in frame.state or type(target) is cst.Attribute:
+            if (
+                key in frame.state
+                or type(target) is cst.Attribute
+                or key in frame.globals_declared
+                or key in frame.nonlocals_declared
+            ):
                 retire_in(frame, key)
             frame.state[key] = val
         else:
@@ -1151,7 +1158,10 @@ def record_product(frame: Frame, name: str, value: cst.BinaryOperation) -> None:
     prefix = name + "."
     if any(f == name or f.startswith(prefix) for f in names):
         return  # `t = t * 2`: of the old value
-    frame.products[name] = (f"{factors[0]} * {factors[1]}", names)
+    # A factor bound by a max or min of a constant (`r = max(ratio, 1)`) as the operand it
+    # stands for (`max(r,1)`).
+    shown = [frame.bounds.get(f, f) if isinstance(f, str) else f for f in factors]
+    frame.products[name] = (product_count(name, *shown), names)
 
 
 def forget_named(frame: Frame, written: str | None) -> None:
