@@ -1108,7 +1108,7 @@ def _pad_name(index: int, op: Op) -> str:
 
 def _short_name(name: str) -> str:
     """A symbol as a witness shows it: a field by its own name (``meta.num`` -> ``num``);
-    a name's value from before it was bound again (``n@12``, ``frames.retire``) as
+    a name's value from before it was bound again (``n@pkg/mod:12``, ``frames.retire_in``) as
     ``earlier n``."""
     if "@" in name:
         head, _, rest = name.partition("@")

@@ -611,9 +611,10 @@ class Calls:
         for attr, written in summary.field_writes.items():
             name = f"self.{attr}"
             # A condition on the field (or a name standing for one) says nothing of what
-            # the method may have written (`if self.n == 0: return; self._prepare(n)`),
-            # nor does one on what it may have written of what was made from its old value.
-            retire_in(frame, name)
+            # the method may have written (`if self.n == 0: return; self._prepare(n)`).
+            # What was made from the field's old value keeps its symbol (not renamed as
+            # `retire_in` does: that made the output depend on the hash seed on vLLM, a
+            # method's field writes being known in an order that seed decides).
             frame.guards = guards.forget(frame.guards, name)
             forget_named(frame, name)
             frame.bounds.pop(name, None)

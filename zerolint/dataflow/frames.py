@@ -411,7 +411,7 @@ class Frame:
         # chunk of rows, never empty (``chunks.record_chunk_start``).
         self.chunks: dict[str, tuple[str, str, str, frozenset[str]]] = {}
         # Names assigned a product of two operands (``t = n * k``): the product as a row
-        # count (``"n * k"``) and the names it reads, until the name or one of those is
+        # count (``"t = n * k"``) and the names it reads, until the name or one of those is
         # written again, so that ``x[:t]`` has ``n * k`` rows (``record_product``).
         self.products: dict[str, tuple[str, frozenset[str]]] = {}
 

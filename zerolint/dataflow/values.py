@@ -61,7 +61,8 @@ def symbol_prefixes(arg: str) -> set[str]:
 
 # Every name an op made in this process may have as a symbol, with its heads
 # (``symbol_prefixes``): a name not among them is no symbol of any value, and binding it
-# again renames nothing (``frames.retire``). Only grows.
+# again renames nothing (``frames.retire_in``). Only grows: a name is a few bytes, and
+# one more name at most makes a rename look at values it then leaves as they are.
 SYMBOL_HEADS: set[str] = set()
 _SYMBOL_ARGS: set[str] = set()
 LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO, OpKind.ROWS})
@@ -251,7 +252,7 @@ class Trace:
     def heads(self) -> frozenset[str]:
         """Every name an op of the trace may have as a symbol, with its heads (``n`` for
         ``n > 0``, ``a - n``, ``max(n,1)``; ``n`` and ``n.num`` for ``n.num``), and maybe
-        more: a quick test that no op names one (``frames.retire``). Made once per trace,
+        more: a quick test that no op names one (``frames.retire_in``). Made once per trace,
         when first asked (the slot is left unset until then: most traces are never
         asked)."""
         try:
