@@ -57,6 +57,24 @@ class OpKind(str, Enum):
 
 _KINDS = {kind.value: kind for kind in OpKind}
 
+# The row operations that take an operand (``row // arg``, ``max(row, arg)``): where it is
+# not a literal, a symbol of the function the step was made in (``values.SYMBOLIC_OPS``),
+# which the judge reads as a value (``smt``).
+OPERAND_OPS = frozenset(
+    {
+        OpKind.FLOORDIV,
+        OpKind.CEILDIV,
+        OpKind.RSHIFT,
+        OpKind.ADD,
+        OpKind.MUL,
+        OpKind.SUB,
+        OpKind.CLAMP_MIN,
+        OpKind.CLAMP_MAX,
+        OpKind.ZERO_TO,
+        OpKind.BELOW1_TO,
+    }
+)
+
 ANY_ROWS = "<mask>"
 """The start of a ``pad_zero`` that a mask decides: any row, row 0 included."""
 

@@ -34,6 +34,7 @@ from zerolint.hazards import Predicate
 from zerolint.model import (
     ANY_ROWS,
     EVERY_ROW,
+    OPERAND_OPS,
     ROW_VALUES,
     SOME_ROW,
     Finding,
@@ -65,21 +66,7 @@ still covers every value the symbol may take."""
 _FrozenRatios = tuple[tuple[str, tuple[int, ...]], ...]
 _FrozenHints = tuple[tuple[str, int], ...]
 
-_ROW_OPS = frozenset(
-    {
-        OpKind.FLOORDIV,
-        OpKind.CEILDIV,
-        OpKind.RSHIFT,
-        OpKind.ADD,
-        OpKind.MUL,
-        OpKind.SUB,
-        OpKind.NEG,
-        OpKind.CLAMP_MIN,
-        OpKind.CLAMP_MAX,
-        OpKind.ZERO_TO,
-        OpKind.BELOW1_TO,
-    }
-)
+_ROW_OPS = OPERAND_OPS | {OpKind.NEG}
 RESET_OPS = frozenset({OpKind.FILL_ZERO, OpKind.PAD_ZERO, OpKind.KNOWN_ROWS})
 # Row counts and path conditions: they constrain B and the symbols, not the values. Not
 # padding: its start is taken to leave a real row before it (``Encoder.pad_start``), which
@@ -251,7 +238,7 @@ def outside_model(ops: Sequence[Op]) -> str:
             return f"operation outside the model: {op.arg or 'opaque'}"
         if op.kind not in _ROW_OPS | RESET_OPS | {OpKind.IDENTITY}:
             return f"operation outside the model: {op.describe()}"
-        if op.arg is None and op.kind in _ROW_OPS - {OpKind.NEG}:
+        if op.arg is None and op.kind in OPERAND_OPS:
             return f"operation outside the model: {op.kind} without an operand"
         if isinstance(op.arg, int) and not _literal_ok(op):
             return f"operation outside the model: {op.describe()}"

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from zerolint.dataflow.syntax import bound_in, compared_with_int, dotted, int_value
+from zerolint.dataflow.syntax import bound_in, compared_with_int, dotted, int_value, peel_views
 from zerolint.dataflow.values import parameters
 from zerolint.rules import OutputSpec, SinkSpec
 
@@ -479,29 +479,24 @@ class _Masks:
 
     def _unview(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """``m[:, None]``, ``m[..., None]``, ``m.unsqueeze(-1)``, ``m.view(-1, 1)``: ``m``."""
-        while True:
-            if type(node) is cst.Subscript and all(
-                type(e.slice) is cst.Slice
-                and e.slice.lower is None
-                and e.slice.upper is None
-                and e.slice.step is None
-                or type(e.slice) is cst.Index
-                and (
-                    type(e.slice.value) is cst.Ellipsis
-                    or type(e.slice.value) is cst.Name
-                    and e.slice.value.value == "None"
-                )
-                for e in node.slice
-            ):
-                node = node.value
-            elif (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
-                and node.func.attr.value in _VIEWS
-            ):
-                node = node.func.value
-            else:
-                return node
+        return peel_views(node, _VIEWS, slices=_keeps_every_element)
+
+
+def _keeps_every_element(node: cst.Subscript) -> bool:
+    """``m[:, None]``, ``m[..., None]``: a subscript that keeps every element of ``m``."""
+    return all(
+        type(e.slice) is cst.Slice
+        and e.slice.lower is None
+        and e.slice.upper is None
+        and e.slice.step is None
+        or type(e.slice) is cst.Index
+        and (
+            type(e.slice.value) is cst.Ellipsis
+            or type(e.slice.value) is cst.Name
+            and e.slice.value.value == "None"
+        )
+        for e in node.slice
+    )
 
 
 def _classify(op: str, k: int | None) -> str | None:

@@ -715,12 +715,16 @@ def _push_children(node: Any, kind: type, push: Callable[[Any], None]) -> None:
 
 
 def peel_views(
-    node: cst.BaseExpression, methods: frozenset[str], *, slices: bool = True
+    node: cst.BaseExpression,
+    methods: frozenset[str],
+    *,
+    slices: bool | Callable[[cst.Subscript], bool] = True,
 ) -> cst.BaseExpression:
     """What ``node`` is a view of, as written: the calls of ``methods`` on it taken off
-    (``x.view(-1).unsqueeze(0)`` -> ``x``), and its subscripts with ``slices``."""
+    (``x.view(-1).unsqueeze(0)`` -> ``x``), and its subscripts: every one (``slices``
+    true), none, or those ``slices`` accepts."""
     while True:
-        if slices and type(node) is cst.Subscript:
+        if type(node) is cst.Subscript and (slices is True or callable(slices) and slices(node)):
             node = node.value
         elif (
             type(node) is cst.Call

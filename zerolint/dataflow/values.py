@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from zerolint.model import IDENTITY, Op, OpKind
+from zerolint.model import IDENTITY, OPERAND_OPS, Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
@@ -25,23 +25,7 @@ if TYPE_CHECKING:
 MAX_TRACES = 64
 # The ops whose argument is a symbol of the function they were made in (an opaque call's
 # name, known rows and a mask's "<mask>" are not).
-SYMBOLIC_OPS = frozenset(
-    {
-        OpKind.ROWS,
-        OpKind.GUARD,
-        OpKind.PAD_ZERO,
-        OpKind.FLOORDIV,
-        OpKind.CEILDIV,
-        OpKind.RSHIFT,
-        OpKind.ADD,
-        OpKind.MUL,
-        OpKind.SUB,
-        OpKind.CLAMP_MIN,
-        OpKind.CLAMP_MAX,
-        OpKind.ZERO_TO,
-        OpKind.BELOW1_TO,
-    }
-)
+SYMBOLIC_OPS = OPERAND_OPS | {OpKind.ROWS, OpKind.GUARD, OpKind.PAD_ZERO}
 # A symbol (``n``, ``meta.num``) as it may appear in an op's argument.
 _SYMBOL = re.compile(r"(?<![\w.@])[A-Za-z_][\w.]*")
 
