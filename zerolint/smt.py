@@ -305,7 +305,7 @@ class _FlowEncoding:
         counted = False
         for i, op in enumerate(self.ops):
             if op.kind == OpKind.ROWS:
-                rows, counted = self._count(i, op.arg), True
+                rows, counted = self._count(i, op.arg, rows if counted else None), True
             elif op.kind == OpKind.GUARD:
                 name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
                 if name in ROW_VALUES:
@@ -330,15 +330,22 @@ class _FlowEncoding:
                 for right in by_short.get(b, ()):
                     enc.constraints.append(_COMPARE[cmp](left, right))
 
-    def _count(self, i: int, arg: Any) -> Any:
+    def _count(self, i: int, arg: Any, before: Any = None) -> Any:
+        """The rows ``ops[i]`` leaves. A selection of what was already counted (``before``
+        rows: ``x[:n][:m]``) keeps no more than it had: ``x[:m]`` then ``min(m, before)``,
+        and ``x[a:b]`` ``min(b, before) - a`` (none where ``a >= before``)."""
         z3, enc = self.enc.z3, self.enc
+
+        def within(count: Any) -> Any:
+            return count if before is None else z3.If(count < before, count, before)
+
         if isinstance(arg, int):
-            return z3.IntVal(arg)
+            return within(z3.IntVal(arg))
         if arg == ANY_COUNT:
             var = z3.Int(f"rows_{i}")
             self.hidden.append((f"rows_{i}", var))
             enc.constraints.append(var >= 0)
-            return var
+            return within(var)
         kind, parts = count_terms(str(arg))
         if kind == " = ":
             # `t = n * k`, then x[:t]: t is the product (its factors of any sign, bounded
@@ -355,7 +362,7 @@ class _FlowEncoding:
             free = z3.Int(f"rows_{i}")
             self.hidden.append((f"rows_{i}", free))
             enc.constraints.append(free >= 0)
-            return z3.If(product >= 0, product, free)
+            return within(z3.If(product >= 0, product, free))
         terms = []
         for part in parts:
             if part.lstrip("-").isdigit():
@@ -365,30 +372,35 @@ class _FlowEncoding:
                 enc.constraints.append(var >= 0)  # a count or a row index
                 terms.append(var)
         if len(terms) == 1:
-            return terms[0]
-        diff = terms[0] - terms[1]
+            return within(terms[0])
+        diff = within(terms[0]) - terms[1]
         return z3.If(diff > 0, diff, 0)
 
-    def _count_value(self, i: int, arg: Any, env: dict[str, int]) -> int:
+    def _count_value(self, i: int, arg: Any, env: dict[str, int], before: int | None) -> int:
+        """``_count`` in plain Python."""
+
+        def within(count: int) -> int:
+            return count if before is None else min(count, before)
+
         if isinstance(arg, int):
-            return arg
+            return within(arg)
         if arg == ANY_COUNT:
-            return env[f"rows_{i}"]
+            return within(env[f"rows_{i}"])
         kind, parts = count_terms(str(arg))
         values = [int(p) if p.lstrip("-").isdigit() else _value(p, env) for p in parts]
         if kind == " = ":
             product = values[1] * values[2]
-            return product if product >= 0 else env[f"rows_{i}"]
+            return within(product if product >= 0 else env[f"rows_{i}"])
         if len(values) == 1:
-            return values[0]
-        return max(values[0] - values[1], 0)
+            return within(values[0])
+        return max(within(values[0]) - values[1], 0)
 
     def path_holds(self, env: dict[str, int]) -> bool:
         """The witness satisfies the path's row counts, guards and facts (plain Python)."""
         rows, counted = env["rows_at_origin"], False
         for i, op in enumerate(self.ops):
             if op.kind == OpKind.ROWS:
-                rows, counted = self._count_value(i, op.arg, env), True
+                rows, counted = self._count_value(i, op.arg, env, rows if counted else None), True
             elif op.kind == OpKind.GUARD:
                 name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
                 if name in ROW_VALUES:
