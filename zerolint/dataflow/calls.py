@@ -22,7 +22,7 @@ from zerolint.dataflow.library import (
     BOUND_FUNCTIONS,
     BUILTIN_NAMES,
 )
-from zerolint.dataflow.statements import forget_facts, forget_named
+from zerolint.dataflow.statements import SWALLOWING_MANAGERS, forget_facts, forget_named
 from zerolint.dataflow.syntax import (
     base_key,
     dotted,
@@ -261,6 +261,8 @@ class Calls:
         if isinstance(ref, LambdaRef):
             return self.call_lambda(frame, node, ref, args)
         if isinstance(ref, ExtRef):
+            if ref.name in SWALLOWING_MANAGERS:  # `cm = suppress(E)`, entered later
+                return Val((), [InstRef(ref.name)])
             return self.external(frame, node, ref.name, args)
         if isinstance(ref, InstRef) and isinstance(ref.cls, ClassInfo):
             call = ref.cls.methods.get("__call__")

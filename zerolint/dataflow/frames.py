@@ -380,6 +380,11 @@ class Frame:
         # each as (kind, state, statement): its `finally` runs on them before they go on
         # (``Statements.exec_Try``).
         self.finally_exits: list[tuple[int, list[tuple[str, Frame, cst.CSTNode]]]] = []
+        # For each block being run whose exception is caught and run on from (a `try`'s
+        # body with handlers, the block of a `with` whose manager may swallow), innermost
+        # last: the states before each statement run in it, at any depth, any of which
+        # may be the one it raises in (``Statements.exec_stmt``).
+        self.catching: list[list[Frame]] = []
         self.fields: set[str] = set()
         # Constructor calls evaluated here: call node id -> (field, value) pairs.
         self.constructed: dict[int, list[tuple[str, Val]]] = {}
@@ -429,6 +434,7 @@ class Frame:
         f.exits = self.exits
         f.loops = self.loops
         f.finally_exits = self.finally_exits
+        f.catching = self.catching
         f.constructed = self.constructed
         f.fields = self.fields
         f.stmt = self.stmt

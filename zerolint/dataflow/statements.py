@@ -98,6 +98,12 @@ class Statements:
                 frame.stmt = small
                 self.exec_stmt(frame, small)
             return
+        if frame.catching:
+            # Any statement may raise before it has done anything: the state before it
+            # is one its exception is caught in.
+            before = frame.fork()
+            for states in frame.catching:
+                states.append(before)
         kind = type(stmt)
         frame.stmt = stmt
         method = self.executors.get(kind, _UNKNOWN)
@@ -254,13 +260,15 @@ class Statements:
         exits: list[tuple[str, Frame, cst.CSTNode]] = []
         if stmt.finalbody is not None:
             frame.finally_exits.append((len(frame.loops), exits))
-        self.exec_suite(body, stmt.body)
+        raised = self.exec_catching(body, stmt.body) if stmt.handlers else []
+        if not stmt.handlers:
+            self.exec_suite(body, stmt.body)
         if stmt.orelse is not None:
             self.exec_suite(body, stmt.orelse.body)
         branches = [body]
         for handler in stmt.handlers:
             h = start.fork()
-            h.absorb(start, body)
+            h.absorb(start, body, *raised)
             h.dead = False
             self.eval(h, handler.type)  # `except (kernel(lens), E):` runs the call
             if handler.name is not None and type(handler.name.name) is cst.Name:
@@ -349,29 +357,38 @@ class Statements:
             val = self.eval(frame, item.item)
             if item.asname is not None:
                 self.assign(frame, item.asname.name, val, item.item)
-            suppresses = suppresses or self.may_swallow(frame, item.item, val)
+            suppresses = suppresses or self.may_swallow(val)
         if not suppresses:
             self.exec_suite(frame, stmt.body)
             return
         # `with contextlib.suppress(E):` an exception raised in the body, a `raise` there
         # included, ends the body and the run goes on after it: no guard.
         entry = frame.fork()
-        self.exec_suite(frame, stmt.body)
-        frame.absorb(frame.fork(), entry)
+        raised = self.exec_catching(frame, stmt.body)
+        frame.absorb(frame.fork(), entry, *raised)
 
-    def may_swallow(self, frame: Frame, item: cst.BaseExpression, val: Val) -> bool:
-        """Whether the context manager ``item`` (evaluated: ``val``) may swallow the
-        exception its block raises: ``contextlib.suppress(...)``, an ``ExitStack`` or
+    def exec_catching(self, frame: Frame, suite: cst.BaseSuite) -> list[Frame]:
+        """Run ``suite``, whose exception is caught: the states it may raise in (before
+        each statement run in it, at any depth: ``exec_stmt``)."""
+        raised: list[Frame] = []
+        frame.catching.append(raised)
+        try:
+            self.exec_suite(frame, suite)
+        finally:
+            frame.catching.pop()
+        return raised
+
+    def may_swallow(self, val: Val) -> bool:
+        """Whether the context manager ``val`` may swallow the exception its block raises,
+        by what it holds, so that one made before (``cm = suppress(E)``) or on one arm of
+        an ``if`` expression counts too: ``contextlib.suppress(...)``, an ``ExitStack`` or
         ``AsyncExitStack`` (what is entered into it is not followed: it may be entered
         anywhere it is handed, so it is taken to hold a manager that swallows), an object
         of a class of the project that swallows (``swallows``), or what a generator of the
         project made a context manager by ``@contextmanager`` gives
         (``generator_swallows``)."""
-        if type(item) is cst.Call and self.qualname(frame, item.func) in SWALLOWING_MANAGERS:
-            return True
         for held in val.refs:
             if isinstance(held, PendingRef):
-                refs = self.resolve_refs(held)
                 origin = held.origin
                 if (
                     isinstance(origin, CallOrigin)
@@ -379,13 +396,14 @@ class Statements:
                     and self.generator_swallows(origin.site.callee)
                 ):
                     return True
+                refs = self.resolve_refs(held)
             else:
                 refs = [held]
-            if any(
-                isinstance(r, InstRef) and isinstance(r.cls, ClassInfo) and self.swallows(r.cls)
-                for r in refs
-            ):
-                return True
+            for r in refs:
+                if isinstance(r, InstRef) and (
+                    r.cls in SWALLOWING_MANAGERS if isinstance(r.cls, str) else self.swallows(r.cls)
+                ):
+                    return True
         return False
 
     def swallows(self, cls: ClassInfo) -> bool:
