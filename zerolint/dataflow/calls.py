@@ -52,6 +52,7 @@ from zerolint.dataflow.values import (
     Val,
     in_order,
     join_all,
+    note_symbol,
     ref_key,
 )
 from zerolint.model import IDENTITY, SOME_ROW, Op, OpKind, bounded, renamed, symbol_names
@@ -637,6 +638,9 @@ class Calls:
         )
         site = CallSite(None, {}, call_step, lazy=ref.qual, raw=args, bound=False, frame=frame)
         site.bound_unknown = ref.bound_unknown
+        # Each argument's operand as it is here, for the parameters it is bound to later:
+        # a name bound again after the call is not the one the callee was handed.
+        site.arg_operands = self.arg_operands(frame, node)
         if self.recording:  # a replay makes it unbound again (bind_site)
             self.record(("lazy_site", site, None))
         position = 0
@@ -697,7 +701,9 @@ class Calls:
                 site.args = self.bind_args(ref.key, ref, site.raw or [])
                 if type(site.step.node) is cst.Call and site.frame is not None:
                     given = _through_partial(ref) if site.bound_unknown else ref
-                    site.operands = self.operands(site.frame, site.step.node, ref.key, given)
+                    site.operands = self.operands(
+                        site.frame, site.step.node, ref.key, given, site.arg_operands
+                    )
                     if ref.key.node is not None:
                         site.rebinding = rebinding_regions(ref.key.node)
                 return True
@@ -783,9 +789,29 @@ class Calls:
             self._star_kept[key] = kept
         return value if kept else None
 
+    def arg_operands(self, frame: Frame, node: cst.Call) -> dict[int, int | str]:
+        """The operand of each argument of ``node`` that is one (``operand``), by the id
+        of the argument's node, as it is in ``frame`` now."""
+        out: dict[int, int | str] = {}
+        for a in node.args:
+            if not a.star:
+                value = self.operand(frame, a.value)
+                if value != "<expr>":
+                    out[id(a.value)] = value
+                    if type(value) is str:
+                        note_symbol(value)
+        return out
+
     def operands(
-        self, frame: Frame, node: cst.Call, key: FuncKey, ref: FuncRef | None = None
+        self,
+        frame: Frame,
+        node: cst.Call,
+        key: FuncKey,
+        ref: FuncRef | None = None,
+        known: dict[int, int | str] | None = None,
     ) -> dict[str, int | str]:
+        """The caller's operand for each parameter of ``key`` that ``node`` binds, read in
+        ``frame``, or from ``known`` (``arg_operands``, taken at the call) where given."""
         out: dict[str, int | str] = {}
         starred = [a.value for a in node.args if a.star]
         if key.node is not None:
@@ -804,9 +830,15 @@ class Calls:
                 # `f(*args)`: which element a parameter takes is not known, and two
                 # parameters taking the same `args` are not one symbol.
                 continue
+            if known is not None:
+                if id(arg) in known:
+                    out[p.name.value] = known[id(arg)]
+                continue
             value = self.operand(frame, arg)
             if value != "<expr>":
                 out[p.name.value] = value
+                if type(value) is str:
+                    note_symbol(value)  # binding it again renames it in the call's result
         return out
 
     def default_operand(

@@ -15,6 +15,7 @@ from zerolint.dataflow.frames import (
     Frame,
     FuncKey,
     Summary,
+    recursion_key,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -448,17 +449,18 @@ class Resolution:
                 self.depth_cut = True  # a limit, not a recursion: the engine reports it
                 self.note(RECURSION)
                 return []
-            if id(origin) in self._resolving:
+            resolving = recursion_key(origin)
+            if resolving in self._resolving:
                 self.note(RECURSION)
                 return []
-            self._resolving[id(origin)] = len(self._in_progress)
+            self._resolving[resolving] = len(self._in_progress)
             outer_cut, self.depth_cut = self.depth_cut, False
             try:
                 heads = self.made_from(
                     "origin", id(origin), lambda: self.resolve_origin(origin, depth)
                 )
             finally:
-                self._resolving.pop(id(origin), None)
+                self._resolving.pop(resolving, None)
             if self.depth_cut:
                 self._cut_origins.add(id(origin))
             self.depth_cut = self.depth_cut or outer_cut

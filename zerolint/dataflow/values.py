@@ -52,6 +52,14 @@ _SYMBOL_ARGS: set[str] = set()
 LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO, OpKind.ROWS})
 
 
+def note_symbol(arg: str) -> None:
+    """``arg`` (an op's argument, or a call's operand that becomes one) may name symbols:
+    put them in ``SYMBOL_HEADS``."""
+    if arg not in _SYMBOL_ARGS:
+        _SYMBOL_ARGS.add(arg)
+        SYMBOL_HEADS.update(symbol_prefixes(arg))
+
+
 # --------------------------------------------------------------------------- values
 
 
@@ -88,8 +96,7 @@ class RawStep:
         self.effect = effect
         arg = op.arg
         if type(arg) is str and arg not in _SYMBOL_ARGS and op.kind in SYMBOLIC_OPS:
-            _SYMBOL_ARGS.add(arg)
-            SYMBOL_HEADS.update(symbol_prefixes(arg))
+            note_symbol(arg)
         self._key = (id(stmt), id(node), role, op, effect)
         self._hash = hash(self._key)
         self._stable: tuple | None = None
@@ -247,6 +254,15 @@ class Trace:
                 arg = step.op.arg
                 if type(arg) is str and step.op.kind in SYMBOLIC_OPS:
                     found.update(symbol_prefixes(arg))
+            origin = self.origin
+            if type(origin) is CallOrigin or type(origin) is EffectOrigin:
+                # The caller's operands the callee's ops will be given (``CallSite.rebind``),
+                # taken at the call where the callee is not known yet.
+                site = origin.site
+                given = site.operands if site.bound else site.arg_operands or {}
+                for operand in given.values():
+                    if type(operand) is str:
+                        found.update(symbol_prefixes(operand))
             heads = self._heads = frozenset(found)
             return heads
 
