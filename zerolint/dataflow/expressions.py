@@ -16,6 +16,7 @@ from zerolint.dataflow.frames import (
     Frame,
     FuncKey,
     Summary,
+    forget_cells_naming,
 )
 from zerolint.dataflow.library import (
     BUILTIN_NAMES,
@@ -23,9 +24,11 @@ from zerolint.dataflow.library import (
     OPERATOR_NAMES,
     SHAPE_ATTRS,
 )
+from zerolint.dataflow.statements import forget_facts
 from zerolint.dataflow.syntax import (
     affine_prefix,
     compared_with_int,
+    comprehension_targets,
     dotted,
     drops_rows,
     int_value,
@@ -878,7 +881,13 @@ class Expressions:
     def _comprehension(
         self, frame: Frame, node: cst.CSTNode, elts: Sequence[cst.BaseExpression]
     ) -> Val:
+        # Its own loop variables are names of its own: binding them binds nothing of the
+        # function's (`[n * 2 for n in chunks]` leaves `n` and what was made from it).
+        own = comprehension_targets(node)
         inner = frame.fork()
+        for name in own:
+            if inner.state.pop(name, None) is not None:
+                forget_cells_naming(inner, name)
         comp = node.for_in  # type: ignore[attr-defined]
         while comp is not None:
             it = self.eval(inner, comp.iter)
@@ -893,6 +902,17 @@ class Expressions:
                 self.constrain(inner, cond.test, True)
             comp = comp.inner_for_in
         out = join_all(self.eval(inner, e) for e in elts)
+        # What it wrote outside itself (a walrus binds in the function: `[(n := len(c))
+        # for c in chunks]`; a call writes in place) holds after it where it ran at least
+        # once, and nothing known of those names before it holds after it.
+        state = frame.state
+        changed = [k for k, v in inner.state.items() if k not in own and state.get(k) is not v]
+        if changed:
+            ran = frame.fork()
+            for name in changed:
+                ran.state[name] = inner.state[name]
+                forget_facts(ran, name)
+            frame.absorb(frame.fork(), ran)
         return out
 
     def eval_ListComp(self, frame: Frame, node: cst.ListComp) -> Val:

@@ -778,6 +778,16 @@ def _bound_otherwise(node: Any, kind: type) -> Iterator[str]:
         yield node.rest.value
 
 
+def comprehension_targets(node: cst.CSTNode) -> frozenset[str]:
+    """The names a comprehension's own ``for`` clauses bind (not visible after it)."""
+    names: set[str] = set()
+    comp = node.for_in  # type: ignore[attr-defined]
+    while comp is not None:
+        names.update(_target_names(comp.target))
+        comp = comp.inner_for_in
+    return frozenset(names)
+
+
 def _target_names(target: Any) -> Iterator[str]:
     """The names a target binds: itself, or the names inside an unpacking (``a, (b, *c)``);
     none for an attribute or a subscript (they bind no name)."""
