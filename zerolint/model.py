@@ -123,6 +123,9 @@ class Op:
 
 
 IDENTITY = Op(OpKind.IDENTITY)
+# The values are kept, and rows may be added to them (``torch.cat`` of a selection with
+# other parts): a later selection is not bounded by the first one's count (smt._count).
+ROWS_ADDED = Op(OpKind.IDENTITY, "rows may be added")
 
 
 # A symbol bounded by Python's max or min with a constant: ``seq_lens // max(r, 1)`` divides
@@ -253,7 +256,9 @@ class Flow:
 
     @property
     def ops(self) -> tuple[Op, ...]:
-        return tuple(step.op for step in self.steps if step.op.kind != "identity")
+        return tuple(
+            step.op for step in self.steps if step.op.kind != "identity" or step.op == ROWS_ADDED
+        )
 
 
 VerdictStatus = Literal["unsafe", "safe", "unknown"]

@@ -36,6 +36,7 @@ from zerolint.model import (
     EVERY_ROW,
     OPERAND_OPS,
     ROW_VALUES,
+    ROWS_ADDED,
     SOME_ROW,
     Finding,
     Flow,
@@ -68,6 +69,10 @@ _FrozenHints = tuple[tuple[str, int], ...]
 
 _ROW_OPS = OPERAND_OPS | {OpKind.NEG}
 RESET_OPS = frozenset({OpKind.FILL_ZERO, OpKind.PAD_ZERO, OpKind.KNOWN_ROWS})
+# After these a tensor may have more rows than the selection it was made from, so a later
+# selection of it is not bounded by that one's count (``_FlowEncoding._count``): padding,
+# and an operation outside the model (``y.new_ones(m)``).
+UNBOUNDING_OPS = frozenset({OpKind.PAD_ZERO, OpKind.OPAQUE})
 # Row counts and path conditions: they constrain B and the symbols, not the values. Not
 # padding: its start is taken to leave a real row before it (``Encoder.pad_start``), which
 # says nothing of how many rows there are (`F.pad(x[:n], (0, 0))` has n, maybe none).
@@ -144,7 +149,15 @@ def judge_flow(
     if not predicate.uses_values:
         # Only the row count matters: what the path does to the values cannot fault, and
         # what it says of them (a guard on the rows' values) decides nothing.
-        ops = tuple(op for op in ops if op.kind in PATH_OPS and not _on_row_values(op))
+        # What may add rows stays, as a mark that ends the bound of a later selection.
+        ops = tuple(
+            ROWS_ADDED if op.kind in UNBOUNDING_OPS else op
+            for op in ops
+            if op.kind in UNBOUNDING_OPS
+            or op == ROWS_ADDED
+            or op.kind in PATH_OPS
+            and not _on_row_values(op)
+        )
     verdict = _judge_ops(ops, predicate, freeze_ratios(ratios), frozen, tuple(facts))
     return copy_verdict(verdict)
 
@@ -302,10 +315,13 @@ class _FlowEncoding:
         rows = z3.Int("rows_at_origin")
         self.hidden.append(("rows_at_origin", rows))
         enc.constraints += [rows >= 0, self.batch >= 0]
-        counted = False
+        counted = bounded = False
         for i, op in enumerate(self.ops):
             if op.kind == OpKind.ROWS:
-                rows, counted = self._count(i, op.arg, rows if counted else None), True
+                rows = self._count(i, op.arg, rows if bounded else None)
+                counted = bounded = True
+            elif op.kind in UNBOUNDING_OPS or op == ROWS_ADDED:
+                bounded = False
             elif op.kind == OpKind.GUARD:
                 name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
                 if name in ROW_VALUES:
@@ -397,10 +413,13 @@ class _FlowEncoding:
 
     def path_holds(self, env: dict[str, int]) -> bool:
         """The witness satisfies the path's row counts, guards and facts (plain Python)."""
-        rows, counted = env["rows_at_origin"], False
+        rows, counted, bounded = env["rows_at_origin"], False, False
         for i, op in enumerate(self.ops):
             if op.kind == OpKind.ROWS:
-                rows, counted = self._count_value(i, op.arg, env, rows if counted else None), True
+                rows = self._count_value(i, op.arg, env, rows if bounded else None)
+                counted = bounded = True
+            elif op.kind in UNBOUNDING_OPS or op == ROWS_ADDED:
+                bounded = False
             elif op.kind == OpKind.GUARD:
                 name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
                 if name in ROW_VALUES:

@@ -58,7 +58,7 @@ from zerolint.dataflow.values import (
     reshaped,
     without_row_counts,
 )
-from zerolint.model import ANY_ROWS, IDENTITY, Op, OpKind
+from zerolint.model import ANY_ROWS, IDENTITY, ROWS_ADDED, Op, OpKind
 from zerolint.project import ClassInfo, resolve_relative
 
 Args = list[tuple[cst.Arg, Val]]
@@ -173,6 +173,11 @@ _ROW_KEEPING_METHODS = frozenset(
     }
 )
 _RESHAPING = frozenset({LibEffect.VIEW, LibEffect.CONCAT, LibEffect.MASK, LibEffect.PAD})
+
+
+def _counted(trace: Trace) -> bool:
+    """Whether ``trace`` starts at a row count (a selection)."""
+    return bool(trace.steps) and trace.steps[0].op.kind is OpKind.ROWS
 
 
 class TorchModel:
@@ -403,7 +408,12 @@ class TorchModel:
         zeros = [p for p in parts if p.traces and all(_only_zero_fill(t) for t in p.traces)]
         others = [p for p in parts if not any(p is z for z in zeros)]
         if not zeros or not others:
-            return joined
+            # Several parts: a selection among them has more rows after, which a later
+            # selection of the whole is not bounded by.
+            step = self.step(frame, None, "flow", ROWS_ADDED, f"{name}: rows of its parts")
+            return joined.with_traces(
+                {t.then(step) if not t.concrete or _counted(t) else t for t in joined.traces}
+            )
         return self.padding(frame, join_all(others).only_traces(), f"{name} with zeros")
 
     def padding(self, frame: Frame, val: Val, note: str) -> Val:
