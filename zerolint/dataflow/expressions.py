@@ -883,14 +883,15 @@ class Expressions:
     ) -> Val:
         # Its own loop variables are names of its own: binding them binds nothing of the
         # function's (`[n * 2 for n in chunks]` leaves `n` and what was made from it).
+        # The first iterable is read in the function (`[x for x in x]`), before them.
         own = comprehension_targets(node)
         inner = frame.fork()
+        comp = node.for_in  # type: ignore[attr-defined]
+        it = self.eval(inner, comp.iter)
         for name in own:
             if inner.state.pop(name, None) is not None:
                 forget_cells_naming(inner, name)
-        comp = node.for_in  # type: ignore[attr-defined]
-        while comp is not None:
-            it = self.eval(inner, comp.iter)
+        while True:
             self.assign(inner, comp.target, it.iterated(), None)
             # The element is made only where the loop yields and its conditions hold, as
             # a `for` statement's body (Statements.exec_loop).
@@ -901,6 +902,9 @@ class Expressions:
                 self.eval(inner, cond.test)
                 self.constrain(inner, cond.test, True)
             comp = comp.inner_for_in
+            if comp is None:
+                break
+            it = self.eval(inner, comp.iter)
         out = join_all(self.eval(inner, e) for e in elts)
         # What it wrote outside itself (a walrus binds in the function: `[(n := len(c))
         # for c in chunks]`; a call writes in place) holds after it where it ran at least
