@@ -418,6 +418,27 @@ class Summary:
     )
 
 
+class Caught:
+    """A block whose exception is caught, being run (``Frame.catching``): the states before
+    its statements that may raise, joined in one frame as they are met (``frame``, None
+    before the first), and the value last joined for each name (``seen``), so that a name
+    no statement wrote since is not joined again."""
+
+    __slots__ = ("frame", "seen")
+
+    def __init__(self) -> None:
+        self.frame: Frame | None = None
+        self.seen: dict[str, Val] = {}
+
+    def take(self, frame: Frame) -> None:
+        """``frame``'s state, before a statement that may raise."""
+        if self.frame is None:
+            self.frame = frame.fork()
+            self.seen = dict(frame.state)
+        else:
+            self.frame.absorb(self.frame, frame, seen=self.seen)
+
+
 class Frame:
     """The abstract state of one function activation."""
 
@@ -448,9 +469,9 @@ class Frame:
         self.finally_exits: list[tuple[int, list[tuple[str, Frame, cst.CSTNode]]]] = []
         # For each block being run whose exception is caught and run on from (a `try`'s
         # body with handlers, the block of a `with` whose manager may swallow), innermost
-        # last: the states before each statement run in it, at any depth, any of which
-        # may be the one it raises in (``Statements.exec_stmt``).
-        self.catching: list[list[Frame]] = []
+        # last: the states before each statement run in it that may raise, at any depth,
+        # joined in one frame (none until the first: ``Statements.exec_stmt``).
+        self.catching: list[Caught] = []
         self.fields: set[str] = set()
         # Constructor calls evaluated here: call node id -> (field, value) pairs.
         self.constructed: dict[int, list[tuple[str, Val]]] = {}
@@ -513,8 +534,10 @@ class Frame:
         f.products = dict(self.products)
         return f
 
-    def absorb(self, *branches: Frame) -> None:
-        """Join the branches' states into this frame (dead branches contribute nothing)."""
+    def absorb(self, *branches: Frame, seen: dict[str, Val] | None = None) -> None:
+        """Join the branches' states into this frame (dead branches contribute nothing).
+        With ``seen`` (``Caught``), the branches are this frame and one more, whose values
+        are joined in place, each only when it is not the one last joined for its name."""
         live = [b for b in branches if not b.dead]
         if not live:
             self.dead = True
@@ -542,7 +565,14 @@ class Frame:
         states = [b.state for b in live]
         first, rest = states[0], states[1:]
         merged: dict[str, Val] = {}
-        if len(rest) == 1:  # an if and its else, the commonest join: one pass over each
+        if seen is not None:
+            merged = self.state
+            for k, w in (rest[0] if rest else {}).items():
+                if seen.get(k) is not w:
+                    seen[k] = w
+                    v = merged.get(k)
+                    merged[k] = join_all([w]) if v is None else v.join(w)
+        elif len(rest) == 1:  # an if and its else, the commonest join: one pass over each
             other = rest[0]
             for k, v in first.items():
                 w = other.get(k)

@@ -13,6 +13,7 @@ import libcst as cst
 from zerolint.dataflow import guards
 from zerolint.dataflow.chunks import record_chunk_end, record_chunk_start
 from zerolint.dataflow.frames import (
+    Caught,
     Frame,
     FuncKey,
     ParamObject,
@@ -59,6 +60,19 @@ from zerolint.model import EVERY_ROW, IDENTITY, ROW_VALUES, SOME_ROW, Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo, record_import
 
 _UNKNOWN = object()
+# Statements that cannot raise, so that no exception is caught in the state before them.
+_NEVER_RAISE = frozenset({cst.Pass, cst.Break, cst.Continue, cst.Global, cst.Nonlocal})
+
+
+def _returns_a_name(stmt: cst.CSTNode) -> bool:
+    """``return``, ``return None``, ``return x`` or ``return 0``: a return that cannot
+    raise (reading a local that may be unbound aside)."""
+    if type(stmt) is not cst.Return:
+        return False
+    value = stmt.value
+    return value is None or type(value) in (cst.Name, cst.Integer, cst.SimpleString)
+
+
 # Context managers that may swallow the exception their block raises (a stack may hold
 # one that does), and subclasses of them (Statements.may_swallow, Statements.swallows).
 SWALLOWING_MANAGERS = frozenset(
@@ -98,12 +112,11 @@ class Statements:
                 frame.stmt = small
                 self.exec_stmt(frame, small)
             return
-        if frame.catching:
-            # Any statement may raise before it has done anything: the state before it
-            # is one its exception is caught in.
-            before = frame.fork()
-            for states in frame.catching:
-                states.append(before)
+        if frame.catching and type(stmt) not in _NEVER_RAISE and not _returns_a_name(stmt):
+            # The statement may raise before it has done anything: the state before it is
+            # one its exception may be caught in, joined into what each block holds.
+            for caught in frame.catching:
+                caught.take(frame)
         kind = type(stmt)
         frame.stmt = stmt
         method = self.executors.get(kind, _UNKNOWN)
@@ -369,14 +382,15 @@ class Statements:
 
     def exec_catching(self, frame: Frame, suite: cst.BaseSuite) -> list[Frame]:
         """Run ``suite``, whose exception is caught: the states it may raise in (before
-        each statement run in it, at any depth: ``exec_stmt``)."""
-        raised: list[Frame] = []
-        frame.catching.append(raised)
+        each statement run in it that may raise, at any depth: ``exec_stmt``), joined in
+        one (none where no statement may raise)."""
+        caught = Caught()
+        frame.catching.append(caught)
         try:
             self.exec_suite(frame, suite)
         finally:
             frame.catching.pop()
-        return raised
+        return [] if caught.frame is None else [caught.frame]
 
     def may_swallow(self, val: Val) -> bool:
         """Whether the context manager ``val`` may swallow the exception its block raises,
