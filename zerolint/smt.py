@@ -384,7 +384,9 @@ class _FlowEncoding:
             if part.lstrip("-").isdigit():
                 terms.append(z3.IntVal(int(part)))
             else:
-                var = enc._variable(part)
+                # A name, or a bound of one (`max(r,1)`, a helper's slice handed `r`
+                # after `r = max(k, 1)`).
+                var = enc._term(part) if parse_bounded(part) else enc._variable(part)
                 enc.constraints.append(var >= 0)  # a count or a row index
                 terms.append(var)
         if len(terms) == 1:

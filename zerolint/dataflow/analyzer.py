@@ -976,8 +976,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             self._asked = (kind, arg, live)
             return live == answer
         if kind == "lazy_site":  # made unbound; a later resolution bound it
-            for site in (arg, *arg.copies):
-                site.bound, site.callee, site.args, site.operands = False, None, {}, {}
+            arg.bound, arg.callee, arg.args, arg.operands = False, None, {}, {}
             return True
         if kind == "call":
             self.call_sites.setdefault(arg, {})[event[2]] = answer

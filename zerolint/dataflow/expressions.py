@@ -728,6 +728,8 @@ class Expressions:
             elif low == 0:
                 product = frame.products.get(high) if isinstance(high, str) else None
                 count = high if product is None else product[0]  # x[:t], t = n * k
+                if isinstance(count, str) and count in frame.bounds:
+                    count = frame.bounds[count]  # x[:r], r = max(k, 1): a row at least
             elif isinstance(high, int) and isinstance(low, int):
                 count = max(high - low, 0)
             else:

@@ -6,11 +6,9 @@ object a parameter was bound to is a ``ParamObject`` in the aliases of a frame.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import libcst as cst
 
@@ -22,8 +20,10 @@ from zerolint.dataflow.values import (
     EffectOrigin,
     Origin,
     RawStep,
+    RenamedOrigin,
     Trace,
     Val,
+    call_operands,
     join_all,
     parameters,
 )
@@ -107,16 +107,9 @@ class CallSite:
     # A call of a functools.partial of a lazily named callee: the partial's arguments are
     # not known here (no parameter the call leaves out holds its default).
     bound_unknown: bool = False
-    # Where a name of the caller's operands was bound again after the call: the call's
-    # result (or effect) as it was first made, of which this site's is a copy with that
-    # name renamed (``frames._retired_origin``).
-    renamed_from: Origin | None = None
     # A lazily named callee's: each argument's operand at the call, by the id of its node,
     # for ``operands`` once the callee is known (``Calls.arg_operands``).
     arg_operands: dict[int, int | str] | None = None
-    # Its copies with names renamed (``frames._retired_origin``), made unbound again with
-    # it (``Analyzer`` replaying a summary).
-    copies: list[CallSite] = field(default_factory=list)
 
     def rebind(self, steps: tuple[RawStep, ...]) -> tuple[RawStep, ...]:
         """The callee's steps (one trace's) with its parameter symbols replaced by this
@@ -211,13 +204,15 @@ class _Retired(Mapping[str, str]):
     """``name`` and its fields (``name.num``) as ``rebound`` asks for them, under the name
     ``fresh()`` gives (asked once, where an op names it)."""
 
-    def __init__(self, name: str, fresh: Callable[[], str]) -> None:
-        self.name, self.make, self.prefix = name, fresh, name + "."
-        self.made: str | None = None
+    def __init__(self, name: str, fresh: Callable[[], str] | str) -> None:
+        self.name, self.prefix = name, name + "."
+        self.made: str | None = fresh if isinstance(fresh, str) else None
+        self.make = fresh if callable(fresh) else None
 
     @property
     def fresh(self) -> str:
         if self.made is None:
+            assert self.make is not None
             self.made = self.make()
         return self.made
 
@@ -312,54 +307,34 @@ def _retired(val: Val, names: _Retired) -> Val:
     return Val(traces, val.refs, elements, val.keys)
 
 
-def recursion_key(origin: Origin) -> int:
-    """What a resolution of ``origin`` is told apart by, to see a recursion: the origin,
-    or for a copy with names renamed (``_retired_origin``) the one it was made from."""
-    site = getattr(origin, "site", None)
-    if site is not None and site.renamed_from is not None:
-        return id(site.renamed_from)
-    return id(origin)
-
-
-K = TypeVar("K")
-
-
-def _renamed_operands(
-    operands: dict[K, int | str], names: _Retired
-) -> tuple[dict[K, int | str], bool]:
-    out = {
-        k: rebound(Op(OpKind.ROWS, v), names) if type(v) is str else v for k, v in operands.items()
-    }
-    return out, any(out[k] is not v for k, v in operands.items())  # type: ignore[misc]
-
-
 def _retired_origin(origin: Origin | None, names: _Retired) -> Origin | None:
     """A call's result (or what it wrote into an argument) made before ``names.name`` was
-    bound again: the same call, with the caller's operands that name it renamed, so that
-    the callee's ops it gives the result are about the old value (``x = _rows(buf, n)``,
-    then ``n = m``, then ``if n > 0:`` says nothing of ``x``)."""
-    if not isinstance(origin, (CallOrigin, EffectOrigin)):
+    bound again, where the caller's operands name it: the same call with the name renamed
+    (``RenamedOrigin``), so that what the callee makes of it is about the old value (``x =
+    _rows(buf, n)``, then ``n = m``, then ``if n > 0:`` says nothing of ``x``)."""
+    kind = type(origin)
+    if kind is RenamedOrigin:
+        base, renames, operands = origin.base, origin.renames, origin.operands  # type: ignore[union-attr]
+    elif kind is CallOrigin or kind is EffectOrigin:
+        base, renames, operands = origin, (), call_operands(origin)  # type: ignore[arg-type]
+    else:
         return origin
-    site = origin.site
-    operands, changed = _renamed_operands(site.operands, names)
-    given = site.arg_operands
-    if given is not None and not site.bound:
-        given, also = _renamed_operands(given, names)
-        changed = changed or also
-    if not changed:
+    new = tuple(rebound(Op(OpKind.ROWS, v), names) if type(v) is str else v for v in operands)
+    if all(a is b for a, b in zip(new, operands)):
         return origin
-    # The first origin stays reachable from the new one: an origin's resolution is cached
-    # by its id, which must not be given to another while that cache holds it; and a
-    # resolution of the one inside the other's is a recursion (``recursion_key``).
-    first = site.renamed_from or origin
-    renamed = dataclasses.replace(
-        site, operands=operands, arg_operands=given, renamed_from=first, copies=[]
-    )
-    if site.lazy is not None:
-        first.site.copies.append(renamed)  # type: ignore[attr-defined]
-    if isinstance(origin, CallOrigin):
-        return CallOrigin(renamed, origin.index)
-    return EffectOrigin(renamed, origin.param)
+    fixed = _Retired(names.name, names.fresh)  # keeps the name, not the frame it was made in
+    return RenamedOrigin(base, (*renames, fixed), new)  # type: ignore[arg-type]
+
+
+def retired_trace(trace: Trace, renames: tuple[Mapping[str, str], ...]) -> Trace:
+    """``trace`` (a resolution of a ``RenamedOrigin``'s call) with its names renamed."""
+    origin, steps = trace.origin, trace.steps
+    for names in renames:
+        steps = rebound_steps(steps, names, SYMBOLIC_OPS)
+        origin = _retired_origin(origin, names)  # type: ignore[arg-type]
+    if origin is trace.origin and all(a is b for a, b in zip(steps, trace.steps)):
+        return trace
+    return Trace(origin, steps)
 
 
 @dataclass(eq=False)

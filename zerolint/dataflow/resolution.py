@@ -15,7 +15,7 @@ from zerolint.dataflow.frames import (
     Frame,
     FuncKey,
     Summary,
-    recursion_key,
+    retired_trace,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -34,6 +34,7 @@ from zerolint.dataflow.values import (
     PendingRef,
     RawStep,
     Ref,
+    RenamedOrigin,
     Trace,
     Val,
     in_order,
@@ -443,24 +444,31 @@ class Resolution:
         origin = t.origin
         if origin is None or isinstance(origin, ParamOrigin):
             return [t]
+        if type(origin) is RenamedOrigin:
+            # The call resolved as it is (cached, and a recursion where met inside its own
+            # resolution), then with the names bound again since renamed.
+            made = self.resolve_trace(Trace(origin.base, ()), depth)
+            return [
+                h.extend(h.origin, t.steps)
+                for h in (retired_trace(m, origin.renames) for m in made)
+            ]
         heads = self._origin_cache.get(id(origin))
         if heads is None:
             if depth > MAX_DEPTH:
                 self.depth_cut = True  # a limit, not a recursion: the engine reports it
                 self.note(RECURSION)
                 return []
-            resolving = recursion_key(origin)
-            if resolving in self._resolving:
+            if id(origin) in self._resolving:
                 self.note(RECURSION)
                 return []
-            self._resolving[resolving] = len(self._in_progress)
+            self._resolving[id(origin)] = len(self._in_progress)
             outer_cut, self.depth_cut = self.depth_cut, False
             try:
                 heads = self.made_from(
                     "origin", id(origin), lambda: self.resolve_origin(origin, depth)
                 )
             finally:
-                self._resolving.pop(resolving, None)
+                self._resolving.pop(id(origin), None)
             if self.depth_cut:
                 self._cut_origins.add(id(origin))
             self.depth_cut = self.depth_cut or outer_cut

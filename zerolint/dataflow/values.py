@@ -9,7 +9,7 @@ that decide, at a sink, which rule it counts for.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -161,6 +161,32 @@ class EffectOrigin(Origin):
         self.site, self.param = site, param
 
 
+class RenamedOrigin(Origin):
+    """A call's result (or what it wrote into an argument) made before a name among the
+    caller's operands was bound again (``frames._retired_origin``): resolved as ``base``
+    is, then with ``renames`` applied in order, so that what the callee makes of the name
+    is about its old value. ``operands`` are the call's operands so renamed (their names
+    are the trace's heads, and a later renaming renames them)."""
+
+    __slots__ = ("base", "operands", "renames")
+
+    def __init__(
+        self,
+        base: CallOrigin | EffectOrigin,
+        renames: tuple[Mapping[str, str], ...],
+        operands: tuple[int | str, ...],
+    ) -> None:
+        self.base, self.renames, self.operands = base, renames, operands
+
+
+def call_operands(origin: CallOrigin | EffectOrigin) -> tuple[int | str, ...]:
+    """The caller's operands of the call ``origin`` comes from: its parameters' once it is
+    bound, each argument's as taken at the call before that (``Calls.arg_operands``)."""
+    site = origin.site
+    given = site.operands if site.bound else site.arg_operands or {}
+    return tuple(given.values())
+
+
 class FieldOrigin(Origin):
     __slots__ = ("attr", "cls")
 
@@ -196,6 +222,8 @@ def origin_key(origin: Origin | None) -> tuple:
         node = step.mod.code(step.node) if step.node is not None else ""
         extra = origin.index if isinstance(origin, CallOrigin) else origin.param
         return ("call", type(origin).__name__, step.stable_key(), node, str(extra))
+    if isinstance(origin, RenamedOrigin):
+        return ("renamed", *origin_key(origin.base), tuple(map(str, origin.operands)))
     if isinstance(origin, FieldOrigin):
         cls = origin.cls
         where = (cls.module.name, cls.qualname) if isinstance(cls, ClassInfo) else ("", cls)
@@ -255,12 +283,11 @@ class Trace:
                 if type(arg) is str and step.op.kind in SYMBOLIC_OPS:
                     found.update(symbol_prefixes(arg))
             origin = self.origin
-            if type(origin) is CallOrigin or type(origin) is EffectOrigin:
-                # The caller's operands the callee's ops will be given (``CallSite.rebind``),
-                # taken at the call where the callee is not known yet.
-                site = origin.site
-                given = site.operands if site.bound else site.arg_operands or {}
-                for operand in given.values():
+            kind = type(origin)
+            if kind is CallOrigin or kind is EffectOrigin or kind is RenamedOrigin:
+                # The caller's operands the callee's ops will be given (``CallSite.rebind``).
+                given = origin.operands if kind is RenamedOrigin else call_operands(origin)
+                for operand in given:
                     if type(operand) is str:
                         found.update(symbol_prefixes(operand))
             heads = self._heads = frozenset(found)
@@ -571,12 +598,19 @@ class Val:
             return self.elements[i]
         out = []
         for t in self.traces:
+            origin = t.origin
+            renamed = origin if type(origin) is RenamedOrigin else None
+            if renamed is not None:
+                origin = renamed.base
             if (
-                isinstance(t.origin, CallOrigin)
-                and t.origin.index is None
+                isinstance(origin, CallOrigin)
+                and origin.index is None
                 and all(s.op is IDENTITY for s in t.steps)
             ):
-                out.append(Trace(CallOrigin(t.origin.site, i), t.steps))
+                picked: Origin = CallOrigin(origin.site, i)
+                if renamed is not None:
+                    picked = RenamedOrigin(picked, renamed.renames, renamed.operands)
+                out.append(Trace(picked, t.steps))
             else:
                 out.append(t)
         return Val(out, self.refs)
