@@ -1,12 +1,13 @@
 """A call's result made from a name's value, the name then bound again (``frames.
 _retired_origin``): the fixture ``ZL002/trap_count_call_before_the_name_is_bound_again``
-holds the findings; here, what the renamed copies of a call must not change on a real
-tree. vLLM 0.33.0's MLA indexer assigns a call's results back to the names it was handed
-(``seq_lens, block_table, decode_lens, ... = self._prepare_decode_tensors(seq_lens,
-block_table, decode_lens, ...)``): each name bound renames the operands of the results
-already bound. A resolution of one copy inside another's is the same call met again (a
-recursion), not one more call deep: told apart by the call it was copied from, it went
-past the depth limit and reported two ZL930 limits."""
+holds the findings; here, what the renaming must not change on a real tree. vLLM 0.33.0's
+MLA indexer assigns a call's results back to the names it was handed (``seq_lens,
+block_table, decode_lens, ... = self._prepare_decode_tensors(seq_lens, block_table,
+decode_lens, ...)``): each name bound renames the operands of the results already bound.
+A renamed result met inside the resolution of the call it comes from is that call met
+again (a recursion), not one call deeper: a first version, which resolved each renamed
+copy of the call as a call of its own, went past the depth limit here and reported two
+ZL930 limits."""
 
 from __future__ import annotations
 
