@@ -819,26 +819,36 @@ class Calls:
             # 0:`) are names of their own, that no condition of the caller is about.
             for name in local_names(key.node):
                 out[name] = f"{key.name}({name})"
-        for p in key.params():
-            arg = self.arg_node_for(node, key, p.name.value, ref)
+        params = key.params()
+        for p in params:
+            name = p.name.value
+            # A parameter given no operand the caller names (`n - 1`, `*args`, a default
+            # that is not a literal) is a name of the callee's own, as its locals are: the
+            # caller's `n` is not the callee's `n` (the method's `self` aside).
+            own = f"{key.name}({name})"
+            arg = self.arg_node_for(node, key, name, ref)
             if arg is None:
                 default = self.default_operand(node, key, p, ref)
                 if default is not None:
-                    out[p.name.value] = default
+                    out[name] = default
+                elif not (key.is_method and p is params[0]):
+                    out[name] = own
                 continue
             if any(arg is s for s in starred):
                 # `f(*args)`: which element a parameter takes is not known, and two
                 # parameters taking the same `args` are not one symbol.
+                out[name] = own
                 continue
             if known is not None:
-                if id(arg) in known:
-                    out[p.name.value] = known[id(arg)]
+                out[name] = known.get(id(arg), own)
                 continue
             value = self.operand(frame, arg)
-            if value != "<expr>":
-                out[p.name.value] = value
-                if type(value) is str:
-                    note_symbol(value)  # binding it again renames it in the call's result
+            if value == "<expr>":
+                out[name] = own
+                continue
+            out[name] = value
+            if type(value) is str:
+                note_symbol(value)  # binding it again renames it in the call's result
         return out
 
     def default_operand(
