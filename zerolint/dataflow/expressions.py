@@ -678,9 +678,14 @@ class Expressions:
             )
         if rows is not None:
             val = self.eval_subscript(frame, node)
-            # What was already a row count (or may resolve to one) has these rows now.
-            source = rows.steps[0]
-            step = self.step(frame, None, "flow", source.op, "rows selected")
+            # What was already a row count (or may resolve to one) has these rows now; of
+            # a window `x[a : a + n]`, whose start may be past its end, any number.
+            op = rows.steps[0].op
+            bounds = slice_bounds(node)
+            if bounds is not None and bounds[1] is not None and bounds[0] is not None:
+                if window_width(bounds[0], bounds[1]) is not None:
+                    op = Op(OpKind.ROWS, "<any>")
+            step = self.step(frame, None, "flow", op, "rows selected")
             traces = {
                 t.then(step) if not t.concrete or t.steps[0].op.kind == OpKind.ROWS else t
                 for t in val.traces
