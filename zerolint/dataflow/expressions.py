@@ -681,10 +681,9 @@ class Expressions:
             # What was already a row count (or may resolve to one) has these rows now; of
             # a window `x[a : a + n]`, whose start may be past its end, any number.
             op = rows.steps[0].op
-            bounds = slice_bounds(node)
-            if bounds is not None and bounds[1] is not None and bounds[0] is not None:
-                if window_width(bounds[0], bounds[1]) is not None:
-                    op = Op(OpKind.ROWS, "<any>")
+            lower, upper = slice_bounds(node) or (None, None)
+            if upper is not None and window_width(lower, upper) is not None:
+                op = Op(OpKind.ROWS, "<any>")
             step = self.step(frame, None, "flow", op, "rows selected")
             traces = {
                 t.then(step) if not t.concrete or t.steps[0].op.kind == OpKind.ROWS else t
