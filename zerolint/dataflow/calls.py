@@ -611,17 +611,23 @@ class Calls:
         ):
             return
         frame.summary.self_calls.add(key)
-        for attr, written in summary.field_writes.items():
-            name = f"self.{attr}"
+        writes = summary.field_writes
+        for attr in writes:
             # A condition on the field (or a name standing for one) says nothing of what
-            # the method may have written (`if self.n == 0: return; self._prepare(n)`).
-            # What was made from the field's old value keeps its symbol (not renamed as
-            # `retire_in` does: that made the output depend on the hash seed on vLLM, a
-            # method's field writes being known in an order that seed decides).
+            # the method may have written (`if self.n == 0: return; self._prepare(n)`),
+            # and what was made from its old value keeps that value, renamed. Every field
+            # is renamed before any is given what the method wrote, which may name
+            # another (`self.buf = lens // self.ratio`): renaming one after another was
+            # given its value renamed what the method made, in the order its writes
+            # happened to be known (on vLLM 0.27.1, the hash seed's).
+            name = f"self.{attr}"
+            retire_in(frame, name)
             frame.guards = guards.forget(frame.guards, name)
             forget_named(frame, name)
             frame.bounds.pop(name, None)
             frame.reductions.pop(name, None)
+        for attr, written in writes.items():
+            name = f"self.{attr}"
             val = self.substitute(written, key, site, 0, keep_unresolved=True)
             if not val.traces:
                 continue

@@ -269,6 +269,10 @@ def retire_in(frame: Frame, name: str) -> None:
             frame.reductions[k] = (fn, key, moved[id(held)])
     if frame.some_rows:
         frame.some_rows = tuple((*g[:4], moved.get(id(g[4]), g[4])) for g in frame.some_rows)
+    # A condition on the old value holds of it still (`if n > 0: x = buf[:n]; n = m`):
+    # it takes the old value's name, as what was made from it did.
+    if any(g[0] in names for g in frame.guards):
+        frame.guards = tuple((names[g[0]], *g[1:]) if g[0] in names else g for g in frame.guards)
 
 
 def forget_cells_naming(frame: Frame, name: str) -> None:

@@ -756,13 +756,10 @@ class Statements:
             flowed = val.with_traces([t.then(step) for t in val.traces])
         else:
             flowed = val.with_traces(())
-        if frame.guards and (kind is cst.Name or kind is cst.Attribute):
-            written = dotted(target)
-            if type(target) is cst.Attribute and (written or "").startswith("self."):
-                # A field keeps what held where it was written, for reads elsewhere.
-                flowed = self.guarded(frame, flowed, skip=written)
-            # A condition on a name (or on its fields) says nothing about its next value.
-            frame.guards = guards.forget(frame.guards, written)
+        written = dotted(target) if kind is cst.Name or kind is cst.Attribute else None
+        if frame.guards and type(target) is cst.Attribute and (written or "").startswith("self."):
+            # A field keeps what held where it was written, for reads elsewhere.
+            flowed = self.guarded(frame, flowed, skip=written)
         if (frame.tests or frame.chunks or frame.products) and (
             kind is cst.Name or kind is cst.Attribute
         ):
@@ -788,6 +785,9 @@ class Statements:
                 if self.is_constructor_alloc(frame, value_node):
                     flowed = Val((), flowed.refs)
             self.write(frame, target, flowed, strong=True)
+            # A condition on the name says nothing about its next value (one on the old
+            # value was renamed with it: frames.retire_in).
+            frame.guards = guards.forget(frame.guards, written)
             if value_node is not None:
                 self.bind_fields(frame, target.value, value_node)
             return
@@ -803,6 +803,7 @@ class Statements:
         ):
             flowed = Val((), flowed.refs)
         self.write(frame, target, flowed, strong=kind is cst.Name or kind is cst.Attribute)
+        frame.guards = guards.forget(frame.guards, written)  # and on its fields
 
     def mask_assign(
         self, frame: Frame, target: cst.Subscript, value_node: cst.BaseExpression | None
