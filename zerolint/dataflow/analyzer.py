@@ -150,6 +150,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         # How many finally blocks run for their try's ways out are being run now.
         self._exit_finallies = 0
         self._origin_cache: dict[int, list[Trace]] = {}
+        # A RenamedOrigin's resolution, renamed, by its id with the origin itself (which
+        # keeps the id from being given to another): (origin, traces).
+        self._renamed_cache: dict[int, tuple[object, list[Trace]]] = {}
         # Set when resolving stopped at MAX_DEPTH (not at a recursion): paths may be
         # missing, and the engine says so. _cut_origins: cached resolutions that stopped.
         self.depth_cut = False
@@ -467,6 +470,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         """Drop what was resolved without parsing, before resolving again with parsing."""
         self._field_cache.clear()
         self._origin_cache.clear()
+        self._renamed_cache.clear()
         self._cut_origins.clear()
         self._mro_cache.clear()
 
@@ -1009,6 +1013,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self._partial_fields = []
         self._mro_cache.clear()
         self._origin_cache.clear()
+        self._renamed_cache.clear()
         self._cut_origins.clear()
 
     # ------------------------------------------------------------------ interpretation

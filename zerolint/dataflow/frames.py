@@ -24,8 +24,10 @@ from zerolint.dataflow.values import (
     Trace,
     Val,
     call_operands,
+    is_callers_operand,
     join_all,
     parameters,
+    symbol_prefixes,
 )
 from zerolint.model import Op, OpKind, count_terms, join_count, symbol_names, with_symbol
 from zerolint.project import ClassInfo, ModuleInfo
@@ -110,6 +112,20 @@ class CallSite:
     # A lazily named callee's: each argument's operand at the call, by the id of its node,
     # for ``operands`` once the callee is known (``Calls.arg_operands``).
     arg_operands: dict[int, int | str] | None = None
+
+    @property
+    def heads(self) -> frozenset[str]:
+        """The names the caller's operands may have as symbols (``symbol_prefixes``): of
+        each argument's, as taken at the call, for a lazily named callee; made once."""
+        made = self.__dict__.get("_heads")
+        if made is None:
+            given = self.operands if self.arg_operands is None else self.arg_operands
+            found: set[str] = set()
+            for operand in given.values():
+                if type(operand) is str and is_callers_operand(operand):
+                    found.update(symbol_prefixes(operand))
+            made = self.__dict__["_heads"] = frozenset(found)
+        return made
 
     def rebind(self, steps: tuple[RawStep, ...]) -> tuple[RawStep, ...]:
         """The callee's steps (one trace's) with its parameter symbols replaced by this
@@ -208,6 +224,9 @@ class _Retired(Mapping[str, str]):
         self.name, self.prefix = name, name + "."
         self.made: str | None = fresh if isinstance(fresh, str) else None
         self.make = fresh if callable(fresh) else None
+        # What each call origin met in this renaming became (``_retired_origin``), by id
+        # while the origins are held by the values being renamed.
+        self.origins: dict[int, Origin] = {}
 
     @property
     def fresh(self) -> str:
@@ -323,11 +342,24 @@ def _retired_origin(origin: Origin | None, names: _Retired) -> Origin | None:
         base, renames, operands = origin, (), call_operands(origin)  # type: ignore[arg-type]
     else:
         return origin
-    new = tuple(rebound(Op(OpKind.ROWS, v), names) if type(v) is str else v for v in operands)
+    done = names.origins.get(id(origin))  # values of one frame share their calls
+    if done is not None:
+        return done
+    name, prefix = names.name, names.prefix
+    new = tuple(
+        rebound(Op(OpKind.ROWS, v), names)
+        if type(v) is str and (v == name or v.startswith(prefix) or "(" in v and name in v)
+        else v
+        for v in operands
+    )
     if all(a is b for a, b in zip(new, operands)):
-        return origin
-    fixed = _Retired(names.name, names.fresh)  # keeps the name, not the frame it was made in
-    return RenamedOrigin(base, (*renames, fixed), new)  # type: ignore[arg-type]
+        renamed: Origin = origin  # type: ignore[assignment]
+    else:
+        fixed = _Retired(name, names.fresh)  # keeps the name, not the frame it was made in
+        heads = frozenset(h for v in new if type(v) is str for h in symbol_prefixes(v))
+        renamed = RenamedOrigin(base, (*renames, fixed), new, heads)  # type: ignore[arg-type]
+    names.origins[id(origin)] = renamed
+    return renamed
 
 
 def retired_trace(trace: Trace, renames: tuple[Mapping[str, str], ...]) -> Trace:

@@ -447,11 +447,19 @@ class Resolution:
         if type(origin) is RenamedOrigin:
             # The call resolved as it is (cached, and a recursion where met inside its own
             # resolution), then with the names bound again since renamed.
-            made = self.resolve_trace(Trace(origin.base, ()), depth)
-            return [
-                h.extend(h.origin, t.steps)
-                for h in (retired_trace(m, origin.renames) for m in made)
-            ]
+            base = origin.base
+            hit = self._renamed_cache.get(id(origin))
+            if hit is not None and hit[0] is origin and id(base) in self._origin_cache:
+                self.cached("origin", id(base))
+                if id(base) in self._cut_origins:
+                    self.depth_cut = True
+                renamed = hit[1]
+            else:
+                made = self.resolve_trace(Trace(base, ()), depth)
+                renamed = [retired_trace(m, origin.renames) for m in made]
+                if id(base) in self._origin_cache:  # not cut short by a recursion
+                    self._renamed_cache[id(origin)] = (origin, renamed)
+            return [h.extend(h.origin, t.steps) for h in renamed]
         heads = self._origin_cache.get(id(origin))
         if heads is None:
             if depth > MAX_DEPTH:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from zerolint.model import IDENTITY, OPERAND_OPS, Op, OpKind
+from zerolint.model import IDENTITY, OPERAND_OPS, Op, OpKind, parse_bounded
 from zerolint.project import ClassInfo, ModuleInfo
 from zerolint.rules import SinkSpec
 
@@ -168,23 +168,31 @@ class RenamedOrigin(Origin):
     is about its old value. ``operands`` are the call's operands so renamed (their names
     are the trace's heads, and a later renaming renames them)."""
 
-    __slots__ = ("base", "operands", "renames")
+    __slots__ = ("base", "heads", "operands", "renames")
 
     def __init__(
         self,
         base: CallOrigin | EffectOrigin,
         renames: tuple[Mapping[str, str], ...],
         operands: tuple[int | str, ...],
+        heads: frozenset[str],
     ) -> None:
-        self.base, self.renames, self.operands = base, renames, operands
+        self.base, self.renames, self.operands, self.heads = base, renames, operands, heads
 
 
 def call_operands(origin: CallOrigin | EffectOrigin) -> tuple[int | str, ...]:
     """The caller's operands of the call ``origin`` comes from: its parameters' once it is
-    bound, each argument's as taken at the call before that (``Calls.arg_operands``)."""
+    bound, each argument's as taken at the call before that (``Calls.arg_operands``);
+    not the names of the callee's own (``helper(n)``), which no caller's name is."""
     site = origin.site
     given = site.operands if site.bound else site.arg_operands or {}
-    return tuple(given.values())
+    return tuple(v for v in given.values() if is_callers_operand(v))
+
+
+def is_callers_operand(operand: int | str) -> bool:
+    """A literal, a caller's name or a bound of one (``max(r,1)``), not a name of the
+    callee's own (``helper(n)``: ``Calls.operands``)."""
+    return type(operand) is not str or "(" not in operand or parse_bounded(operand) is not None
 
 
 class FieldOrigin(Origin):
@@ -284,12 +292,11 @@ class Trace:
                     found.update(symbol_prefixes(arg))
             origin = self.origin
             kind = type(origin)
-            if kind is CallOrigin or kind is EffectOrigin or kind is RenamedOrigin:
+            if kind is CallOrigin or kind is EffectOrigin:
                 # The caller's operands the callee's ops will be given (``CallSite.rebind``).
-                given = origin.operands if kind is RenamedOrigin else call_operands(origin)
-                for operand in given:
-                    if type(operand) is str:
-                        found.update(symbol_prefixes(operand))
+                found |= origin.site.heads
+            elif kind is RenamedOrigin:
+                found |= origin.heads
             heads = self._heads = frozenset(found)
             return heads
 
@@ -609,7 +616,7 @@ class Val:
             ):
                 picked: Origin = CallOrigin(origin.site, i)
                 if renamed is not None:
-                    picked = RenamedOrigin(picked, renamed.renames, renamed.operands)
+                    picked = RenamedOrigin(picked, renamed.renames, renamed.operands, renamed.heads)
                 out.append(Trace(picked, t.steps))
             else:
                 out.append(t)
