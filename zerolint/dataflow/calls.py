@@ -52,7 +52,6 @@ from zerolint.dataflow.values import (
     Val,
     in_order,
     join_all,
-    note_symbol,
     ref_key,
 )
 from zerolint.model import IDENTITY, SOME_ROW, Op, OpKind, bounded, renamed, symbol_names
@@ -491,7 +490,9 @@ class Calls:
             call_step,
             operands=self.operands(frame, node, key, ref),
             rebinding=rebinding_regions(key.node) if key.node is not None else {},
+            caller=frame.key,
         )
+        frame.calls.append(site)
         self.note_call(key, frame.key, id(node), site, frame.guards)
         passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
         self.note_capable(key.mod.name)
@@ -647,6 +648,8 @@ class Calls:
         # Each argument's operand as it is here, for the parameters it is bound to later:
         # a name bound again after the call is not the one the callee was handed.
         site.arg_operands = self.arg_operands(frame, node)
+        site.caller = frame.key
+        frame.calls.append(site)
         if self.recording:  # a replay makes it unbound again (bind_site)
             self.record(("lazy_site", site, None))
         position = 0
@@ -804,8 +807,6 @@ class Calls:
                 value = self.operand(frame, a.value)
                 if value != "<expr>":
                     out[id(a.value)] = value
-                    if type(value) is str:
-                        note_symbol(value)
         return out
 
     def operands(
@@ -853,8 +854,6 @@ class Calls:
                 out[name] = own
                 continue
             out[name] = value
-            if type(value) is str:
-                note_symbol(value)  # binding it again renames it in the call's result
         return out
 
     def default_operand(

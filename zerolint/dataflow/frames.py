@@ -112,11 +112,15 @@ class CallSite:
     # A lazily named callee's: each argument's operand at the call, by the id of its node,
     # for ``operands`` once the callee is known (``Calls.arg_operands``).
     arg_operands: dict[int, int | str] | None = None
+    # The function the call is made in, whose names its operands are (a renaming of one
+    # of its names renames them: ``frames._retired_origin``).
+    caller: FuncKey | None = None
 
     @property
     def heads(self) -> frozenset[str]:
-        """The names the caller's operands may have as symbols (``symbol_prefixes``): of
-        each argument's, as taken at the call, for a lazily named callee; made once."""
+        """The names the caller's operands may have as symbols (``symbol_prefixes``), of
+        each argument's as taken at the call for a lazily named callee, and the symbols of
+        the arguments' values; made once."""
         made = self.__dict__.get("_heads")
         if made is None:
             given = self.operands if self.arg_operands is None else self.arg_operands
@@ -124,6 +128,10 @@ class CallSite:
             for operand in given.values():
                 if type(operand) is str and is_callers_operand(operand):
                     found.update(symbol_prefixes(operand))
+            # And the symbols of what it was handed (`same(buf[:n])`), which its result
+            # may be.
+            for val in self.args.values() if self.raw is None else (v for _, v in self.raw):
+                found |= val.heads()
             made = self.__dict__["_heads"] = frozenset(found)
         return made
 
@@ -225,8 +233,10 @@ class _Retired(Mapping[str, str]):
         self.made: str | None = fresh if isinstance(fresh, str) else None
         self.make = fresh if callable(fresh) else None
         # What each call origin met in this renaming became (``_retired_origin``), by id
-        # while the origins are held by the values being renamed.
+        # while the origins are held by the values being renamed; and the function whose
+        # name this is (only its calls' operands are its names).
         self.origins: dict[int, Origin] = {}
+        self.caller: FuncKey | None = None
 
     @property
     def fresh(self) -> str:
@@ -265,7 +275,7 @@ def retire_in(frame: Frame, name: str) -> None:
     by identity) follows the renamed value."""
     if frame.cells:
         forget_cells_naming(frame, name)
-    if name not in SYMBOL_HEADS:
+    if name not in SYMBOL_HEADS and name not in frame.operand_heads():
         return
     stmt = frame.stmt
 
@@ -274,6 +284,7 @@ def retire_in(frame: Frame, name: str) -> None:
         return f"{name}@{module}:{frame.mod.statement_order(stmt)}"
 
     names = _Retired(name, fresh)
+    names.caller = frame.key
     state = frame.state
     moved: dict[int, Val] = {}
     for key, val in state.items():
@@ -342,6 +353,8 @@ def _retired_origin(origin: Origin | None, names: _Retired) -> Origin | None:
         base, renames, operands = origin, (), call_operands(origin)  # type: ignore[arg-type]
     else:
         return origin
+    if base.site.caller is not names.caller:  # type: ignore[union-attr]
+        return origin  # made in another function: its operands are that one's names
     done = names.origins.get(id(origin))  # values of one frame share their calls
     if done is not None:
         return done
@@ -352,10 +365,11 @@ def _retired_origin(origin: Origin | None, names: _Retired) -> Origin | None:
         else v
         for v in operands
     )
-    if all(a is b for a, b in zip(new, operands)):
+    if all(a is b for a, b in zip(new, operands)) and name not in base.site.heads:  # type: ignore[union-attr]
         renamed: Origin = origin  # type: ignore[assignment]
     else:
         fixed = _Retired(name, names.fresh)  # keeps the name, not the frame it was made in
+        fixed.caller = names.caller
         heads = frozenset(h for v in new if type(v) is str for h in symbol_prefixes(v))
         renamed = RenamedOrigin(base, (*renames, fixed), new, heads)  # type: ignore[arg-type]
     names.origins[id(origin)] = renamed
@@ -483,6 +497,11 @@ class Frame:
         # last: the states before each statement run in it that may raise, at any depth,
         # joined in one frame (none until the first: ``Statements.exec_stmt``).
         self.catching: list[Caught] = []
+        # The calls made here (in every branch), whose operands and arguments name this
+        # function's names (``operand_heads``, for ``retire_in``).
+        self.calls: list[CallSite] = []
+        self._operand_heads: set[str] = set()
+        self._heads_of: list[int] = [0]  # how many of ``calls`` are in that set
         self.fields: set[str] = set()
         # Constructor calls evaluated here: call node id -> (field, value) pairs.
         self.constructed: dict[int, list[tuple[str, Val]]] = {}
@@ -518,6 +537,15 @@ class Frame:
         # written again, so that ``x[:t]`` has ``n * k`` rows (``record_product``).
         self.products: dict[str, tuple[str, frozenset[str]]] = {}
 
+    def operand_heads(self) -> set[str]:
+        """The names the calls made here so far were handed (``CallSite.heads``)."""
+        done = self._heads_of[0]
+        if done < len(self.calls):
+            for site in self.calls[done:]:
+                self._operand_heads |= site.heads
+            self._heads_of[0] = len(self.calls)
+        return self._operand_heads
+
     def fork(self) -> Frame:
         f = Frame.__new__(Frame)
         f.key, f.mod, f.summary, f.parent = self.key, self.mod, self.summary, self.parent
@@ -533,6 +561,7 @@ class Frame:
         f.loops = self.loops
         f.finally_exits = self.finally_exits
         f.catching = self.catching
+        f.calls, f._operand_heads, f._heads_of = self.calls, self._operand_heads, self._heads_of
         f.constructed = self.constructed
         f.fields = self.fields
         f.stmt = self.stmt
