@@ -23,7 +23,6 @@ from zerolint.dataflow.values import (
     RenamedOrigin,
     Trace,
     Val,
-    call_operands,
     is_callers_operand,
     join_all,
     parameters,
@@ -342,38 +341,32 @@ def _retired(val: Val, names: _Retired) -> Val:
 
 
 def _retired_origin(origin: Origin | None, names: _Retired) -> Origin | None:
-    """A call's result (or what it wrote into an argument) made before ``names.name`` was
-    bound again, where the caller's operands name it: the same call with the name renamed
-    (``RenamedOrigin``), so that what the callee makes of it is about the old value (``x =
-    _rows(buf, n)``, then ``n = m``, then ``if n > 0:`` says nothing of ``x``)."""
+    """A call's result (or what it wrote into an argument) made here before ``names.name``
+    was bound again, where the call's operands or arguments name it (``CallSite.heads``):
+    the same call with the name renamed (``RenamedOrigin``), so that what the callee makes
+    of it is about the old value (``x = _rows(buf, n)``, then ``n = m``, then ``if n > 0:``
+    says nothing of ``x``)."""
     kind = type(origin)
     if kind is RenamedOrigin:
-        base, renames, operands = origin.base, origin.renames, origin.operands  # type: ignore[union-attr]
+        base, renames, heads = origin.base, origin.renames, origin.heads  # type: ignore[union-attr]
     elif kind is CallOrigin or kind is EffectOrigin:
-        base, renames, operands = origin, (), call_operands(origin)  # type: ignore[arg-type]
+        base, renames, heads = origin, (), origin.site.heads  # type: ignore[union-attr]
     else:
         return origin
-    if base.site.caller is not names.caller:  # type: ignore[union-attr]
-        return origin  # made in another function: its operands are that one's names
+    if names.name not in heads or base.site.caller is not names.caller:  # type: ignore[union-attr]
+        return origin  # another function's call names that function's names
     done = names.origins.get(id(origin))  # values of one frame share their calls
-    if done is not None:
-        return done
-    name, prefix = names.name, names.prefix
-    new = tuple(
-        rebound(Op(OpKind.ROWS, v), names)
-        if type(v) is str and (v == name or v.startswith(prefix) or "(" in v and name in v)
-        else v
-        for v in operands
-    )
-    if all(a is b for a, b in zip(new, operands)) and name not in base.site.heads:  # type: ignore[union-attr]
-        renamed: Origin = origin  # type: ignore[assignment]
-    else:
-        fixed = _Retired(name, names.fresh)  # keeps the name, not the frame it was made in
+    if done is None:
+        fixed = _Retired(names.name, names.fresh)  # the name, not the frame it was made in
         fixed.caller = names.caller
-        heads = frozenset(h for v in new if type(v) is str for h in symbol_prefixes(v))
-        renamed = RenamedOrigin(base, (*renames, fixed), new, heads)  # type: ignore[arg-type]
-    names.origins[id(origin)] = renamed
-    return renamed
+        name, prefix = names.name, names.prefix
+        moved = {h for h in heads if h == name or h.startswith(prefix)}
+        done = names.origins[id(origin)] = RenamedOrigin(
+            base,  # type: ignore[arg-type]
+            (*renames, fixed),
+            heads.difference(moved).union(fixed[h] for h in moved),
+        )
+    return done
 
 
 def retired_trace(trace: Trace, renames: tuple[Mapping[str, str], ...]) -> Trace:

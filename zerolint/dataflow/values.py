@@ -162,31 +162,21 @@ class EffectOrigin(Origin):
 
 
 class RenamedOrigin(Origin):
-    """A call's result (or what it wrote into an argument) made before a name among the
-    caller's operands was bound again (``frames._retired_origin``): resolved as ``base``
+    """A call's result (or what it wrote into an argument) made before a name among what
+    the caller handed it was bound again (``frames._retired_origin``): resolved as ``base``
     is, then with ``renames`` applied in order, so that what the callee makes of the name
-    is about its old value. ``operands`` are the call's operands so renamed (their names
-    are the trace's heads, and a later renaming renames them)."""
+    is about its old value. ``heads``: the names it may still have as symbols (a later
+    renaming of one renames it again)."""
 
-    __slots__ = ("base", "heads", "operands", "renames")
+    __slots__ = ("base", "heads", "renames")
 
     def __init__(
         self,
         base: CallOrigin | EffectOrigin,
         renames: tuple[Mapping[str, str], ...],
-        operands: tuple[int | str, ...],
         heads: frozenset[str],
     ) -> None:
-        self.base, self.renames, self.operands, self.heads = base, renames, operands, heads
-
-
-def call_operands(origin: CallOrigin | EffectOrigin) -> tuple[int | str, ...]:
-    """The caller's operands of the call ``origin`` comes from: its parameters' once it is
-    bound, each argument's as taken at the call before that (``Calls.arg_operands``);
-    not the names of the callee's own (``helper(n)``), which no caller's name is."""
-    site = origin.site
-    given = site.operands if site.bound else site.arg_operands or {}
-    return tuple(v for v in given.values() if is_callers_operand(v))
+        self.base, self.renames, self.heads = base, renames, heads
 
 
 def is_callers_operand(operand: int | str) -> bool:
@@ -231,7 +221,8 @@ def origin_key(origin: Origin | None) -> tuple:
         extra = origin.index if isinstance(origin, CallOrigin) else origin.param
         return ("call", type(origin).__name__, step.stable_key(), node, str(extra))
     if isinstance(origin, RenamedOrigin):
-        return ("renamed", *origin_key(origin.base), tuple(map(str, origin.operands)))
+        names = tuple(r[r.name] for r in origin.renames)  # type: ignore[attr-defined]
+        return ("renamed", *origin_key(origin.base), names)
     if isinstance(origin, FieldOrigin):
         cls = origin.cls
         where = (cls.module.name, cls.qualname) if isinstance(cls, ClassInfo) else ("", cls)
@@ -616,7 +607,7 @@ class Val:
             ):
                 picked: Origin = CallOrigin(origin.site, i)
                 if renamed is not None:
-                    picked = RenamedOrigin(picked, renamed.renames, renamed.operands, renamed.heads)
+                    picked = RenamedOrigin(picked, renamed.renames, renamed.heads)
                 out.append(Trace(picked, t.steps))
             else:
                 out.append(t)
