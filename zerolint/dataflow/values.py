@@ -53,8 +53,8 @@ LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO, OpKind
 
 
 def note_symbol(arg: str) -> None:
-    """``arg`` (an op's argument, or a call's operand that becomes one) may name symbols:
-    put them in ``SYMBOL_HEADS``."""
+    """``arg``, an op's argument, may name symbols: put them in ``SYMBOL_HEADS`` (a call's
+    operands are the calling frame's: ``Frame.operand_heads``)."""
     if arg not in _SYMBOL_ARGS:
         _SYMBOL_ARGS.add(arg)
         SYMBOL_HEADS.update(symbol_prefixes(arg))
