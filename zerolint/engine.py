@@ -813,6 +813,10 @@ def flow_key(flow: Flow) -> tuple:
     return tuple((s.path, s.line, s.col, s.role, s.op.kind, str(s.op.arg)) for s in flow.steps)
 
 
+# The suffix a name bound again gives its earlier value's symbol (frames.retire_in).
+_RENAMED = re.compile(r"@[\w/]+:\d+")
+
+
 def to_flow(trace: Trace, scope: RuleScope) -> Flow:
     """The path a user sees, with the ops this sink's rule counts (a sanitizer of another
     rule is shown as a plain step)."""
@@ -837,6 +841,9 @@ def to_flow(trace: Trace, scope: RuleScope) -> Flow:
                 continue  # a condition on nothing this path computes with
         if op.kind == OpKind.ROWS and not rows_path:
             continue  # a selection on a path about values, not about row counts
+        if "@" in note:
+            # A name's earlier value (`n@pkg/mod:12`, frames.retire_in) as the code wrote it.
+            note = _RENAMED.sub("", note)
         if role == "sanitizer" and not scope.sanitizes(raw):
             op, role = IDENTITY, "flow"
             note = f"{note} (no sanitizer for {scope.rule.code})" if note else note
