@@ -73,6 +73,14 @@ RESET_OPS = frozenset({OpKind.FILL_ZERO, OpKind.PAD_ZERO, OpKind.KNOWN_ROWS})
 # selection of it is not bounded by that one's count (``_FlowEncoding._count``): padding,
 # and an operation outside the model (``y.new_ones(m)``).
 UNBOUNDING_OPS = frozenset({OpKind.PAD_ZERO, OpKind.OPAQUE})
+
+
+def _adds_rows(op: Op) -> bool:
+    """After ``op`` a selection is not bounded by the count before it: one of
+    ``UNBOUNDING_OPS``, or the mark a concatenation leaves (``ROWS_ADDED``)."""
+    return op.kind in UNBOUNDING_OPS or op == ROWS_ADDED
+
+
 # Row counts and path conditions: they constrain B and the symbols, not the values. Not
 # padding: its start is taken to leave a real row before it (``Encoder.pad_start``), which
 # says nothing of how many rows there are (`F.pad(x[:n], (0, 0))` has n, maybe none).
@@ -151,12 +159,9 @@ def judge_flow(
         # what it says of them (a guard on the rows' values) decides nothing.
         # What may add rows stays, as a mark that ends the bound of a later selection.
         ops = tuple(
-            ROWS_ADDED if op.kind in UNBOUNDING_OPS else op
+            ROWS_ADDED if _adds_rows(op) else op
             for op in ops
-            if op.kind in UNBOUNDING_OPS
-            or op == ROWS_ADDED
-            or op.kind in PATH_OPS
-            and not _on_row_values(op)
+            if _adds_rows(op) or op.kind in PATH_OPS and not _on_row_values(op)
         )
     verdict = _judge_ops(ops, predicate, freeze_ratios(ratios), frozen, tuple(facts))
     return copy_verdict(verdict)
@@ -320,7 +325,7 @@ class _FlowEncoding:
             if op.kind == OpKind.ROWS:
                 rows = self._count(i, op.arg, rows if bounded else None)
                 counted = bounded = True
-            elif op.kind in UNBOUNDING_OPS or op == ROWS_ADDED:
+            elif _adds_rows(op):
                 bounded = False
             elif op.kind == OpKind.GUARD:
                 name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]
@@ -420,7 +425,7 @@ class _FlowEncoding:
             if op.kind == OpKind.ROWS:
                 rows = self._count_value(i, op.arg, env, rows if bounded else None)
                 counted = bounded = True
-            elif op.kind in UNBOUNDING_OPS or op == ROWS_ADDED:
+            elif _adds_rows(op):
                 bounded = False
             elif op.kind == OpKind.GUARD:
                 name, cmp, k = parse_guard(op.arg)  # type: ignore[misc]

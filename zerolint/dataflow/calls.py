@@ -50,6 +50,7 @@ from zerolint.dataflow.values import (
     SinkRef,
     Trace,
     Val,
+    callee_own,
     in_order,
     join_all,
     ref_key,
@@ -492,7 +493,7 @@ class Calls:
             rebinding=rebinding_regions(key.node) if key.node is not None else {},
             caller=frame.key,
         )
-        frame.calls.append(site)
+        frame.calls.add(site)
         self.note_call(key, frame.key, id(node), site, frame.guards)
         passes_sink = any(isinstance(r, SinkRef) for _, v in args for r in v.refs)
         self.note_capable(key.mod.name)
@@ -623,10 +624,7 @@ class Calls:
             # happened to be known (on vLLM 0.27.1, the hash seed's).
             name = f"self.{attr}"
             retire_in(frame, name)
-            frame.guards = guards.forget(frame.guards, name)
-            forget_named(frame, name)
-            frame.bounds.pop(name, None)
-            frame.reductions.pop(name, None)
+            forget_facts(frame, name)
         for attr, written in writes.items():
             name = f"self.{attr}"
             val = self.substitute(written, key, site, 0, keep_unresolved=True)
@@ -649,7 +647,7 @@ class Calls:
         # a name bound again after the call is not the one the callee was handed.
         site.arg_operands = self.arg_operands(frame, node)
         site.caller = frame.key
-        frame.calls.append(site)
+        frame.calls.add(site)
         if self.recording:  # a replay makes it unbound again (bind_site)
             self.record(("lazy_site", site, None))
         position = 0
@@ -825,14 +823,14 @@ class Calls:
             # Its locals (`n = m - m; return buf[:n]`, called under the caller's `if n >
             # 0:`) are names of their own, that no condition of the caller is about.
             for name in local_names(key.node):
-                out[name] = f"{key.name}({name})"
+                out[name] = callee_own(key.name, name)
         params = key.params()
         for p in params:
             name = p.name.value
             # A parameter given no operand the caller names (`n - 1`, `*args`, a default
             # that is not a literal) is a name of the callee's own, as its locals are: the
             # caller's `n` is not the callee's `n` (the method's `self` aside).
-            own = f"{key.name}({name})"
+            own = callee_own(key.name, name)
             arg = self.arg_node_for(node, key, name, ref)
             if arg is None:
                 default = self.default_operand(node, key, p, ref)

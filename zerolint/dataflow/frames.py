@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import libcst as cst
 
@@ -23,6 +24,7 @@ from zerolint.dataflow.values import (
     RenamedOrigin,
     Trace,
     Val,
+    callee_own,
     is_callers_operand,
     join_all,
     parameters,
@@ -115,24 +117,20 @@ class CallSite:
     # of its names renames them: ``frames._retired_origin``).
     caller: FuncKey | None = None
 
-    @property
+    @cached_property
     def heads(self) -> frozenset[str]:
         """The names the caller's operands may have as symbols (``symbol_prefixes``), of
         each argument's as taken at the call for a lazily named callee, and the symbols of
         the arguments' values; made once."""
-        made = self.__dict__.get("_heads")
-        if made is None:
-            given = self.operands if self.arg_operands is None else self.arg_operands
-            found: set[str] = set()
-            for operand in given.values():
-                if type(operand) is str and is_callers_operand(operand):
-                    found.update(symbol_prefixes(operand))
-            # And the symbols of what it was handed (`same(buf[:n])`), which its result
-            # may be.
-            for val in self.args.values() if self.raw is None else (v for _, v in self.raw):
-                found |= val.heads()
-            made = self.__dict__["_heads"] = frozenset(found)
-        return made
+        given = self.operands if self.arg_operands is None else self.arg_operands
+        found: set[str] = set()
+        for operand in given.values():
+            if type(operand) is str and is_callers_operand(operand):
+                found.update(symbol_prefixes(operand))
+        # And the symbols of what it was handed (`same(buf[:n])`), which its result may be.
+        for val in self.args.values() if self.raw is None else (v for _, v in self.raw):
+            found |= val.heads()
+        return frozenset(found)
 
     def rebind(self, steps: tuple[RawStep, ...]) -> tuple[RawStep, ...]:
         """The callee's steps (one trace's) with its parameter symbols replaced by this
@@ -156,7 +154,7 @@ class CallSite:
             return {}
         own = self.callee.name
         return {
-            p: f"{own}({p})"
+            p: callee_own(own, p)
             for p, ids in self.rebinding.items()
             if any(id(step.stmt) in ids for step in steps)
         }
@@ -227,15 +225,15 @@ class _Retired(Mapping[str, str]):
     """``name`` and its fields (``name.num``) as ``rebound`` asks for them, under the name
     ``fresh()`` gives (asked once, where an op names it)."""
 
-    def __init__(self, name: str, fresh: Callable[[], str] | str) -> None:
+    def __init__(self, name: str, fresh: Callable[[], str] | str, caller: FuncKey) -> None:
         self.name, self.prefix = name, name + "."
         self.made: str | None = fresh if isinstance(fresh, str) else None
         self.make = fresh if callable(fresh) else None
-        # What each call origin met in this renaming became (``_retired_origin``), by id
-        # while the origins are held by the values being renamed; and the function whose
-        # name this is (only its calls' operands are its names).
+        # The function whose name this is (only its calls' operands are its names), and
+        # what each call origin met in this renaming became (``_retired_origin``), by id
+        # while the origins are held by the values being renamed.
+        self.caller = caller
         self.origins: dict[int, Origin] = {}
-        self.caller: FuncKey | None = None
 
     @property
     def fresh(self) -> str:
@@ -274,7 +272,7 @@ def retire_in(frame: Frame, name: str) -> None:
     by identity) follows the renamed value."""
     if frame.cells:
         forget_cells_naming(frame, name)
-    if name not in SYMBOL_HEADS and name not in frame.operand_heads():
+    if name not in SYMBOL_HEADS and name not in frame.calls.heads():
         return
     stmt = frame.stmt
 
@@ -282,8 +280,7 @@ def retire_in(frame: Frame, name: str) -> None:
         module = frame.mod.name.replace(".", "/")
         return f"{name}@{module}:{frame.mod.statement_order(stmt)}"
 
-    names = _Retired(name, fresh)
-    names.caller = frame.key
+    names = _Retired(name, fresh, frame.key)
     state = frame.state
     moved: dict[int, Val] = {}
     for key, val in state.items():
@@ -325,10 +322,8 @@ def _retired(val: Val, names: _Retired) -> Val:
     traces, changed = [], False
     for trace in val.traces:
         if names.name in trace.heads():
-            steps = rebound_steps(trace.steps, names, SYMBOLIC_OPS)
-            origin = _retired_origin(trace.origin, names)
-            if origin is not trace.origin or any(a is not b for a, b in zip(steps, trace.steps)):
-                trace, changed = Trace(origin, steps), True
+            renamed = _retired_trace(trace, names)
+            trace, changed = renamed, changed or renamed is not trace
         traces.append(trace)
     elements = val.elements
     if elements is not None:
@@ -357,8 +352,7 @@ def _retired_origin(origin: Origin | None, names: _Retired) -> Origin | None:
         return origin  # another function's call names that function's names
     done = names.origins.get(id(origin))  # values of one frame share their calls
     if done is None:
-        fixed = _Retired(names.name, names.fresh)  # the name, not the frame it was made in
-        fixed.caller = names.caller
+        fixed = _Retired(names.name, names.fresh, names.caller)  # not the frame, the name
         name, prefix = names.name, names.prefix
         moved = {h for h in heads if h == name or h.startswith(prefix)}
         done = names.origins[id(origin)] = RenamedOrigin(
@@ -371,10 +365,16 @@ def _retired_origin(origin: Origin | None, names: _Retired) -> Origin | None:
 
 def retired_trace(trace: Trace, renames: tuple[Mapping[str, str], ...]) -> Trace:
     """``trace`` (a resolution of a ``RenamedOrigin``'s call) with its names renamed."""
-    origin, steps = trace.origin, trace.steps
     for names in renames:
-        steps = rebound_steps(steps, names, SYMBOLIC_OPS)
-        origin = _retired_origin(origin, names)  # type: ignore[arg-type]
+        trace = _retired_trace(trace, names)  # type: ignore[arg-type]
+    return trace
+
+
+def _retired_trace(trace: Trace, names: _Retired) -> Trace:
+    """``trace`` with ``names.name`` renamed in its ops and its call origin (the same
+    trace where neither names it)."""
+    steps = rebound_steps(trace.steps, names, SYMBOLIC_OPS)
+    origin = _retired_origin(trace.origin, names)
     if origin is trace.origin and all(a is b for a, b in zip(steps, trace.steps)):
         return trace
     return Trace(origin, steps)
@@ -436,6 +436,27 @@ class Summary:
     )
 
 
+class CallsMade:
+    """The calls a function activation made, shared by its branches, and the names they
+    were handed (``CallSite.heads``), gathered when first asked for."""
+
+    __slots__ = ("_gathered", "_heads", "_sites")
+
+    def __init__(self) -> None:
+        self._sites: list[CallSite] = []
+        self._heads: set[str] = set()
+        self._gathered = 0  # how many of the sites are in _heads
+
+    def add(self, site: CallSite) -> None:
+        self._sites.append(site)
+
+    def heads(self) -> set[str]:
+        for site in self._sites[self._gathered :]:
+            self._heads |= site.heads
+        self._gathered = len(self._sites)
+        return self._heads
+
+
 class Caught:
     """A block whose exception is caught, being run (``Frame.catching``): the states before
     its statements that may raise, joined in one frame as they are met (``frame``, None
@@ -490,11 +511,8 @@ class Frame:
         # last: the states before each statement run in it that may raise, at any depth,
         # joined in one frame (none until the first: ``Statements.exec_stmt``).
         self.catching: list[Caught] = []
-        # The calls made here (in every branch), whose operands and arguments name this
-        # function's names (``operand_heads``, for ``retire_in``).
-        self.calls: list[CallSite] = []
-        self._operand_heads: set[str] = set()
-        self._heads_of: list[int] = [0]  # how many of ``calls`` are in that set
+        # The calls made here, in every branch (``retire_in`` asks for their names).
+        self.calls = CallsMade()
         self.fields: set[str] = set()
         # Constructor calls evaluated here: call node id -> (field, value) pairs.
         self.constructed: dict[int, list[tuple[str, Val]]] = {}
@@ -530,15 +548,6 @@ class Frame:
         # written again, so that ``x[:t]`` has ``n * k`` rows (``record_product``).
         self.products: dict[str, tuple[str, frozenset[str]]] = {}
 
-    def operand_heads(self) -> set[str]:
-        """The names the calls made here so far were handed (``CallSite.heads``)."""
-        done = self._heads_of[0]
-        if done < len(self.calls):
-            for site in self.calls[done:]:
-                self._operand_heads |= site.heads
-            self._heads_of[0] = len(self.calls)
-        return self._operand_heads
-
     def fork(self) -> Frame:
         f = Frame.__new__(Frame)
         f.key, f.mod, f.summary, f.parent = self.key, self.mod, self.summary, self.parent
@@ -554,7 +563,7 @@ class Frame:
         f.loops = self.loops
         f.finally_exits = self.finally_exits
         f.catching = self.catching
-        f.calls, f._operand_heads, f._heads_of = self.calls, self._operand_heads, self._heads_of
+        f.calls = self.calls
         f.constructed = self.constructed
         f.fields = self.fields
         f.stmt = self.stmt

@@ -273,8 +273,10 @@ class Statements:
         exits: list[tuple[str, Frame, cst.CSTNode]] = []
         if stmt.finalbody is not None:
             frame.finally_exits.append((len(frame.loops), exits))
-        raised = self.exec_catching(body, stmt.body) if stmt.handlers else []
-        if not stmt.handlers:
+        raised: list[Frame] = []
+        if stmt.handlers:
+            raised = self.exec_catching(body, stmt.body)
+        else:
             self.exec_suite(body, stmt.body)
         if stmt.orelse is not None:
             self.exec_suite(body, stmt.orelse.body)

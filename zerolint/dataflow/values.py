@@ -54,7 +54,7 @@ LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.RSHIFT, OpKind.FILL_ZERO, OpKind
 
 def note_symbol(arg: str) -> None:
     """``arg``, an op's argument, may name symbols: put them in ``SYMBOL_HEADS`` (a call's
-    operands are the calling frame's: ``Frame.operand_heads``)."""
+    operands are the calling frame's: ``frames.CallsMade``)."""
     if arg not in _SYMBOL_ARGS:
         _SYMBOL_ARGS.add(arg)
         SYMBOL_HEADS.update(symbol_prefixes(arg))
@@ -179,9 +179,16 @@ class RenamedOrigin(Origin):
         self.base, self.renames, self.heads = base, renames, heads
 
 
+def callee_own(callee: str, name: str) -> str:
+    """The symbol a callee's ``name`` takes in a caller's path where no name of the
+    caller's stands for it (a local, a parameter bound again or handed an expression):
+    ``helper(n)``, which no condition of the caller's is about (``Calls.operands``)."""
+    return f"{callee}({name})"
+
+
 def is_callers_operand(operand: int | str) -> bool:
     """A literal, a caller's name or a bound of one (``max(r,1)``), not a name of the
-    callee's own (``helper(n)``: ``Calls.operands``)."""
+    callee's own (``callee_own``)."""
     return type(operand) is not str or "(" not in operand or parse_bounded(operand) is not None
 
 
