@@ -16,6 +16,8 @@ def rows_after(ops: list[Op], batch: int, env: dict[str, int], lengths: np.ndarr
         arg = env[op.arg] if isinstance(op.arg, str) else op.arg
         if op.kind == "floordiv":
             rows = rows // arg
+        elif op.kind == "truncdiv":
+            rows = np.sign(rows) * (np.abs(rows) // arg)
         elif op.kind == "ceildiv":
             rows = -((-rows) // arg)
         elif op.kind == "rshift":

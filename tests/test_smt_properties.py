@@ -63,6 +63,7 @@ operand = st.integers(-8, 8)
 ops = st.one_of(
     st.builds(Op, st.just("floordiv"), st.integers(1, 8) | st.just("self.compress_ratio")),
     st.builds(Op, st.just("ceildiv"), st.integers(1, 8) | st.just("self.compress_ratio")),
+    st.builds(Op, st.just("truncdiv"), st.integers(1, 8) | st.just("self.compress_ratio")),
     st.builds(Op, st.just("rshift"), st.integers(0, 3) | st.just("shift")),
     st.builds(Op, st.just("add"), operand | st.just("self.compress_ratio") | st.just("lo")),
     st.builds(Op, st.just("mul"), st.integers(-3, 3)),

@@ -763,7 +763,7 @@ def ratios_for(flow: Flow, ratios: tuple[int, ...]) -> dict[str, tuple[int, ...]
     symbols = {
         name  # a bounded divisor (``max(r,1)``) takes them through its symbol
         for op in flow.ops
-        if op.kind in (OpKind.FLOORDIV, OpKind.CEILDIV, OpKind.RSHIFT)
+        if op.kind in (OpKind.FLOORDIV, OpKind.TRUNCDIV, OpKind.CEILDIV, OpKind.RSHIFT)
         for name in model.symbol_names(op.arg)
     }
     return {s: ratios for s in symbols} or None

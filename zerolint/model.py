@@ -30,6 +30,7 @@ class OpKind(str, Enum):
     comparisons with plain strings see ``"floordiv"``)."""
 
     FLOORDIV = "floordiv"
+    TRUNCDIV = "truncdiv"
     CEILDIV = "ceildiv"
     RSHIFT = "rshift"
     ADD = "add"
@@ -63,6 +64,7 @@ _KINDS = {kind.value: kind for kind in OpKind}
 OPERAND_OPS = frozenset(
     {
         OpKind.FLOORDIV,
+        OpKind.TRUNCDIV,
         OpKind.CEILDIV,
         OpKind.RSHIFT,
         OpKind.ADD,
@@ -84,7 +86,9 @@ class Op:
     """What one step does to the length values that flow through it.
 
     kind is one of:
-      floordiv  rows become ``row // arg``            (a // b, //=, torch.div floor/trunc)
+      floordiv  rows become ``row // arg``            (a // b, //=, torch.div floor, math.floor)
+      truncdiv  rows become ``row / arg`` rounded toward 0 (torch.div trunc, int(a / b));
+                the same as floordiv on a row >= 0, not on a negative one
       ceildiv   rows become ``ceil(row / arg)``       (cdiv, triton.cdiv)
       rshift    rows become ``row >> arg``
       add       rows become ``row + arg``             (``-`` is add of the negated literal)

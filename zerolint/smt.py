@@ -265,7 +265,7 @@ def outside_model(ops: Sequence[Op]) -> str:
 
 def _literal_ok(op: Op) -> bool:
     assert isinstance(op.arg, int)
-    if op.kind in (OpKind.FLOORDIV, OpKind.CEILDIV):
+    if op.kind in (OpKind.FLOORDIV, OpKind.TRUNCDIV, OpKind.CEILDIV):
         return op.arg > 0
     if op.kind in (OpKind.RSHIFT, OpKind.PAD_ZERO):
         return op.arg >= 0
@@ -688,6 +688,8 @@ class Encoder:
             return -value
         if kind == OpKind.FLOORDIV:
             return self._divide(value, arg)
+        if kind == OpKind.TRUNCDIV:  # rounded toward 0: a negative row's quotient is negated
+            return z3.If(value >= 0, self._divide(value, arg), -self._divide(-value, arg))
         if kind == OpKind.CEILDIV:
             return -self._divide(-value, arg)
         if kind == OpKind.RSHIFT:
@@ -1052,6 +1054,8 @@ def apply_int(op: Op, value: int, env: Mapping[str, int]) -> int:
     kind = op.kind
     if kind == OpKind.FLOORDIV:
         return value // arg
+    if kind == OpKind.TRUNCDIV:
+        return value // arg if value >= 0 else -(-value // arg)
     if kind == OpKind.CEILDIV:
         return -(-value // arg)
     if kind == OpKind.RSHIFT:

@@ -1033,7 +1033,12 @@ class Expressions:
         constant = int_value(dividend)
         # 256 // 4 is a constant; 1 // 4 is a constant 0, a zero fill.
         if constant is not None and not val.traces and isinstance(op.arg, int) and op.arg > 0:
-            value = constant // op.arg if op.kind == OpKind.FLOORDIV else constant >> op.arg
+            if op.kind == OpKind.RSHIFT:
+                value = constant >> op.arg
+            elif op.kind == OpKind.TRUNCDIV and constant < 0:
+                value = -(-constant // op.arg)
+            else:
+                value = constant // op.arg
             return self.zero_source(frame, note, effect) if value == 0 else EMPTY
         step = self.step(frame, None, "source", op, note, effect)
         if val.traces and all(_known(t) for t in val.traces):

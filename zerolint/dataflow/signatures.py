@@ -293,6 +293,8 @@ TRUNCATION_FUNCTIONS = (
     "numpy.trunc",
 )
 TRUNCATION_METHODS = ("floor", "floor_", "trunc", "trunc_", "int", "long", "to", "type")
+# Of those, the ones that round down (the others round toward 0), by their last part.
+FLOORING_TRUNCATIONS = frozenset({"floor", "floor_"})
 DIVISION_METHODS = ("floor_divide", "floor_divide_", "div", "div_", "divide", "divide_")
 CLAMP_METHODS = ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "maximum")
 

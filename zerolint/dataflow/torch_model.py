@@ -18,6 +18,7 @@ from zerolint.dataflow.library import (
 )
 from zerolint.dataflow.signatures import (
     DIM_REDUCTIONS,
+    FLOORING_TRUNCATIONS,
     SHIFT_SUFFIXES,
     TRUE_DIVISION_METHODS,
     TRUE_DIVISIONS,
@@ -336,7 +337,8 @@ class TorchModel:
     def call_truncation(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
-        """``int(a / b)``, ``math.floor(a / b)``: a floor division; of anything else, the value."""
+        """``math.floor(a / b)``: a floor division; ``int(a / b)``: a division rounded
+        toward 0; of anything else, the value."""
         value = sig.bind(args).get("input")
         if value is None:
             return None
@@ -346,13 +348,16 @@ class TorchModel:
         return value[1]
 
     def truncated_division(self, frame: Frame, div: cst.BinaryOperation, effect: Effect) -> Val:
-        """``a / b`` truncated to integers: for lengths (>= 0), ``a // b``."""
+        """``a / b`` made an integer: rounded down by a floor (``math.floor``, ``.floor()``),
+        toward 0 by the others (``int``, ``.long()``, ``.to(torch.int32)``, ``trunc``). The
+        two agree on lengths (>= 0), not on ``-(a / b)``."""
+        floor = effect[1].rsplit(".", 1)[-1] in FLOORING_TRUNCATIONS
         return self.source(
             frame,
             self.eval(frame, div.left),
-            Op(OpKind.FLOORDIV, self.operand(frame, div.right)),
+            Op(OpKind.FLOORDIV if floor else OpKind.TRUNCDIV, self.operand(frame, div.right)),
             div.left,
-            note="floor division",
+            note="floor division" if floor else "division rounded toward 0",
             effect=effect,
         )
 
@@ -923,7 +928,13 @@ class TorchModel:
         mode = b.get("rounding_mode")
         mode_text = rounding_mode(mode[0].value) if mode else None
         is_floor = name not in TRUE_DIVISIONS or mode_text in ("floor", "trunc", "<any>")
-        kind = OpKind.RSHIFT if name.endswith(SHIFT_SUFFIXES) else OpKind.FLOORDIV
+        kind = (
+            OpKind.RSHIFT
+            if name.endswith(SHIFT_SUFFIXES)
+            else OpKind.TRUNCDIV
+            if mode_text == "trunc"
+            else OpKind.FLOORDIV
+        )
         if not is_floor:
             result = self.extend(frame, pos[0][1].only_traces(), Op(OpKind.OPAQUE, "true division"))
         else:
@@ -1043,10 +1054,11 @@ class TorchModel:
         if method not in TRUE_DIVISION_METHODS or mode_text in ("floor", "trunc", "<any>"):
             if "other" not in b:
                 return recv.only_traces()
+            kind = OpKind.TRUNCDIV if mode_text == "trunc" else OpKind.FLOORDIV
             result = self.source(
                 frame,
                 recv,
-                Op(OpKind.FLOORDIV, self.operand(frame, b["other"][0].value)),
+                Op(kind, self.operand(frame, b["other"][0].value)),
                 target,
                 note=f".{method}()",
                 effect=("floor_division_methods", method),

@@ -301,6 +301,7 @@ def visible_proved(report: Report, options: RenderOptions) -> list[Finding]:
 # What a step does, in words, when the analyzer left no note of its own.
 _OP_NOTES = {
     "floordiv": "floor division",
+    "truncdiv": "division rounded toward 0",
     "rshift": "right shift",
     "ceildiv": "ceil division",
     "fill_zero": "zero fill",
