@@ -49,7 +49,9 @@ def symbol_prefixes(arg: str) -> set[str]:
 # one more name at most makes a rename look at values it then leaves as they are.
 SYMBOL_HEADS: set[str] = set()
 _SYMBOL_ARGS: set[str] = set()
-LIVE_KINDS = frozenset({OpKind.FLOORDIV, OpKind.TRUNCDIV, OpKind.RSHIFT, OpKind.FILL_ZERO, OpKind.ROWS})
+LIVE_KINDS = frozenset(
+    {OpKind.FLOORDIV, OpKind.TRUNCDIV, OpKind.RSHIFT, OpKind.FILL_ZERO, OpKind.ROWS}
+)
 
 
 def note_symbol(arg: str) -> None:
