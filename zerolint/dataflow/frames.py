@@ -7,7 +7,7 @@ object a parameter was bound to is a ``ParamObject`` in the aliases of a frame.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -274,13 +274,7 @@ def retire_in(frame: Frame, name: str) -> None:
         forget_cells_naming(frame, name)
     if name not in SYMBOL_HEADS and name not in frame.calls.heads():
         return
-    stmt = frame.stmt
-
-    def fresh() -> str:
-        module = frame.mod.name.replace(".", "/")
-        return f"{name}@{module}:{frame.mod.statement_order(stmt)}"
-
-    names = _Retired(name, fresh, frame.key)
+    names = _Retired(name, _fresh_name(frame, name), frame.key)
     state = frame.state
     moved: dict[int, Val] = {}
     for key, val in state.items():
@@ -299,6 +293,31 @@ def retire_in(frame: Frame, name: str) -> None:
     # it takes the old value's name, as what was made from it did.
     if any(g[0] in names for g in frame.guards):
         frame.guards = tuple((names[g[0]], *g[1:]) if g[0] in names else g for g in frame.guards)
+
+
+def _fresh_name(frame: Frame, name: str) -> Callable[[], str]:
+    """The name ``name``'s value before ``frame``'s statement takes (``retire_in``), made
+    when first asked."""
+    stmt = frame.stmt
+
+    def fresh() -> str:
+        module = frame.mod.name.replace(".", "/")
+        return f"{name}@{module}:{frame.mod.statement_order(stmt)}"
+
+    return fresh
+
+
+def retired_value(frame: Frame, val: Val, names: Iterable[str]) -> Val:
+    """``val``, which ``frame``'s statement computed and now stores, with ``names`` (those
+    the statement binds) renamed as ``retire_in`` renames them in the values the frame
+    holds: what it made of them is their values before the statement. The names are bound
+    one after another, so without this a value stored after another name was bound
+    would name that name's new value (``n, x = f(buf, n)``: ``x``'s rows are the old
+    ``n``'s, not the one ``if n > 0:`` then tests)."""
+    for name in names:
+        if name in val.heads() and (name in SYMBOL_HEADS or name in frame.calls.heads()):
+            val = _retired(val, _Retired(name, _fresh_name(frame, name), frame.key))
+    return val
 
 
 def forget_cells_naming(frame: Frame, name: str) -> None:

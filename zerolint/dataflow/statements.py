@@ -18,6 +18,7 @@ from zerolint.dataflow.frames import (
     FuncKey,
     ParamObject,
     retire_in,
+    retired_value,
 )
 from zerolint.dataflow.library import (
     DIVISIONS,
@@ -622,13 +623,47 @@ class Statements:
     # ------------------------------------------------------------------ simple statements
 
     def exec_Assign(self, frame: Frame, stmt: cst.Assign) -> None:
-        val = self.eval(frame, stmt.value)
-        for target in stmt.targets:
-            self.assign(frame, target.target, val, stmt.value)
+        self.assign_all(frame, [target.target for target in stmt.targets], stmt.value)
 
     def exec_AnnAssign(self, frame: Frame, stmt: cst.AnnAssign) -> None:
         if stmt.value is not None:
-            self.assign(frame, stmt.target, self.eval(frame, stmt.value), stmt.value)
+            self.assign_all(frame, [stmt.target], stmt.value)
+
+    def assign_all(
+        self, frame: Frame, targets: list[cst.BaseExpression], value: cst.BaseExpression
+    ) -> None:
+        """``targets = value``: what is stored names the values the targets had before
+        (``retired_value``)."""
+        val = retired_value(frame, self.eval(frame, value), self.rebound_names(frame, targets))
+        for target in targets:
+            self.assign(frame, target, val, value)
+
+    def rebound_names(self, frame: Frame, targets: list[cst.BaseExpression]) -> list[str]:
+        """The names and fields the targets bind again (``write`` renames their old values
+        in what the frame holds): a plain name or field, in a tuple or a list too."""
+        out: list[str] = []
+        for target in targets:
+            kind = type(target)
+            if kind is cst.Tuple or kind is cst.List:
+                out += self.rebound_names(frame, [e.value for e in target.elements])
+            elif kind is cst.StarredElement:
+                out += self.rebound_names(frame, [target.value])
+            else:
+                key = base_key(target)
+                if key is not None and key == dotted(target) and self.rebinds(frame, key, target):
+                    out.append(key)
+        return out
+
+    @staticmethod
+    def rebinds(frame: Frame, key: str, target: cst.BaseExpression) -> bool:
+        """Whether a write of all of ``key`` (through ``target``) binds a name or field
+        the frame may have made values from (``write``: its old values are renamed)."""
+        return (
+            key in frame.state
+            or type(target) is cst.Attribute
+            or key in frame.globals_declared
+            or key in frame.nonlocals_declared
+        )
 
     def exec_Expr(self, frame: Frame, stmt: cst.Expr) -> None:
         self.eval(frame, stmt.value)
@@ -891,12 +926,7 @@ class Statements:
             exact, strong = True, True  # buf[:] = x writes every row
         cell = slice_cell(frame, target, key)
         if strong and exact:
-            if (
-                key in frame.state
-                or type(target) is cst.Attribute
-                or key in frame.globals_declared
-                or key in frame.nonlocals_declared
-            ):
+            if self.rebinds(frame, key, target):
                 retire_in(frame, key)
             frame.state[key] = val
         else:
