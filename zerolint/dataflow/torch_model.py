@@ -181,6 +181,17 @@ def _counted(trace: Trace) -> bool:
     return bool(trace.steps) and trace.steps[0].op.kind is OpKind.ROWS
 
 
+def rounding(mode_text: str | None) -> tuple[OpKind, ...]:
+    """The divisions a ``rounding_mode`` makes: toward 0 for ``"trunc"``, a floor for
+    ``"floor"`` (or none, for a function that floors), either for a mode known only at
+    run time (``"<any>"``), which the judge then answers for both."""
+    if mode_text == "trunc":
+        return (OpKind.TRUNCDIV,)
+    if mode_text == "<any>":
+        return (OpKind.FLOORDIV, OpKind.TRUNCDIV)
+    return (OpKind.FLOORDIV,)
+
+
 class TorchModel:
     """Part of ``Analyzer`` (see analyzer.py); methods call each other through ``self``."""
 
@@ -928,23 +939,23 @@ class TorchModel:
         mode = b.get("rounding_mode")
         mode_text = rounding_mode(mode[0].value) if mode else None
         is_floor = name not in TRUE_DIVISIONS or mode_text in ("floor", "trunc", "<any>")
-        kind = (
-            OpKind.RSHIFT
-            if name.endswith(SHIFT_SUFFIXES)
-            else OpKind.TRUNCDIV
-            if mode_text == "trunc"
-            else OpKind.FLOORDIV
-        )
         if not is_floor:
             result = self.extend(frame, pos[0][1].only_traces(), Op(OpKind.OPAQUE, "true division"))
         else:
-            result = self.source(
-                frame,
-                pos[0][1],
-                Op(kind, self.operand(frame, pos[1][0].value)),
-                pos[0][0].value,
-                note=f"{name}(rounding_mode={shown_mode(mode[0].value)})" if mode_text else name,
-                effect=("floor_division", name),
+            divisor = self.operand(frame, pos[1][0].value)
+            kinds = (OpKind.RSHIFT,) if name.endswith(SHIFT_SUFFIXES) else rounding(mode_text)
+            result = join_all(
+                self.source(
+                    frame,
+                    pos[0][1],
+                    Op(kind, divisor),
+                    pos[0][0].value,
+                    note=f"{name}(rounding_mode={shown_mode(mode[0].value)})"
+                    if mode_text
+                    else name,
+                    effect=("floor_division", name),
+                )
+                for kind in kinds
             )
         self.out_target(frame, node, args, result)
         return result
@@ -1054,14 +1065,17 @@ class TorchModel:
         if method not in TRUE_DIVISION_METHODS or mode_text in ("floor", "trunc", "<any>"):
             if "other" not in b:
                 return recv.only_traces()
-            kind = OpKind.TRUNCDIV if mode_text == "trunc" else OpKind.FLOORDIV
-            result = self.source(
-                frame,
-                recv,
-                Op(kind, self.operand(frame, b["other"][0].value)),
-                target,
-                note=f".{method}()",
-                effect=("floor_division_methods", method),
+            divisor = self.operand(frame, b["other"][0].value)
+            result = join_all(
+                self.source(
+                    frame,
+                    recv,
+                    Op(kind, divisor),
+                    target,
+                    note=f".{method}()",
+                    effect=("floor_division_methods", method),
+                )
+                for kind in rounding(mode_text)
             )
         else:
             result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, "true division"))
