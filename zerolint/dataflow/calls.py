@@ -22,6 +22,7 @@ from zerolint.dataflow.library import (
     BOUND_FUNCTIONS,
     BUILTIN_NAMES,
 )
+from zerolint.dataflow.signatures import in_place
 from zerolint.dataflow.statements import SWALLOWING_MANAGERS, forget_facts, forget_named
 from zerolint.dataflow.syntax import (
     base_key,
@@ -165,7 +166,18 @@ class Calls:
             tainted.append(receiver)
         if tainted:
             name = dotted(func) or method or "call"
-            return self.extend(frame, join_all(tainted).only_traces(), Op(OpKind.OPAQUE, name))
+            out = self.extend(frame, join_all(tainted).only_traces(), Op(OpKind.OPAQUE, name))
+            # What it may have changed in place: its `out=`, or the tensor an in-place
+            # function is given first (`torch.zero_(x)`).
+            changed = next(
+                (a.value for a, _ in args if a.keyword and a.keyword.value == "out"), None
+            )
+            if changed is None and (method is None or namespace) and in_place(name) and args:
+                first = args[0][0]
+                changed = first.value if first.keyword is None and not first.star else None
+            if changed is not None and base_key(changed) is not None:
+                self.changed_in_place(frame, changed, out, name)
+            return out
         return EMPTY
 
     def record_param_call(

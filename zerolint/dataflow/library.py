@@ -80,7 +80,6 @@ VIEW_METHODS = frozenset(
         "astype",
         "squeeze_",
         "unsqueeze_",
-        "resize_",
     }
 )
 VIEW_FUNCTIONS = frozenset(

@@ -299,6 +299,38 @@ DIVISION_METHODS = ("floor_divide", "floor_divide_", "div", "div_", "divide", "d
 CLAMP_METHODS = ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "maximum")
 
 
+# In-place operators as methods (``x.__irshift__(8)`` is ``x >>= 8``).
+_IN_PLACE_DUNDERS = frozenset(
+    f"__i{op}__"
+    for op in (
+        [
+            "add",
+            "sub",
+            "mul",
+            "matmul",
+            "truediv",
+            "floordiv",
+            "mod",
+            "pow",
+            "lshift",
+            "rshift",
+            "and",
+            "xor",
+            "or",
+        ]
+    )
+)
+# In-place calls that may change the tensor's shape, not only its values.
+SHAPE_CHANGING = frozenset({"resize_", "resize_as_", "set_"})
+
+
+def in_place(name: str) -> bool:
+    """Whether a method or function of this name changes its tensor in place, by PyTorch's
+    naming: a trailing underscore (``zero_``, ``scatter_``), or an in-place operator."""
+    short = name.rsplit(".", 1)[-1]
+    return (short.endswith("_") and not short.startswith("_")) or short in _IN_PLACE_DUNDERS
+
+
 @dataclass(frozen=True, slots=True)
 class Library:
     """The table one analysis uses: the known rows plus the names its rules declare."""

@@ -57,7 +57,16 @@ from zerolint.dataflow.values import (
     counts_rows,
     without_row_counts,
 )
-from zerolint.model import EVERY_ROW, IDENTITY, ROW_VALUES, SOME_ROW, Op, OpKind, product_count
+from zerolint.model import (
+    ANY_ROWS,
+    EVERY_ROW,
+    IDENTITY,
+    ROW_VALUES,
+    SOME_ROW,
+    Op,
+    OpKind,
+    product_count,
+)
 from zerolint.project import ClassInfo, ModuleInfo, record_import
 
 _UNKNOWN = object()
@@ -511,7 +520,10 @@ class Statements:
         for local, qual in table.items():
             if local[:1] == "*":
                 continue
-            # What held of the name's old value (`if n == 0: return`) holds no more.
+            # What was made from the name's old value keeps it (`x = buf[:n]`, then `from
+            # settings import n`), and what held of it (`if n == 0: return`) holds no more.
+            if self.rebinds(frame, local, None):
+                retire_in(frame, local)
             forget_facts(frame, local)
             if module_level and local not in frame.mod.assigned:
                 continue
@@ -655,9 +667,10 @@ class Statements:
         return out
 
     @staticmethod
-    def rebinds(frame: Frame, key: str, target: cst.BaseExpression) -> bool:
-        """Whether a write of all of ``key`` (through ``target``) binds a name or field
-        the frame may have made values from (``write``: its old values are renamed)."""
+    def rebinds(frame: Frame, key: str, target: cst.BaseExpression | None) -> bool:
+        """Whether a write of all of ``key`` (through ``target``, None for an import)
+        binds a name or field the frame may have made values from (``write``: its old
+        values are renamed)."""
         return (
             key in frame.state
             or type(target) is cst.Attribute
@@ -1070,14 +1083,19 @@ class Statements:
     def zero_fill(
         self, frame: Frame, target: cst.BaseExpression, effect: Effect = ("zero_fill", "[]=")
     ) -> None:
-        """``buf[a:b] = 0`` (or ``.zero_()``/``.fill_(0)`` on a slice)."""
+        """``buf[a:b] = 0`` (or ``.zero_()``/``.fill_(0)`` on a slice); ``buf[...] = 0`` sets
+        every row, ``buf[i] = 0`` the rows from ``i`` on at most, ``buf[mask] = 0`` (or an
+        index that is no name) any rows, row 0 included."""
         lower = None
         whole = True
+        current_of: cst.BaseExpression = target
         if type(target) is cst.Subscript:
             bounds = slice_bounds(target)
             if bounds is None:
                 whole = False  # buf[i] = 0: one row
                 lower = target.slice[0].slice if target.slice else None
+                if type(lower) is cst.Index and type(lower.value) is cst.Ellipsis:
+                    whole = True
             else:
                 lower = bounds[0]
                 whole = lower is None or is_zero(lower)
@@ -1086,16 +1104,22 @@ class Statements:
             self.write(frame, target, Val([Trace(None, (step,))]), strong=False)
             return
         start = operand(lower) if type(lower) is not cst.Index else operand(lower.value)
+        if type(lower) is cst.Index and not isinstance(start, int):
+            # An index that is no literal may be a mask or an index tensor, which picks
+            # any rows, every one too (a name of an int picks one, taken as any too). What
+            # they held is the buffer's, not the rows a mask would select if read.
+            start = ANY_ROWS
+            current_of = target.value  # type: ignore[attr-defined]
         # A source only of rules that count padding rows (ZL001 needs every row 0).
         step = self.step(
             frame,
             None,
             "flow",
             Op(OpKind.PAD_ZERO, start),
-            "padding rows set to 0",
+            "rows the index picks set to 0" if start == ANY_ROWS else "padding rows set to 0",
             ("zero_fill", "[n:]="),
         )
-        current = self.eval(frame, target)
+        current = self.eval(frame, current_of)
         padded = Val([*current.then(step).traces, Trace(None, (step,))], current.refs)
         self.write(frame, target, padded, strong=False)
 

@@ -19,6 +19,7 @@ from zerolint.dataflow.library import (
 from zerolint.dataflow.signatures import (
     DIM_REDUCTIONS,
     FLOORING_TRUNCATIONS,
+    SHAPE_CHANGING,
     SHIFT_SUFFIXES,
     TRUE_DIVISION_METHODS,
     TRUE_DIVISIONS,
@@ -26,6 +27,7 @@ from zerolint.dataflow.signatures import (
     LibEffect,
     Signature,
     bind,
+    in_place,
 )
 from zerolint.dataflow.syntax import (
     base_key,
@@ -1043,8 +1045,24 @@ class TorchModel:
                     return reshaped(out)
                 return out
         if recv.traces:
-            return self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, f".{method}()"))
+            out = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, f".{method}()"))
+            if target is not None and in_place(method):
+                self.changed_in_place(frame, target, out, method)
+            return out
         return None
+
+    def changed_in_place(
+        self, frame: Frame, target: cst.BaseExpression, val: Val, name: str
+    ) -> None:
+        """A call outside the signature table changed ``target`` in place (``x.scatter_(...)``,
+        ``torch.zero_(x)``, ``x.__irshift__(8)``, ``out=x``): it holds ``val``, outside the
+        model. One that may change its shape (``resize_``, ``set_``) also leaves its row
+        count unknown."""
+        if name.rsplit(".", 1)[-1] in SHAPE_CHANGING:
+            step = self.step(frame, None, "flow", Op(OpKind.ROWS, "<any>"), f"{name}: rows unknown")
+            self.write(frame, target, val.then(step), strong=dotted(target) is not None)
+        else:
+            self.write_whole(frame, target, val)
 
     def method_clamp(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
