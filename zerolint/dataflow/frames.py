@@ -234,6 +234,17 @@ class _Retired(Mapping[str, str]):
         # while the origins are held by the values being renamed.
         self.caller = caller
         self.origins: dict[int, Origin] = {}
+        # What a call origin's renaming holds (``_retired_origin``): one for every origin
+        # of this renaming, and the heads it leaves, by the heads it had (the origins of one
+        # call share them).
+        self._detached: _Retired | None = None
+        self.heads_after: dict[frozenset[str], frozenset[str]] = {}
+
+    def detached(self) -> _Retired:
+        """This renaming without what it met (for a ``RenamedOrigin`` to keep)."""
+        if self._detached is None:
+            self._detached = _Retired(self.name, self.fresh, self.caller)
+        return self._detached
 
     @property
     def fresh(self) -> str:
@@ -371,13 +382,17 @@ def _retired_origin(origin: Origin | None, names: _Retired) -> Origin | None:
         return origin  # another function's call names that function's names
     done = names.origins.get(id(origin))  # values of one frame share their calls
     if done is None:
-        fixed = _Retired(names.name, names.fresh, names.caller)  # not the frame, the name
-        name, prefix = names.name, names.prefix
-        moved = {h for h in heads if h == name or h.startswith(prefix)}
+        fixed = names.detached()  # not the frame, the name
+        after = names.heads_after.get(heads)
+        if after is None:
+            name, prefix = names.name, names.prefix
+            moved = {h for h in heads if h == name or h.startswith(prefix)}
+            after = heads.difference(moved).union(fixed[h] for h in moved)
+            names.heads_after[heads] = after
         done = names.origins[id(origin)] = RenamedOrigin(
             base,  # type: ignore[arg-type]
             (*renames, fixed),
-            heads.difference(moved).union(fixed[h] for h in moved),
+            after,
         )
     return done
 
