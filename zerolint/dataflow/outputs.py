@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from zerolint.dataflow.syntax import bound_in, compared_with_int, dotted, int_value, peel_views
+from zerolint.dataflow.syntax import bound_in, compared_with_int, dotted, int_value
 from zerolint.dataflow.values import parameters
 from zerolint.rules import OutputSpec, SinkSpec
 
@@ -478,12 +478,53 @@ class _Masks:
         return self.code.of(node) == self.lens
 
     def _unview(self, node: cst.BaseExpression) -> cst.BaseExpression:
-        """``m[:, None]``, ``m[..., None]``, ``m.unsqueeze(-1)``, ``m.view(-1, 1)``: ``m``."""
-        return peel_views(node, _VIEWS, slices=_keeps_every_element)
+        """``m[:, None]``, ``m[..., None]``, ``m.unsqueeze(-1)``, ``m.view(-1, 1)``: ``m``,
+        each keeping the batch on the first axis. One that moves it (``m.view(1, -1, 1)``,
+        ``m[None, :, None]``, ``m.unsqueeze(0)``) masks other rows of the output: it is
+        no mask of the batch's rows."""
+        while True:
+            if type(node) is cst.Subscript and _keeps_every_element(node):
+                node = node.value
+            elif (
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value in _VIEWS
+                and _batch_stays_first(node)
+            ):
+                node = node.func.value
+            else:
+                return node
+
+
+def _batch_stays_first(call: cst.Call) -> bool:
+    """Whether a view call keeps the first axis first: ``unsqueeze`` at an axis after it
+    (1, 2, ... or -1), ``view``/``reshape`` whose first size is no literal but -1 (``-1``,
+    ``num_reqs``); ``expand``, ``expand_as`` and ``bool`` keep the axes in place."""
+    method = call.func.attr.value  # type: ignore[attr-defined]
+    if method in ("expand", "expand_as", "bool"):
+        return True
+    args = [a.value for a in call.args if a.keyword is None]
+    if not args:
+        return False
+    first = args[0]
+    if method == "unsqueeze":
+        axis = int_value(first)
+        return axis is not None and (axis >= 1 or axis == -1)
+    if type(first) in (cst.Tuple, cst.List):
+        elements = first.elements  # type: ignore[attr-defined]
+        if not elements:
+            return False
+        first = elements[0].value
+    size = int_value(first)
+    return size is None or size == -1
 
 
 def _keeps_every_element(node: cst.Subscript) -> bool:
-    """``m[:, None]``, ``m[..., None]``: a subscript that keeps every element of ``m``."""
+    """``m[:, None]``, ``m[..., None]``: a subscript that keeps every element of ``m``,
+    and its first axis first (no ``None`` before the first ``:`` or ``...``)."""
+    first = node.slice[0].slice if node.slice else None
+    if type(first) is cst.Index and type(first.value) is cst.Name:
+        return False  # m[None, :]: the batch moves to the second axis
     return all(
         type(e.slice) is cst.Slice
         and e.slice.lower is None

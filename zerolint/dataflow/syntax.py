@@ -277,7 +277,19 @@ def is_none(node: cst.CSTNode | None) -> bool:
 
 
 def is_zero(node: cst.CSTNode | None) -> bool:
-    return int_value(node) == 0
+    """A literal that is 0 in a tensor of lengths, whose integer dtype truncates toward 0:
+    ``0``, ``0.0``, ``0.5``, ``-0.9``, ``False``."""
+    if type(node) is cst.Float or (
+        type(node) is cst.UnaryOperation
+        and type(node.operator) is cst.Minus
+        and type(node.expression) is cst.Float
+    ):
+        inner = node if type(node) is cst.Float else node.expression  # type: ignore[union-attr]
+        try:
+            return abs(float(inner.value)) < 1  # type: ignore[union-attr]
+        except ValueError:
+            return False
+    return int_value(node) == 0 or (type(node) is cst.Name and node.value == "False")
 
 
 # Which rows a mask over lengths ``x`` selects: ``x == 0`` the zero rows, ``x < 1`` the rows

@@ -1037,10 +1037,16 @@ class TorchModel:
                 return rows
         sig = self.library.methods.get(method)
         target = node.func.value if type(node.func) is cst.Attribute else None
+        if recv.elements is not None and method in _REORDERING:
+            # `xs.pop()`, `xs.reverse()`: which element is where is known no more.
+            self.forget_positions(frame, target, recv)
         if sig is not None:
             handler = getattr(self, f"method_{sig.effect.value}")
             out = handler(frame, node, method, sig.bind(args), recv, target)
             if out is not None:
+                if out.traces and narrowing(method, args):
+                    # 256 as int8 is 0: what the rows were says nothing of them now.
+                    out = self.extend(frame, out, Op(OpKind.OPAQUE, f".{method}(): may wrap"))
                 if sig.effect in _RESHAPING and method not in _ROW_KEEPING_METHODS:
                     return reshaped(out)
                 return out
@@ -1050,6 +1056,12 @@ class TorchModel:
                 self.changed_in_place(frame, target, out, method)
             return out
         return None
+
+    def forget_positions(self, frame: Frame, target: Target, recv: Val) -> None:
+        """A list or dict written out (``recv``) is changed in place so that an element's
+        place or key says no more which it is: it holds them all, at no known place."""
+        if target is not None and base_key(target) is not None:
+            self.write(frame, target, recv.only_traces_and_refs(), strong=False, in_place=True)
 
     def changed_in_place(
         self, frame: Frame, target: cst.BaseExpression, val: Val, name: str
@@ -1377,6 +1389,29 @@ _INTEGER_DTYPES = frozenset(
     for m in ("torch", "numpy", "np")
     for t in ("int", "int8", "int16", "int32", "int64", "long", "short", "uint8")
 ) | {"int"}
+
+
+# Methods of a list (or a dict) that move or drop what it holds in place.
+_REORDERING = frozenset({"pop", "popitem", "reverse", "sort", "remove", "popleft"})
+
+
+# Integer types too narrow for a length: a cast to one may wrap a row to 0 (256 as int8).
+_NARROW = frozenset({"int8", "uint8", "int16", "uint16", "short", "char", "byte"})
+
+
+def narrowing(method: str, args: list[tuple[cst.Arg, Val]]) -> bool:
+    """``x.short()``, ``x.byte()``, ``x.to(torch.int8)``, ``x.type(torch.uint8)``,
+    ``x.astype("int16")``: a cast to an integer type too narrow for a length."""
+    if method in ("short", "char", "byte"):
+        return True
+    if method not in ("to", "type", "astype"):
+        return False
+    for arg, _ in args:
+        if arg.keyword is None or arg.keyword.value == "dtype":
+            text = string_value(arg.value) or dotted(arg.value) or ""
+            if text.rsplit(".", 1)[-1] in _NARROW:
+                return True
+    return False
 
 
 def _integer_dtype(arg: cst.Arg) -> bool:
