@@ -116,8 +116,12 @@ def outputs_handled(
             continue
         aliases = _aliases(func if func is not None else module, {target, dotted(lens) or ""})
         # A copy masked and bound to the name masks the object only where the name is the
-        # only way to it (a local, a field, a module's global), not a parameter's object.
-        rebinds = own or "." in target or func is None
+        # only way to it (a local, a field, a module's global), not a parameter's object,
+        # and no other name of the function holds it or a view of it (`flat = o.view(...)`
+        # before the call, returned after the mask).
+        rebinds = (own or "." in target or func is None) and not _views_of(
+            func if func is not None else module, target
+        )
         found = _find_mask(rest, target, code.of(lens), output.fill, forms, code, aliases, rebinds)
         if found is None:
             return None
@@ -302,6 +306,41 @@ def _aliases(scope: cst.CSTNode, roots: set[str]) -> frozenset[str]:
                 and root is not None
                 and any(root == r or root.startswith(r + ".") for r in known)
             ):
+                found.add(name)
+                known.add(name)
+                changed = True
+    return frozenset(found)
+
+
+def _views_of(scope: cst.CSTNode, target: str) -> frozenset[str]:
+    """The names ``scope`` binds to ``target``'s tensor or a view of it (``res = o``,
+    ``flat = o.view(n, -1)``, ``head = o[:n]``, and views of those), anywhere in it; not to
+    what is read from it (``o.shape[0]``)."""
+
+    def base(node: cst.BaseExpression) -> str | None:
+        while True:
+            if (
+                type(node) is cst.Call
+                and type(node.func) is cst.Attribute
+                and node.func.attr.value in _ALIASING
+            ):
+                node = node.func.value
+            elif type(node) is cst.Subscript:
+                node = node.value
+            else:
+                return dotted(node)
+
+    bound = [
+        (s.targets[0].target.value, s.value)
+        for s in _walk(scope)
+        if type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Name
+    ]
+    known, found = {target}, set()
+    changed = True
+    while changed:  # a view of a view
+        changed = False
+        for name, value in bound:
+            if name not in known and base(value) in known:
                 found.add(name)
                 known.add(name)
                 changed = True
