@@ -935,18 +935,23 @@ class Calls:
         scratch = Summary(ref.frame.key)
         inner = Frame(ref.frame.key, scratch, parent=ref.frame)
         inner.stmt = ref.stmt
+        call_step = RawStep(
+            frame.mod, frame.stmt, node, "call", IDENTITY, f"into {dotted(node.func) or 'lambda'}"
+        )
         params = [p.name.value for p in ref.node.params.params]
         for name, v in zip(params, ref.bound):  # `self`, where it is read as a method
             inner.state[name] = v
         params = params[len(ref.bound) :]
         bound_nodes: dict[str, cst.BaseExpression] = {}
         positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
+        # What the call hands the body goes into it: the body's steps, on the lambda's
+        # line (above the call, maybe), come after the call's (branches.consistent).
         for name, (a, v) in zip(params, positional):
-            inner.state[name] = v
+            inner.state[name] = v.then(call_step)
             bound_nodes[name] = a.value
         for a, v in args:
             if a.keyword is not None:
-                inner.state[a.keyword.value] = v
+                inner.state[a.keyword.value] = v.then(call_step)
                 bound_nodes[a.keyword.value] = a.value
         for p in ref.node.params.params + ref.node.params.kwonly_params:
             # `lambda lens=lens: kernel(lens)`: a parameter the call leaves out holds its
@@ -956,12 +961,12 @@ class Calls:
                 made.stmt = ref.stmt
                 inner.state[p.name.value] = self.eval(made, p.default)
         result = self.eval(inner, ref.node.body)
-        call_step = RawStep(
-            frame.mod, frame.stmt, node, "call", IDENTITY, f"into {dotted(node.func) or 'lambda'}"
-        )
         for hit in scratch.hits:
             traces = [
-                Trace(t.origin, t.steps[:-1] + (call_step,) + t.steps[-1:]) for t in hit.val.traces
+                t  # what the call handed the body went into it already
+                if call_step in t.steps
+                else Trace(t.origin, t.steps[:-1] + (call_step,) + t.steps[-1:])
+                for t in hit.val.traces
             ]
             shown = bound_nodes.get(hit.arg_node.value) if type(hit.arg_node) is cst.Name else None
             via = (hit, "<lambda>") if shown is None else None
