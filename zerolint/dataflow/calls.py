@@ -614,17 +614,19 @@ class Calls:
     ) -> None:
         """``self._fill(x)``: the fields the method writes hold its values here, through
         this call's line (so a write made by a call in one arm of an ``if`` is seen as
-        that arm's), and are this function's field writes too."""
+        that arm's), and are this function's field writes too. ``meta.shrink()`` on an
+        object the function holds under a name: its fields, as this function reads them
+        (``meta.lens``), hold what the method wrote."""
         func = node.func
-        if (
-            frame.key.cls is None
-            or key.cls is None
-            or not key.is_method
-            or type(func) is not cst.Attribute
-            or dotted(func.value) != "self"
-        ):
+        if key.cls is None or not key.is_method or type(func) is not cst.Attribute:
             return
-        frame.summary.self_calls.add(key)
+        receiver = dotted(func.value)
+        if receiver is None or receiver != "self" and receiver.startswith("self."):
+            return  # an object in a field: the class-wide view of that field holds it
+        if receiver == "self":
+            if frame.key.cls is None:
+                return
+            frame.summary.self_calls.add(key)
         writes = summary.field_writes
         for attr in writes:
             # A condition on the field (or a name standing for one) says nothing of what
@@ -634,11 +636,11 @@ class Calls:
             # another (`self.buf = lens // self.ratio`): renaming one after another was
             # given its value renamed what the method made, in the order its writes
             # happened to be known (on vLLM 0.27.1, the hash seed's).
-            name = f"self.{attr}"
+            name = f"{receiver}.{attr}"
             retire_in(frame, name)
             forget_facts(frame, name)
         for attr, written in writes.items():
-            name = f"self.{attr}"
+            name = f"{receiver}.{attr}"
             val = self.substitute(written, key, site, 0, keep_unresolved=True)
             if not val.traces:
                 continue
