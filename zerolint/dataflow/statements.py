@@ -1084,8 +1084,9 @@ class Statements:
         self, frame: Frame, target: cst.BaseExpression, effect: Effect = ("zero_fill", "[]=")
     ) -> None:
         """``buf[a:b] = 0`` (or ``.zero_()``/``.fill_(0)`` on a slice); ``buf[...] = 0`` sets
-        every row, ``buf[i] = 0`` the rows from ``i`` on at most, ``buf[mask] = 0`` (or an
-        index that is no name) any rows, row 0 included."""
+        every row, ``buf[k] = 0`` with a literal ``k`` the rows from ``k`` on at most, and
+        with an index that is no literal (a mask, an index tensor, a name) any rows, row 0
+        included."""
         lower = None
         whole = True
         current_of: cst.BaseExpression = target
