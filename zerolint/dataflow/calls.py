@@ -616,7 +616,8 @@ class Calls:
         this call's line (so a write made by a call in one arm of an ``if`` is seen as
         that arm's), and are this function's field writes too. ``meta.shrink()`` on an
         object the function holds under a name: its fields, as this function reads them
-        (``meta.lens``), hold what the method wrote."""
+        (``meta.lens``), hold what the method wrote too. Either joins what the field held
+        (a method may not write it on every call)."""
         func = node.func
         if key.cls is None or not key.is_method or type(func) is not cst.Attribute:
             return
@@ -940,7 +941,7 @@ class Calls:
         call_step = RawStep(
             frame.mod, frame.stmt, node, "call", IDENTITY, f"into {dotted(node.func) or 'lambda'}"
         )
-        params = [p.name.value for p in ref.node.params.params]
+        params = [p.name.value for p in (*ref.node.params.posonly_params, *ref.node.params.params)]
         for name, v in zip(params, ref.bound):  # `self`, where it is read as a method
             inner.state[name] = v
         params = params[len(ref.bound) :]

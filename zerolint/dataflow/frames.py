@@ -230,10 +230,11 @@ class _Retired(Mapping[str, str]):
         self.made: str | None = fresh if isinstance(fresh, str) else None
         self.make = fresh if callable(fresh) else None
         # The function whose name this is (only its calls' operands are its names), and
-        # what each call origin met in this renaming became (``_retired_origin``), by id
-        # while the origins are held by the values being renamed.
+        # what each call origin met in this renaming became (``_retired_origin``), by id,
+        # beside the origin itself: a renaming a ``RenamedOrigin`` keeps is used again
+        # when it is resolved, and an id is another object's once its own is freed.
         self.caller = caller
-        self.origins: dict[int, Origin] = {}
+        self.origins: dict[int, tuple[Origin, Origin]] = {}
         # What a call origin's renaming holds (``_retired_origin``): one for every origin
         # of this renaming, and the heads it leaves, by the heads it had (the origins of one
         # call share them).
@@ -380,20 +381,18 @@ def _retired_origin(origin: Origin | None, names: _Retired) -> Origin | None:
         return origin
     if names.name not in heads or base.site.caller is not names.caller:  # type: ignore[union-attr]
         return origin  # another function's call names that function's names
-    done = names.origins.get(id(origin))  # values of one frame share their calls
-    if done is None:
-        fixed = names.detached()  # not the frame, the name
-        after = names.heads_after.get(heads)
-        if after is None:
-            name, prefix = names.name, names.prefix
-            moved = {h for h in heads if h == name or h.startswith(prefix)}
-            after = heads.difference(moved).union(fixed[h] for h in moved)
-            names.heads_after[heads] = after
-        done = names.origins[id(origin)] = RenamedOrigin(
-            base,  # type: ignore[arg-type]
-            (*renames, fixed),
-            after,
-        )
+    met = names.origins.get(id(origin))  # values of one frame share their calls
+    if met is not None:
+        return met[1]
+    fixed = names.detached()  # not the frame, the name
+    after = names.heads_after.get(heads)
+    if after is None:
+        name, prefix = names.name, names.prefix
+        moved = {h for h in heads if h == name or h.startswith(prefix)}
+        after = heads.difference(moved).union(fixed[h] for h in moved)
+        names.heads_after[heads] = after
+    done = RenamedOrigin(base, (*renames, fixed), after)  # type: ignore[arg-type]
+    names.origins[id(origin)] = (origin, done)  # type: ignore[assignment]
     return done
 
 

@@ -118,9 +118,10 @@ def outputs_handled(
         # A copy masked and bound to the name masks the object only where the name is the
         # only way to it (a local, a field, a module's global), not a parameter's object,
         # and no other name of the function holds it or a view of it (`flat = o.view(...)`
-        # before the call, returned after the mask).
+        # before the call, returned after the mask; one bound between the call and the
+        # mask is a mention `_find_mask` refuses).
         rebinds = (own or "." in target or func is None) and not _views_of(
-            func if func is not None else module, target
+            func if func is not None else module, target, stmt
         )
         found = _find_mask(rest, target, code.of(lens), output.fill, forms, code, aliases, rebinds)
         if found is None:
@@ -312,10 +313,11 @@ def _aliases(scope: cst.CSTNode, roots: set[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _views_of(scope: cst.CSTNode, target: str) -> frozenset[str]:
-    """The names ``scope`` binds to ``target``'s tensor or a view of it (``res = o``,
-    ``flat = o.view(n, -1)``, ``head = o[:n]``, and views of those), anywhere in it; not to
-    what is read from it (``o.shape[0]``)."""
+def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset[str]:
+    """The names ``scope`` binds, in the statements before ``before`` (not in a function
+    or class written in it), to ``target``'s tensor or a view of it (``res = o``, ``flat:
+    Tensor = o.view(n, -1)``, ``head, n = o[:n], n``, and views of those); not to what is
+    read from it (``o.shape[0]``)."""
 
     def base(node: cst.BaseExpression) -> str | None:
         while True:
@@ -330,11 +332,30 @@ def _views_of(scope: cst.CSTNode, target: str) -> frozenset[str]:
             else:
                 return dotted(node)
 
-    bound = [
-        (s.targets[0].target.value, s.value)
-        for s in _walk(scope)
-        if type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Name
-    ]
+    bound: list[tuple[str, cst.BaseExpression]] = []
+
+    def pair(t: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if type(t) is cst.Name:
+            bound.append((t.value, value))
+        elif type(t) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List):
+            ts, vs = t.elements, value.elements  # type: ignore[attr-defined]
+            if len(ts) == len(vs):
+                for te, ve in zip(ts, vs):
+                    pair(te.value, ve.value)
+
+    def visit(node: cst.CSTNode) -> bool:  # False once `before` is met
+        if node is before:
+            return False
+        if node is not scope and type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            return True
+        if type(node) is cst.Assign:
+            for t in node.targets:
+                pair(t.target, node.value)
+        elif type(node) is cst.AnnAssign and node.value is not None:
+            pair(node.target, node.value)
+        return all(visit(child) for child in node.children)
+
+    visit(scope)
     known, found = {target}, set()
     changed = True
     while changed:  # a view of a view
@@ -518,65 +539,118 @@ class _Masks:
 
     def _unview(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """``m[:, None]``, ``m[..., None]``, ``m.unsqueeze(-1)``, ``m.view(-1, 1)``: ``m``,
-        each keeping the batch on the first axis. One that moves it (``m.view(1, -1, 1)``,
-        ``m[None, :, None]``, ``m.unsqueeze(0)``) masks other rows of the output: it is
-        no mask of the batch's rows."""
+        where the views keep the batch on the first axis, followed from ``m`` (a mask of the
+        lengths, one axis) out. One that moves it (``m.view(1, -1, 1)``, ``m[None, :,
+        None]``, ``m.unsqueeze(0)``, ``m.expand(1, -1)``) masks other elements of the output:
+        the node is then no view of a mask of the batch's rows, and is given back as it is."""
+        views: list[cst.BaseExpression] = []
+        base = node
         while True:
-            if type(node) is cst.Subscript and _keeps_every_element(node):
-                node = node.value
+            if type(base) is cst.Subscript:
+                views.append(base)
+                base = base.value
             elif (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
-                and node.func.attr.value in _VIEWS
-                and _batch_stays_first(node)
+                type(base) is cst.Call
+                and type(base.func) is cst.Attribute
+                and base.func.attr.value in _VIEWS
             ):
-                node = node.func.value
+                views.append(base)
+                base = base.func.value
             else:
+                break
+        rank: int | None = 1
+        axis = 0
+        for view in reversed(views):
+            moved = _view_axes(view, rank, axis)
+            if moved is None:
                 return node
+            rank, axis = moved
+        return base if axis == 0 else node
 
 
-def _batch_stays_first(call: cst.Call) -> bool:
-    """Whether a view call keeps the first axis first: ``unsqueeze`` at an axis after it
-    (1, 2, ... or -1), ``view``/``reshape`` whose first size is no literal but -1 (``-1``,
-    ``num_reqs``); ``expand``, ``expand_as`` and ``bool`` keep the axes in place."""
+def _view_axes(
+    view: cst.BaseExpression, rank: int | None, axis: int
+) -> tuple[int | None, int] | None:
+    """The rank of ``view``'s result and the axis the batch is on in it, given those of
+    what it views (a rank of None: not known); None where it does not keep every element
+    or the batch's place is not known."""
+    if type(view) is cst.Subscript:
+        return _subscript_axes(view, rank, axis)
+    call: cst.Call = view  # type: ignore[assignment]
     method = call.func.attr.value  # type: ignore[attr-defined]
-    if method in ("expand", "expand_as", "bool"):
-        return True
-    args = [a.value for a in call.args if a.keyword is None]
-    if not args:
-        return False
-    first = args[0]
+    if method == "bool":
+        return rank, axis
+    positional = [a for a in call.args if a.keyword is None]
+    sizes = [a.value for a in positional]
+    if len(positional) == 1 and type(sizes[0]) in (cst.Tuple, cst.List) and method != "unsqueeze":
+        sizes = [e.value for e in sizes[0].elements]  # type: ignore[attr-defined]
+    starred = any(a.star for a in positional) or any(type(s) is cst.StarredElement for s in sizes)
     if method == "unsqueeze":
-        axis = int_value(first)
-        return axis is not None and (axis >= 1 or axis == -1)
-    if type(first) in (cst.Tuple, cst.List):
-        elements = first.elements  # type: ignore[attr-defined]
-        if not elements:
-            return False
-        first = elements[0].value
-    size = int_value(first)
-    return size is None or size == -1
+        given = sizes[0] if sizes else next((a.value for a in call.args if a.keyword), None)
+        dim = int_value(given)
+        if dim is None or rank is None:
+            return None
+        if dim < 0:
+            dim += rank + 1
+        if not 0 <= dim <= rank:
+            return None
+        return rank + 1, axis + 1 if dim <= axis else axis
+    if method == "expand_as":  # broadcast against the output: its axes line up from the last
+        return (rank, axis) if rank is not None and rank >= 2 and axis == 0 else None
+    if not sizes:
+        return None
+    if method == "expand":
+        if starred or rank is None or len(sizes) < rank:
+            return None
+        return len(sizes), axis + len(sizes) - rank
+    # view / reshape: the batch stays first where the first size is -1 or no literal.
+    first = int_value(sizes[0]) if type(sizes[0]) is not cst.StarredElement else 1
+    if first is not None and first != -1:
+        return None
+    return (None if starred else len(sizes)), 0
 
 
-def _keeps_every_element(node: cst.Subscript) -> bool:
-    """``m[:, None]``, ``m[..., None]``: a subscript that keeps every element of ``m``,
-    and its first axis first (no ``None`` before the first ``:`` or ``...``)."""
-    first = node.slice[0].slice if node.slice else None
-    if type(first) is cst.Index and type(first.value) is cst.Name:
-        return False  # m[None, :]: the batch moves to the second axis
-    return all(
-        type(e.slice) is cst.Slice
-        and e.slice.lower is None
-        and e.slice.upper is None
-        and e.slice.step is None
-        or type(e.slice) is cst.Index
-        and (
-            type(e.slice.value) is cst.Ellipsis
-            or type(e.slice.value) is cst.Name
-            and e.slice.value.value == "None"
-        )
-        for e in node.slice
-    )
+def _subscript_axes(
+    node: cst.Subscript, rank: int | None, axis: int
+) -> tuple[int | None, int] | None:
+    """``m[:, None]``, ``m[..., None]``, ``m[None, :]``: a subscript that keeps every
+    element (full slices, ``...`` and ``None`` only), with the batch's new axis."""
+    items = [e.slice for e in node.slice]
+    consuming = sum(1 for s in items if type(s) is cst.Slice)
+    out = 0  # the output's axes so far
+    seen = 0  # the input's axes consumed so far
+    found: int | None = None
+    for s in items:
+        if type(s) is cst.Slice:
+            if s.lower is not None or s.upper is not None or s.step is not None:
+                return None
+            if seen == axis:
+                found = out
+            seen += 1
+            out += 1
+        elif type(s) is cst.Index and type(s.value) is cst.Ellipsis:
+            if rank is None:
+                return None
+            spans = rank - consuming
+            if spans < 0:
+                return None
+            if seen <= axis < seen + spans:
+                found = out + axis - seen
+            seen += spans
+            out += spans
+        elif type(s) is cst.Index and type(s.value) is cst.Name and s.value.value == "None":
+            out += 1
+        else:
+            return None
+    if rank is not None:
+        if seen > rank:
+            return None
+        if found is None and axis >= seen:  # trailing axes not written out
+            found = out + axis - seen
+        out += rank - seen
+    elif found is None:
+        return None
+    return (out if rank is not None else None), found
 
 
 def _classify(op: str, k: int | None) -> str | None:

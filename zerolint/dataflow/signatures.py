@@ -324,10 +324,18 @@ _IN_PLACE_DUNDERS = frozenset(
 SHAPE_CHANGING = frozenset({"resize_", "resize_as_", "set_"})
 
 
+# Trailing underscores that change no value: a tensor's bookkeeping.
+_BOOKKEEPING = frozenset({"share_memory_", "detach_", "requires_grad_", "retain_grad_"})
+
+
 def in_place(name: str) -> bool:
-    """Whether a method or function of this name changes its tensor in place, by PyTorch's
-    naming: a trailing underscore (``zero_``, ``scatter_``), or an in-place operator."""
-    short = name.rsplit(".", 1)[-1]
+    """Whether a method or function of this name changes its tensor's values in place, by
+    PyTorch's naming: a trailing underscore (``zero_``, ``scatter_``; not the
+    ``operator`` module's, which avoid a keyword: ``operator.and_``, nor bookkeeping,
+    ``detach_``), or an in-place operator (``__irshift__``)."""
+    head, _, short = name.rpartition(".")
+    if head == "operator" or short in _BOOKKEEPING:
+        return False
     return (short.endswith("_") and not short.startswith("_")) or short in _IN_PLACE_DUNDERS
 
 

@@ -42,6 +42,7 @@ from zerolint.dataflow.syntax import (
     statements,
     whole_view_of,
     writes_nothing,
+    written_as_zero,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -841,7 +842,7 @@ class Statements:
             if value_node is not None:
                 self.bind_fields(frame, target.value, value_node)
             return
-        if type(target) is cst.Subscript and is_zero(value_node):
+        if type(target) is cst.Subscript and written_as_zero(value_node):
             self.zero_fill(frame, target)
             return
         if type(target) is cst.Subscript and self.mask_assign(frame, target, value_node):

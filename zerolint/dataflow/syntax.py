@@ -277,8 +277,15 @@ def is_none(node: cst.CSTNode | None) -> bool:
 
 
 def is_zero(node: cst.CSTNode | None) -> bool:
-    """A literal that is 0 in a tensor of lengths, whose integer dtype truncates toward 0:
-    ``0``, ``0.0``, ``0.5``, ``-0.9``, ``False``."""
+    """A literal 0: ``0``, ``0.0``, ``False``."""
+    return int_value(node) == 0 or (type(node) is cst.Name and node.value == "False")
+
+
+def written_as_zero(node: cst.CSTNode | None) -> bool:
+    """A literal that is 0 once written into a tensor of lengths, whose integer dtype
+    truncates toward 0 (``buf[:] = 0.5``, ``x.fill_(0.5)``, ``x.masked_fill(m, 0.5)``):
+    ``is_zero``, or a number between -1 and 1. Not where the result's dtype may become
+    a float (``torch.where(m, x, 0.5)`` holds 0.5)."""
     if type(node) is cst.Float or (
         type(node) is cst.UnaryOperation
         and type(node.operator) is cst.Minus
@@ -289,7 +296,7 @@ def is_zero(node: cst.CSTNode | None) -> bool:
             return abs(float(inner.value)) < 1  # type: ignore[union-attr]
         except ValueError:
             return False
-    return int_value(node) == 0 or (type(node) is cst.Name and node.value == "False")
+    return is_zero(node)
 
 
 # Which rows a mask over lengths ``x`` selects: ``x == 0`` the zero rows, ``x < 1`` the rows

@@ -41,6 +41,7 @@ from zerolint.dataflow.syntax import (
     replacement_op,
     statements,
     string_value,
+    written_as_zero,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -391,7 +392,13 @@ class TorchModel:
     ) -> Val | None:
         chosen = sig.bind(args).get("fill_value")
         fill = self.operand(frame, chosen[0].value) if chosen is not None else None
-        if chosen is not None and is_zero(chosen[0].value):
+        # torch.full((n,), 0.5, dtype=torch.int32) holds 0; without an integer dtype, 0.5.
+        integer = any(
+            a.keyword is not None and a.keyword.value == "dtype" and _integer_dtype(a)
+            for a, _ in args
+        )
+        fill_zero = written_as_zero if integer else is_zero
+        if chosen is not None and fill_zero(chosen[0].value):
             filled = self.zero_source(frame, "tensor filled with 0", ("full", name))
         elif isinstance(fill, int):
             filled = self.known_rows(frame, str(fill), f"every row {fill}")
@@ -1037,9 +1044,8 @@ class TorchModel:
                 return rows
         sig = self.library.methods.get(method)
         target = node.func.value if type(node.func) is cst.Attribute else None
-        if recv.elements is not None and method in _REORDERING:
-            # `xs.pop()`, `xs.reverse()`: which element is where is known no more.
-            self.forget_positions(frame, target, recv)
+        if recv.elements is not None and recv.keys is None and method in _REORDERING:
+            self.reorder(frame, target, recv, method, args)
         if sig is not None:
             handler = getattr(self, f"method_{sig.effect.value}")
             out = handler(frame, node, method, sig.bind(args), recv, target)
@@ -1057,10 +1063,29 @@ class TorchModel:
             return out
         return None
 
-    def forget_positions(self, frame: Frame, target: Target, recv: Val) -> None:
-        """A list or dict written out (``recv``) is changed in place so that an element's
-        place or key says no more which it is: it holds them all, at no known place."""
-        if target is not None and base_key(target) is not None:
+    def reorder(self, frame: Frame, target: Target, recv: Val, method: str, args: Args) -> None:
+        """A list written out (``recv``) changed in place: ``reverse()`` reverses its
+        elements, ``pop()`` (``pop(k)`` with a literal ``k``, ``popleft()``) drops one;
+        after ``sort()``, ``remove(x)`` or another ``pop`` an element's place says no more
+        which it is, and the list holds them all at no known place."""
+        if target is None or base_key(target) is None:
+            return
+        elements = recv.elements
+        assert elements is not None
+        new: tuple[Val, ...] | None = None
+        given = [int_value(a.value) for a, _ in args if a.keyword is None]
+        if method == "reverse":
+            new = elements[::-1]
+        elif method == "popleft" and elements:
+            new = elements[1:]
+        elif method == "pop" and elements and len(given) <= 1:
+            k = given[0] if given else -1
+            if k is not None and -len(elements) <= k < len(elements):
+                k %= len(elements)
+                new = elements[:k] + elements[k + 1 :]
+        if new is not None and dotted(target) == base_key(target):
+            self.write(frame, target, Val(recv.traces, recv.refs, new), strong=True)
+        else:
             self.write(frame, target, recv.only_traces_and_refs(), strong=False, in_place=True)
 
     def changed_in_place(
@@ -1138,14 +1163,18 @@ class TorchModel:
     ) -> Val | None:
         if method.endswith("_"):  # x.fill_(v): in place
             value = b.get("value")
-            if value is not None and is_zero(value[0].value):
+            if value is not None and written_as_zero(value[0].value):
                 return self.fill_in_place_with_zero(frame, method, target)
             result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, ".fill_()"))
             if target is not None:
                 self.write(frame, target, result, strong=False, in_place=True)
             return result
         fill = b.get("fill_value")  # x.new_full(size, v)
-        if fill is not None and is_zero(fill[0].value):
+        dtype = b.get("dtype")  # x.new_full(size, 0.5): x's dtype, unless given another
+        fill_zero = (
+            is_zero if dtype is not None and not _integer_dtype(dtype[0]) else written_as_zero
+        )
+        if fill is not None and fill_zero(fill[0].value):
             return self.zero_source(frame, f".{method}()", ("full_methods", method))
         return fill[1].only_traces() if fill is not None else EMPTY
 
@@ -1224,10 +1253,10 @@ class TorchModel:
             and "mask" in b
             and mask_rows(frame.mod, b["mask"][0].value, target) is not None
         )
-        if is_zero(value_node) and over_itself:
+        if written_as_zero(value_node) and over_itself:
             # x.masked_fill(x < 1, 0): the rows set to 0 were below 1 already; no new rows.
             result = self.extend(frame, recv, Op(OpKind.PAD_ZERO, ANY_ROWS))
-        elif is_zero(value_node):
+        elif written_as_zero(value_node):
             result = self.mask_zero(frame, recv, method, methods=True)
             if method.endswith("_") and target is not None:
                 # Every row is either kept or set to 0: the tensor holds only these values.
@@ -1391,8 +1420,8 @@ _INTEGER_DTYPES = frozenset(
 ) | {"int"}
 
 
-# Methods of a list (or a dict) that move or drop what it holds in place.
-_REORDERING = frozenset({"pop", "popitem", "reverse", "sort", "remove", "popleft"})
+# Methods of a list that move or drop what it holds in place.
+_REORDERING = frozenset({"pop", "reverse", "sort", "remove", "popleft"})
 
 
 # Integer types too narrow for a length: a cast to one may wrap a row to 0 (256 as int8).
