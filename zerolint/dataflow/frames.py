@@ -327,7 +327,7 @@ def retired_value(frame: Frame, val: Val, names: Iterable[str]) -> Val:
     would name that name's new value (``n, x = f(buf, n)``: ``x``'s rows are the old
     ``n``'s, not the one ``if n > 0:`` then tests)."""
     for name in names:
-        if name in val.heads() and (name in SYMBOL_HEADS or name in frame.calls.heads()):
+        if (name in SYMBOL_HEADS or name in frame.calls.heads()) and name in val.heads():
             val = _retired(val, _Retired(name, _fresh_name(frame, name), frame.key))
     return val
 
