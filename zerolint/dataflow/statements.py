@@ -647,7 +647,9 @@ class Statements:
     ) -> None:
         """``targets = value``: what is stored names the values the targets had before
         (``retired_value``)."""
-        val = retired_value(frame, self.eval(frame, value), self.rebound_names(frame, targets))
+        val = self.eval(frame, value)
+        if val.traces or val.elements is not None:  # else it names nothing to rename
+            val = retired_value(frame, val, self.rebound_names(frame, targets))
         for target in targets:
             self.assign(frame, target, val, value)
 
