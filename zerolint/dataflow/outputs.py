@@ -272,23 +272,28 @@ def _other_elements_only(
     return f"{name}[{picked[id(read[0])]}]"
 
 
+def _viewed(node: cst.BaseExpression, *, unnamed_fields: bool) -> str | None:
+    """The dotted name ``node`` is a view of (``o.view(n, -1)[:k]``: ``o``); with
+    ``unnamed_fields``, also through a field of what has no name (``make(o).x``)."""
+    while True:
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value in _ALIASING
+        ):
+            node = node.func.value
+        elif type(node) is cst.Subscript or (
+            unnamed_fields and type(node) is cst.Attribute and dotted(node) is None
+        ):
+            node = node.value
+        else:
+            return dotted(node)
+
+
 def _aliases(scope: cst.CSTNode, roots: set[str]) -> frozenset[str]:
     """The names ``scope`` binds to a view of one of ``roots`` or of such a name
     (``alias = seq_lens.view(-1)``, ``head = o[:n]``): a write through one between the
     call and the mask changes the output or the rows the mask picks."""
-
-    def base(node: cst.BaseExpression) -> str | None:
-        while True:
-            if (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
-                and node.func.attr.value in _ALIASING
-            ):
-                node = node.func.value
-            elif type(node) in (cst.Attribute, cst.Subscript) and dotted(node) is None:
-                node = node.value
-            else:
-                return dotted(node)
 
     bound = [
         (s.targets[0].target.value, s.value)
@@ -301,7 +306,7 @@ def _aliases(scope: cst.CSTNode, roots: set[str]) -> frozenset[str]:
     while changed:  # a view of a view
         changed = False
         for name, value in bound:
-            root = base(value)
+            root = _viewed(value, unnamed_fields=True)
             if (
                 name not in known
                 and root is not None
@@ -318,19 +323,6 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
     or class written in it), to ``target``'s tensor or a view of it (``res = o``, ``flat:
     Tensor = o.view(n, -1)``, ``head, n = o[:n], n``, and views of those); not to what is
     read from it (``o.shape[0]``)."""
-
-    def base(node: cst.BaseExpression) -> str | None:
-        while True:
-            if (
-                type(node) is cst.Call
-                and type(node.func) is cst.Attribute
-                and node.func.attr.value in _ALIASING
-            ):
-                node = node.func.value
-            elif type(node) is cst.Subscript:
-                node = node.value
-            else:
-                return dotted(node)
 
     bound: list[tuple[str, cst.BaseExpression]] = []
 
@@ -361,7 +353,7 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
     while changed:  # a view of a view
         changed = False
         for name, value in bound:
-            if name not in known and base(value) in known:
+            if name not in known and _viewed(value, unnamed_fields=False) in known:
                 found.add(name)
                 known.add(name)
                 changed = True
