@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import sys
 import threading
 import time
@@ -137,8 +138,12 @@ class ModuleInfo:
     # Module-level names also bound otherwise than by an assignment to the name alone: an
     # import, `+=`, a tuple target, a `for` or `with` target (none is a constant).
     rebound: set[str] = field(default_factory=set)
-    # Names that some function declares `global` (written from inside functions).
+    # Names that some function declares `global` (written from inside functions), or
+    # writes as `globals()["NAME"] = ...`.
     declared_globals: set[str] = field(default_factory=set)
+    # The module hands out its namespace (`globals()` other than under a literal key:
+    # `globals().update(d)`, `globals()[k] = v`): any of its names may be bound again.
+    globals_escape: bool = False
     # For each such name, the module-level functions (by name) whose body, nested functions
     # included, declares it: the only ones whose summaries can write it.
     global_writers: dict[str, set[str]] = field(default_factory=dict)
@@ -162,7 +167,7 @@ class ModuleInfo:
         values = self.assigned.get(name)
         if values is None or len(values) != 1:
             return None
-        if name in self.declared_globals or name in self.rebound:
+        if name in self.declared_globals or name in self.rebound or self.globals_escape:
             return None
         return values[0]
 
@@ -542,6 +547,11 @@ def _index_small(
         if top is not None:
             for n in small.names:
                 info.global_writers.setdefault(n.name.value, set()).add(top)
+    if type(small) in _ASSIGNMENTS:
+        for name in _namespace_keys(small):  # globals()["NAME"] = v: a write of NAME
+            info.declared_globals.add(name)
+            if top is not None:
+                info.global_writers.setdefault(name, set()).add(top)
     if top is not None and depth > 0:
         # A write into a module tensor's rows needs no `global`: `BUF[:n] = x`,
         # `BUF[:n] += x`, `BUF.zero_()`, `torch.div(a, b, out=BUF)` as a statement
@@ -569,6 +579,48 @@ def _index_small(
             owner.fields.append(small.target.value)
             if small.value is not None:  # `kernel: Callable = staticmethod(_kernel)`
                 owner.assigned.setdefault(small.target.value, []).append((small, small.value))
+
+
+_ASSIGNMENTS = (cst.Assign, cst.AugAssign, cst.AnnAssign)
+
+
+def namespace_key(target: cst.BaseExpression) -> str | None:
+    """``NAME`` of a target ``globals()["NAME"]``: the module-level name it binds."""
+    if type(target) is not cst.Subscript or len(target.slice) != 1:
+        return None
+    owner, index = target.value, target.slice[0].slice
+    if type(owner) is not cst.Call or owner.args or _dotted(owner.func) != "globals":
+        return None
+    key = index.value if type(index) is cst.Index else None
+    if type(key) is cst.SimpleString:
+        text = key.evaluated_value
+        return text if isinstance(text, str) and text.isidentifier() else None
+    return None
+
+
+def _namespace_keys(small: cst.CSTNode) -> Iterator[str]:
+    targets = [t.target for t in small.targets] if type(small) is cst.Assign else [small.target]
+    for target in targets:
+        name = namespace_key(target)
+        if name is not None:
+            yield name
+
+
+# `globals()` under a literal key (`globals()["NAME"]`); any other use hands the namespace out.
+_NAMESPACE_USE = re.compile(r"\bglobals\(\)")
+_NAMESPACE_KEY = re.compile(r"\s*\[\s*(['\"])[A-Za-z_]\w*\1\s*\]")
+
+
+def namespace_escapes(text: str) -> bool:
+    """Whether ``text`` uses ``globals()`` other than under a literal key, outside a line
+    that is a comment."""
+    if "globals()" not in text:
+        return False
+    for m in _NAMESPACE_USE.finditer(text):
+        line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
+        if not _NAMESPACE_KEY.match(text, m.end()) and not line.lstrip().startswith("#"):
+            return True
+    return False
 
 
 def _rows_written(small: cst.CSTNode) -> Iterator[str]:
@@ -617,6 +669,7 @@ def _class_info(info: ModuleInfo, node: cst.ClassDef, owner: ClassInfo | None) -
 
 def _index_module(info: ModuleInfo) -> None:
     _index_block(info, info.module.body, 0, None)
+    info.globals_escape = namespace_escapes(info.text)
     info.star_imports = tuple(b for s, b in info.imports.items() if s.startswith("*"))
 
 

@@ -175,8 +175,12 @@ class Calls:
             if changed is None and (method is None or namespace) and in_place(name) and args:
                 first = args[0][0]
                 changed = first.value if first.keyword is None and not first.star else None
-            if changed is not None and base_key(changed) is not None:
-                self.changed_in_place(frame, changed, out, name)
+            # `out=(values, indices)`: each is written.
+            kind = type(changed)
+            tuple_out = kind is cst.Tuple or kind is cst.List
+            for one in [e.value for e in changed.elements] if tuple_out else [changed]:
+                if one is not None and base_key(one) is not None:
+                    self.changed_in_place(frame, one, out, name)
             return out
         return EMPTY
 

@@ -17,6 +17,7 @@ from zerolint.dataflow.frames import (
     FuncKey,
     Summary,
     forget_cells_naming,
+    retired_value,
 )
 from zerolint.dataflow.library import (
     BUILTIN_NAMES,
@@ -893,7 +894,9 @@ class Expressions:
         own = comprehension_targets(node)
         inner = frame.fork()
         comp = node.for_in  # type: ignore[attr-defined]
-        it = self.eval(inner, comp.iter)
+        # What the iterable made of a name the comprehension binds is the function's
+        # value of it, not the loop variable's (`[x for n, x in [f(buf, n)] if n > 0]`).
+        it = retired_value(inner, self.eval(inner, comp.iter), sorted(own))
         for name in own:
             if inner.state.pop(name, None) is not None:
                 forget_cells_naming(inner, name)

@@ -332,9 +332,11 @@ def in_place(name: str) -> bool:
     """Whether a method or function of this name changes its tensor's values in place, by
     PyTorch's naming: a trailing underscore (``zero_``, ``scatter_``; not the
     ``operator`` module's, which avoid a keyword: ``operator.and_``, nor bookkeeping,
-    ``detach_``), or an in-place operator (``__irshift__``)."""
+    ``detach_``), or an in-place operator (``__irshift__``, ``operator.isub``)."""
     head, _, short = name.rpartition(".")
-    if head == "operator" or short in _BOOKKEEPING:
+    if head == "operator":
+        return f"__{short}__" in _IN_PLACE_DUNDERS
+    if short in _BOOKKEEPING:
         return False
     return (short.endswith("_") and not short.startswith("_")) or short in _IN_PLACE_DUNDERS
 

@@ -68,7 +68,7 @@ from zerolint.model import (
     OpKind,
     product_count,
 )
-from zerolint.project import ClassInfo, ModuleInfo, record_import
+from zerolint.project import ClassInfo, ModuleInfo, namespace_key, record_import
 
 _UNKNOWN = object()
 # Statements that cannot raise, so that no exception is caught in the state before them.
@@ -382,6 +382,7 @@ class Statements:
         for item in stmt.items:
             val = self.eval(frame, item.item)
             if item.asname is not None:
+                val = self.retire_targets(frame, [item.asname.name], val)
                 self.assign(frame, item.asname.name, val, item.item)
             suppresses = suppresses or self.may_swallow(val)
         if not suppresses:
@@ -598,13 +599,9 @@ class Statements:
             continues: list[Frame] = []
             frame.loops.append((breaks, continues))
             if type(stmt) is cst.For:
-                it = self.eval(body, stmt.iter)
-                self.assign(
-                    body,
-                    stmt.target,
-                    it.iterated().then(self.step(body, stmt, "flow")),
-                    stmt.iter,
-                )
+                it = self.eval(body, stmt.iter).iterated().then(self.step(body, stmt, "flow"))
+                it = self.retire_targets(body, [stmt.target], it)
+                self.assign(body, stmt.target, it, stmt.iter)
                 # `for i in range(n)`: the body runs only where the range yields (n > 0).
                 runs = guards.loop_atoms(stmt.iter)
                 if runs:
@@ -647,11 +644,17 @@ class Statements:
     ) -> None:
         """``targets = value``: what is stored names the values the targets had before
         (``retired_value``)."""
-        val = self.eval(frame, value)
-        if val.traces or val.elements is not None:  # else it names nothing to rename
-            val = retired_value(frame, val, self.rebound_names(frame, targets))
+        val = self.retire_targets(frame, targets, self.eval(frame, value))
         for target in targets:
             self.assign(frame, target, val, value)
+
+    def retire_targets(self, frame: Frame, targets: list[cst.BaseExpression], val: Val) -> Val:
+        """``val``, about to be bound to ``targets`` (by ``=``, a ``for`` or a ``with``),
+        naming the values the names it binds had before (``retired_value``): ``for n, x in
+        [f(buf, n)]`` binds ``n`` before ``x``, whose rows are the old ``n``'s."""
+        if val.traces or val.elements is not None:  # else it names nothing to rename
+            return retired_value(frame, val, self.rebound_names(frame, targets))
+        return val
 
     def rebound_names(self, frame: Frame, targets: list[cst.BaseExpression]) -> list[str]:
         """The names and fields the targets bind again (``write`` renames their old values
@@ -803,6 +806,14 @@ class Statements:
         if type(target) is cst.StarredElement:
             self.assign(frame, target.value, val, value_node)
             return
+        if kind is cst.Subscript:
+            name = namespace_key(target)
+            if name is not None:
+                # `globals()["NAME"] = v` binds the module's NAME, as `global NAME` would.
+                if frame.key.node is not None:
+                    frame.globals_declared.add(name)
+                self.assign(frame, cst.Name(name), val, value_node)
+                return
         # val.then(step), keeping val's elements as they are.
         if val.traces:
             step = self.step(frame, None, "flow")

@@ -277,6 +277,8 @@ class TorchModel:
             return None
         handler = getattr(self, f"call_{sig.effect.value}")
         out = handler(frame, node, name, sig, args)
+        if out is not None and out.traces and narrowing(name, args):
+            out = self.extend(frame, out, Op(OpKind.OPAQUE, f"{name}(dtype=...): may wrap"))
         if out is not None and sig.effect in _RESHAPING and name not in _ROW_KEEPING_FUNCTIONS:
             return reshaped(out)
         return out
@@ -967,6 +969,9 @@ class TorchModel:
                 for kind in kinds
             )
         self.out_target(frame, node, args, result)
+        if in_place(name) and base_key(pos[0][0].value) is not None:
+            # operator.ifloordiv(x, 4) is `x //= 4`: a tensor is divided in place.
+            self.write_whole(frame, pos[0][0].value, result)
         return result
 
     def out_target(
@@ -1052,7 +1057,8 @@ class TorchModel:
             if out is not None:
                 if out.traces and narrowing(method, args):
                     # 256 as int8 is 0: what the rows were says nothing of them now.
-                    out = self.extend(frame, out, Op(OpKind.OPAQUE, f".{method}(): may wrap"))
+                    wraps = "reads its bytes as another type" if method == "view" else "may wrap"
+                    out = self.extend(frame, out, Op(OpKind.OPAQUE, f".{method}(): {wraps}"))
                 if sig.effect in _RESHAPING and method not in _ROW_KEEPING_METHODS:
                     return reshaped(out)
                 return out
@@ -1425,20 +1431,39 @@ _REORDERING = frozenset({"pop", "reverse", "sort", "remove", "popleft"})
 
 
 # Integer types too narrow for a length: a cast to one may wrap a row to 0 (256 as int8).
-_NARROW = frozenset({"int8", "uint8", "int16", "uint16", "short", "char", "byte"})
+_NARROW = frozenset(
+    {"int8", "uint8", "int16", "uint16", "short", "char", "byte"}
+    | {"ByteTensor", "CharTensor", "ShortTensor"}  # x.type(torch.cuda.ByteTensor)
+)
+# What `x.view(dtype)` may be given (its last part): it reads the bytes as another type,
+# so int32 lengths of 1 viewed as uint8 are [1, 0, 0, 0], and as int64 half as many rows.
+_DTYPE_NAMES = _NARROW | {
+    "dtype",  # x.view(other.dtype)
+    *("int", "int32", "int64", "uint32", "uint64", "long", "bool"),
+    *("float", "float16", "float32", "float64", "half", "double", "bfloat16"),
+}
+# Functions and methods that copy their data into a new tensor of the `dtype=` they get.
+_CONVERTING = frozenset(
+    {"torch.as_tensor", "torch.tensor", "torch.asarray", "numpy.asarray", "numpy.array"}
+    | {"new_tensor", "astype", "to", "type"}
+)
 
 
 def narrowing(method: str, args: list[tuple[cst.Arg, Val]]) -> bool:
-    """``x.short()``, ``x.byte()``, ``x.to(torch.int8)``, ``x.type(torch.uint8)``,
-    ``x.astype("int16")``: a cast to an integer type too narrow for a length."""
+    """``x.short()``, ``x.byte()``, ``x.to(torch.int8)``, ``x.type(torch.ByteTensor)``,
+    ``x.astype("int16")``, ``torch.as_tensor(x, dtype=torch.uint8)``: a cast to an
+    integer type too narrow for a length; ``x.view(torch.uint8)``: its bytes read as
+    another type."""
     if method in ("short", "char", "byte"):
         return True
-    if method not in ("to", "type", "astype"):
+    names = _DTYPE_NAMES if method == "view" else _NARROW
+    positional = method in ("to", "type", "astype", "view")
+    if not positional and method not in _CONVERTING:
         return False
     for arg, _ in args:
-        if arg.keyword is None or arg.keyword.value == "dtype":
+        if arg.keyword is None and positional or arg.keyword and arg.keyword.value == "dtype":
             text = string_value(arg.value) or dotted(arg.value) or ""
-            if text.rsplit(".", 1)[-1] in _NARROW:
+            if text.rsplit(".", 1)[-1] in names:
                 return True
     return False
 
