@@ -868,6 +868,27 @@ class Statements:
             flowed = Val((), flowed.refs)
         self.write(frame, target, flowed, strong=kind is cst.Name or kind is cst.Attribute)
         frame.guards = guards.forget(frame.guards, written)  # and on its fields
+        if kind is cst.Attribute:
+            self.write_through_aliases(frame, target, flowed)
+
+    def write_through_aliases(self, frame: Frame, target: cst.Attribute, val: Val) -> None:
+        """``same = meta; same.lens = v`` writes ``meta.lens`` too (``me = self; me.n = 0``
+        writes ``self.n``). ``same`` may name ``meta`` on some paths only, so the field
+        may hold either value; what was made from its old value keeps that value's name,
+        and a test of it no longer holds of the field."""
+        owner = dotted(target.value)
+        if owner is None:
+            return
+        for base in sorted(b for b in frame.aliases.get(owner, ()) if type(b) is str):
+            key = f"{base}.{target.attr.value}"
+            retire_in(frame, key)
+            forget_named(frame, key)
+            frame.guards = guards.forget(frame.guards, key)
+            head, *rest = base.split(".")
+            node: cst.BaseExpression = cst.Name(head)
+            for part in [*rest, target.attr.value]:
+                node = cst.Attribute(value=node, attr=cst.Name(part))
+            self.write(frame, node, val, strong=False)
 
     def mask_assign(
         self, frame: Frame, target: cst.Subscript, value_node: cst.BaseExpression | None
