@@ -83,6 +83,7 @@ OUTPUT_MASK_FORMS = frozenset({"[]=", "masked_fill", "masked_fill_", "torch.wher
 FORMS_BY_KEY: dict[str, frozenset[str]] = {
     "floor_division": frozenset({"//", ">>"}),
     "zero_fill": frozenset({"[]=", "[n:]="}),
+    "zero_alloc": frozenset({"[0]"}),  # torch.tensor([0] * n), a list of zeros made a tensor
     "mask_zero": frozenset({"*"}),
     "subtraction": frozenset({"-", "+"}),
     "empty_rows": frozenset({"[:]", "[mask]"}),

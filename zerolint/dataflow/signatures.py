@@ -155,6 +155,7 @@ def _functions() -> dict[str, Signature]:
         ("torch.full", "torch.full_like", "numpy.full", "numpy.full_like"), _FULL
     )
     table |= _rows(LibEffect.ZERO_FILL, ZERO_FUNCTIONS)
+    table |= _rows(LibEffect.ZERO_FILL, ("torch.zero_",), ("input",))
     table |= dict.fromkeys(DIVISION_FUNCTIONS, _DIVISION)
     table |= _rows(LibEffect.TRUNCATION, TRUNCATION_FUNCTIONS, ("input",))
     table |= _rows(LibEffect.CEIL_DIVISION, CEIL_FUNCTIONS)
@@ -295,7 +296,14 @@ TRUNCATION_FUNCTIONS = (
 TRUNCATION_METHODS = ("floor", "floor_", "trunc", "trunc_", "int", "long", "to", "type")
 # Of those, the ones that round down (the others round toward 0), by their last part.
 FLOORING_TRUNCATIONS = frozenset({"floor", "floor_"})
-DIVISION_METHODS = ("floor_divide", "floor_divide_", "div", "div_", "divide", "divide_")
+DIVISION_METHODS = (
+    *("floor_divide", "floor_divide_", "div", "div_", "divide", "divide_"),
+    # `x // 4` and `x >> 8` as methods, and their in-place forms (`x //= 4`).
+    *("__floordiv__", "__ifloordiv__", "bitwise_right_shift", "bitwise_right_shift_"),
+    *("__rshift__", "__irshift__"),
+)
+# Of those, the ones that shift (by their ending).
+SHIFT_METHOD_ENDINGS = ("right_shift", "right_shift_", "rshift__")
 CLAMP_METHODS = ("clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "maximum")
 
 

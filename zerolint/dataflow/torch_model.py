@@ -20,6 +20,7 @@ from zerolint.dataflow.signatures import (
     DIM_REDUCTIONS,
     FLOORING_TRUNCATIONS,
     SHAPE_CHANGING,
+    SHIFT_METHOD_ENDINGS,
     SHIFT_SUFFIXES,
     TRUE_DIVISION_METHODS,
     TRUE_DIVISIONS,
@@ -385,6 +386,10 @@ class TorchModel:
     def call_zero_fill(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
+        if in_place(name):  # torch.zero_(x): x itself
+            given = sig.bind(args).get("input")
+            target = given[0].value if given is not None else None
+            return self.fill_in_place_with_zero(frame, name, target, "zero_fill")
         zeros = self.zero_source(frame, "zero-filled tensor", ("zero_alloc", name))
         self.out_target(frame, node, args, zeros)  # torch.zeros(n, out=lens) writes lens
         return zeros
@@ -475,12 +480,30 @@ class TorchModel:
         value = sig.bind(args).get("input")
         if value is not None and name in _LITERAL_TENSORS:
             rows = self.literal_rows(frame, value[0].value)
-            if rows is not None:
-                return self.known_rows(frame, f"[{','.join(map(str, rows))}]", "known values")
+            every = self.repeated_literal(frame, value[0].value) if rows is None else None
+            if rows is not None and any(rows) or every:
+                values = f"[{','.join(map(str, rows))}]" if rows is not None else str(every)
+                return self.known_rows(frame, values, "known values")
+            if rows is not None or every is not None:
+                # torch.tensor([0] * 32), torch.tensor([0] * batch_size): zeros, as
+                # torch.zeros makes them (the "[0]" form of `zero_alloc`), of the rows
+                # written where they are known.
+                zeros = self.zero_source(frame, "list of zeros", ("zero_alloc", "[0]"))
+                if rows is None:
+                    return zeros
+                known = Op(OpKind.KNOWN_ROWS, f"[{','.join(map(str, rows))}]")
+                return zeros.then(self.step(frame, None, "flow", known, "known values"))
         return value[1].only_traces() if value is not None else EMPTY
 
     def literal_rows(self, frame: Frame, node: cst.BaseExpression) -> list[int] | None:
-        """The values of a flat list or tuple of integer literals or module constants."""
+        """The values of a flat list or tuple of integer literals or module constants, or
+        of one repeated a known number of times (``[0] * 32``)."""
+        repeated = _repeated(node)
+        if repeated is not None:
+            rows, count = self.literal_rows(frame, repeated[0]), self.operand(frame, repeated[1])
+            if rows is None or not isinstance(count, int) or not 0 < len(rows) * count <= 1024:
+                return None
+            return rows * count
         if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
             return None
         out = []
@@ -490,6 +513,12 @@ class TorchModel:
                 return None
             out.append(v)
         return out if len(out) <= 1024 else None
+
+    def repeated_literal(self, frame: Frame, node: cst.BaseExpression) -> int | None:
+        """``k`` of ``[k] * n`` (or ``[k, k] * n``), ``n`` any count: every row is ``k``."""
+        repeated = _repeated(node)
+        rows = self.literal_rows(frame, repeated[0]) if repeated is not None else None
+        return rows[0] if rows and len(set(rows)) == 1 else None
 
     def call_mask(
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
@@ -1136,11 +1165,15 @@ class TorchModel:
                     note=f".{method}()",
                     effect=("floor_division_methods", method),
                 )
-                for kind in rounding(mode_text)
+                for kind in (
+                    (OpKind.RSHIFT,)
+                    if method.endswith(SHIFT_METHOD_ENDINGS)
+                    else rounding(mode_text)
+                )
             )
         else:
             result = self.extend(frame, recv.only_traces(), Op(OpKind.OPAQUE, "true division"))
-        if method.endswith("_") and target is not None:
+        if in_place(method) and target is not None:  # div_, __ifloordiv__: x itself
             self.write_whole(frame, target, result)
         if "out" in b:
             self.out_target(frame, node, [b["out"]], result)
@@ -1153,14 +1186,19 @@ class TorchModel:
             return self.zero_source(frame, f".{method}()", ("zero_alloc_methods", method))
         return self.fill_in_place_with_zero(frame, method, target)
 
-    def fill_in_place_with_zero(self, frame: Frame, method: str, target: Target) -> Val:
-        effect = ("zero_fill_methods", method)
+    def fill_in_place_with_zero(
+        self, frame: Frame, method: str, target: Target, key: str = "zero_fill_methods"
+    ) -> Val:
+        """``x.zero_()``, ``x.fill_(0)`` (a method: ``key`` "zero_fill_methods") or
+        ``torch.zero_(x)`` ("zero_fill"): every row of ``target`` is 0 now."""
+        effect = (key, method)
+        shown = f".{method}()" if key == "zero_fill_methods" else method
         if target is None:
-            return self.zero_source(frame, f".{method}()", effect)
+            return self.zero_source(frame, shown, effect)
         if type(target) is cst.Subscript:
             self.zero_fill(frame, target, effect)
         else:
-            zeros = self.zero_source(frame, f".{method}()", effect)
+            zeros = self.zero_source(frame, shown, effect)
             self.write(frame, target, zeros, strong=False, in_place=True)
         return self.eval(frame, target)
 
@@ -1395,6 +1433,17 @@ _VIEW_METHODS = frozenset(
         "as_strided",
     }
 )
+
+
+def _repeated(node: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """The list and the count of ``[k] * n`` or ``n * [k]``."""
+    if type(node) is not cst.BinaryOperation or type(node.operator) is not cst.Multiply:
+        return None
+    if type(node.left) in (cst.List, cst.Tuple):
+        return node.left, node.right
+    if type(node.right) in (cst.List, cst.Tuple):
+        return node.right, node.left
+    return None
 
 
 def view_root(value: cst.BaseExpression) -> str | None:
