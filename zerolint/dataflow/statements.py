@@ -40,6 +40,7 @@ from zerolint.dataflow.syntax import (
     slice_bounds,
     slice_cell,
     statements,
+    string_value,
     whole_view_of,
     writes_nothing,
     written_as_zero,
@@ -855,6 +856,8 @@ class Statements:
             if value_node is not None:
                 self.bind_fields(frame, target.value, value_node)
             return
+        if kind is cst.Subscript and self.write_element(frame, target, flowed):
+            return
         if type(target) is cst.Subscript and written_as_zero(value_node):
             self.zero_fill(frame, target)
             return
@@ -870,6 +873,34 @@ class Statements:
         frame.guards = guards.forget(frame.guards, written)  # and on its fields
         if kind is cst.Attribute:
             self.write_through_aliases(frame, target, flowed)
+
+    def write_element(self, frame: Frame, target: cst.Subscript, val: Val) -> bool:
+        """``parts[0] = x`` (``d["a"] = x``) into a list or dict written out: that element
+        is ``x`` now, its rows included; under an index or key that is no literal
+        (``parts[i] = x``) any element may be. Another name for the container (``alias =
+        parts``) sees the write too, as either value. False where the target is no
+        element of a container whose elements are known."""
+        owner = target.value
+        key = dotted(owner)
+        if key is None or len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Index:
+            return False
+        current = frame.state.get(key) if key not in frame.globals_declared else None
+        if current is None or current.elements is None:
+            return False
+        index = target.slice[0].slice.value
+        others = {n for n, views in frame.aliases.items() if key in views}
+        others |= {b for b in frame.aliases.get(key, ()) if type(b) is str}
+        forget_named(frame, key)
+        frame.guards = guards.forget(frame.guards, key)
+        frame.state[key] = _with_element(current, index, val, strong=True)
+        for other in sorted(others - {key}):
+            held = frame.state.get(other)
+            if held is not None and held.elements is not None:
+                frame.state[other] = _with_element(held, index, val, strong=False)
+            elif held is not None:
+                frame.state[other] = held.join(val.only_traces())
+        self.record_write(frame, key, frame.state[key])
+        return True
 
     def write_through_aliases(self, frame: Frame, target: cst.Attribute, val: Val) -> None:
         """``same = meta; same.lens = v`` writes ``meta.lens`` too (``me = self; me.n = 0``
@@ -1287,6 +1318,30 @@ def record_product(frame: Frame, name: str, value: cst.BinaryOperation) -> None:
     # stands for (`max(r,1)`).
     shown = [frame.bounds.get(f, f) if isinstance(f, str) else f for f in factors]
     frame.products[name] = (product_count(name, *shown), names)
+
+
+def _with_element(container: Val, index: cst.BaseExpression, val: Val, *, strong: bool) -> Val:
+    """``container`` (its elements known) after ``container[index] = val``: the element at
+    a literal index or string key replaced (joined where ``strong`` is False), a new key
+    added; under any other index every element may be ``val``."""
+    elements, keys = list(container.elements or ()), container.keys
+    if keys is not None:
+        name = string_value(index)
+        place = keys.index(name) if name is not None and name in keys else None
+        if name is not None and place is None:
+            elements.append(val)
+            keys = (*keys, name)
+            place = len(elements) - 1
+            strong = True
+    else:
+        i = int_value(index)
+        place = i % len(elements) if i is not None and -len(elements) <= i < len(elements) else None
+    if place is not None:
+        elements[place] = val if strong else elements[place].join(val)
+    else:
+        elements = [e.join(val) for e in elements]
+    traces = container.traces | val.traces
+    return Val(traces, container.refs, tuple(elements), keys)
 
 
 def forget_named(frame: Frame, written: str | None) -> None:

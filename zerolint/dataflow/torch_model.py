@@ -271,6 +271,9 @@ class TorchModel:
         """A call outside the checked tree: its row of the signature table (``signatures``)
         decides the effect; a call in no row returns None (the unknown-call rule)."""
         name = name.removeprefix("builtins.")  # builtins.max is max, for rules too
+        if name in _SHUFFLES and args and args[0][1].elements is not None:
+            # random.shuffle(parts): no element is at a known place after it, as after sort().
+            self.reorder(frame, args[0][0].value, args[0][1], "sort", [])
         if name in self.names.get("empty_rows", ()):
             return self.empty_rows_call(frame, node, name, args, method=False)
         sig = self.library.function(name)
@@ -1477,6 +1480,8 @@ _INTEGER_DTYPES = frozenset(
 
 # Methods of a list that move or drop what it holds in place.
 _REORDERING = frozenset({"pop", "reverse", "sort", "remove", "popleft"})
+# Functions that reorder the list they are given in place.
+_SHUFFLES = frozenset({"random.shuffle", "numpy.random.shuffle"})
 
 
 # Integer types too narrow for a length: a cast to one may wrap a row to 0 (256 as int8).
