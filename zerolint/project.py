@@ -157,9 +157,24 @@ class ModuleInfo:
     built: bool = False
     _positions: PositionIndex | None = None
     _code_cache: dict[int, str] = field(default_factory=dict)
+    _escaping: frozenset[str] | None = None
     _order: dict[int, int] | None = None
     # Which function and which if/match arms each statement is in (dataflow.branches).
     branch_index: dict[int, tuple[int, frozenset[tuple[int, int]]]] | None = None
+
+    def escaping_globals(self) -> frozenset[str]:
+        """The globals written by a function of the module (``global_writers``) that the
+        module's text names other than to call it (``map(reset, xs)``, ``hooks =
+        [reset]``, ``hook=reset``): a call of something unknown may be a call of it."""
+        if self._escaping is None:
+            found: set[str] = set()
+            writers = {w for ws in self.global_writers.values() for w in ws}
+            for writer in sorted(writers):
+                short = re.escape(writer.rsplit(".", 1)[-1])
+                if re.search(rf"(?<!def )\b{short}\b(?!\s*\()", self.text):
+                    found |= {g for g, ws in self.global_writers.items() if writer in ws}
+            self._escaping = frozenset(found)
+        return self._escaping
 
     def constant(self, name: str) -> cst.BaseExpression | None:
         """The value of a module-level name bound once, by an assignment, and written by no

@@ -149,6 +149,16 @@ class Calls:
             if out is not None:
                 result = result.join(out)
                 handled = True
+        if frame.mod.global_writers and (
+            (not refs and type(func) is cst.Name)
+            or any(isinstance(r, (FuncRef, LambdaRef)) for _, v in args for r in v.refs)
+        ):
+            # A function handed to a call (`map(reset, xs)`) may be called by it, and an
+            # unknown callable (a parameter, one of a list of hooks) may be any function
+            # of the module that is named other than to be called: what they write.
+            escaping = frame.mod.escaping_globals()
+            if escaping:
+                _globals_written(frame, escaping)
         if handled:
             return result
         self.record_param_call(frame, node, args)
@@ -550,15 +560,7 @@ class Calls:
                 # wrote into it (`if NUM == 0: return; set_num(n)`, `global NUM` there), or
                 # a function it calls did: this function's callers forget it too.
                 written = summary.globals_written_by_calls.union(summary.global_writes)
-                frame.summary.globals_written_by_calls |= written
-                for name in written:
-                    if (
-                        name not in frame.state  # not a local of the same name
-                        or name in frame.globals_declared
-                        or frame.key.node is None
-                    ):
-                        retire_in(frame, name)
-                        forget_facts(frame, name)
+                _globals_written(frame, written)
             # What the callee wrote into its arguments flows back into the caller's names.
             for pname, effect in summary.param_effects.items():
                 target = self.arg_node_for(node, key, pname, ref)
@@ -968,6 +970,9 @@ class Calls:
                 made.stmt = ref.stmt
                 inner.state[p.name.value] = self.eval(made, p.default)
         result = self.eval(inner, ref.node.body)
+        written = scratch.globals_written_by_calls.union(scratch.global_writes)
+        if written and ref.frame.mod is frame.mod:  # `lambda: set_num(0)` writes NUM
+            _globals_written(frame, written)
         for hit in scratch.hits:
             traces = [
                 t  # what the call handed the body went into it already
@@ -981,6 +986,21 @@ class Calls:
                 SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key, via)
             )
         return result
+
+
+def _globals_written(frame: Frame, written: set[str] | frozenset[str]) -> None:
+    """A call wrote the module's globals ``written``: what was made of their old values
+    keeps them under names of their own, and a condition on them holds no more; this
+    function's callers forget them too."""
+    frame.summary.globals_written_by_calls |= written
+    for name in written:
+        if (
+            name not in frame.state  # not a local of the same name
+            or name in frame.globals_declared
+            or frame.key.node is None
+        ):
+            retire_in(frame, name)
+            forget_facts(frame, name)
 
 
 def _through_partial(ref: Ref) -> Ref:
