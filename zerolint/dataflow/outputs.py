@@ -327,8 +327,14 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
     bound: list[tuple[str, cst.BaseExpression]] = []
 
     def pair(t: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if type(t) is cst.Name:
+        kind = type(t)
+        if kind is cst.Name:
             bound.append((t.value, value))
+        elif kind is cst.Attribute or kind is cst.Subscript:
+            # `self.flat = o.view(...)`, `views["o"] = o`: the field, the container, holds it.
+            holder = dotted(t) if kind is cst.Attribute else dotted(t.value)  # type: ignore[attr-defined]
+            if holder is not None:
+                bound.append((holder, value))
         elif type(t) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List):
             ts, vs = t.elements, value.elements  # type: ignore[attr-defined]
             if len(ts) == len(vs):
@@ -345,10 +351,19 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
                 pair(t.target, node.value)
         elif type(node) is cst.AnnAssign and node.value is not None:
             pair(node.target, node.value)
+        elif type(node) is cst.NamedExpr:  # print(flat := o.view(n, -1))
+            pair(node.target, node.value)
         return all(visit(child) for child in node.children)
 
     visit(scope)
     known, found = {target}, set()
+    # The target bound to another tensor or a view of it (`o = out.view(...)`): that
+    # tensor is the same storage, under another name.
+    for name, value in bound:
+        root = _viewed(value, unnamed_fields=False) if name == target else None
+        if root is not None and root != target:
+            found.add(root)
+            known.add(root)
     changed = True
     while changed:  # a view of a view
         changed = False
@@ -595,9 +610,12 @@ def _view_axes(
         if starred or rank is None or len(sizes) < rank:
             return None
         return len(sizes), axis + len(sizes) - rank
-    # view / reshape: the batch stays first where the first size is -1 or no literal.
+    # view / reshape: the batch stays first where the first size is -1, or no literal
+    # (the batch's size) and no other size is -1: `.view(one, -1, 1)` may put it second.
     first = int_value(sizes[0]) if type(sizes[0]) is not cst.StarredElement else 1
     if first is not None and first != -1:
+        return None
+    if first is None and any(int_value(s) == -1 for s in sizes[1:]):
         return None
     return (None if starred else len(sizes)), 0
 
