@@ -349,10 +349,8 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
         if type(node) is cst.Assign:
             for t in node.targets:
                 pair(t.target, node.value)
-        elif type(node) is cst.AnnAssign and node.value is not None:
-            pair(node.target, node.value)
-        elif type(node) is cst.NamedExpr:  # print(flat := o.view(n, -1))
-            pair(node.target, node.value)
+        elif type(node) in (cst.AnnAssign, cst.NamedExpr) and node.value is not None:
+            pair(node.target, node.value)  # `flat: T = o.view(...)`, `(flat := o.view(...))`
         return all(visit(child) for child in node.children)
 
     visit(scope)
