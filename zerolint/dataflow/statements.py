@@ -869,6 +869,8 @@ class Statements:
             and self.is_constructor_alloc(frame, value_node)
         ):
             flowed = Val((), flowed.refs)
+        if kind is cst.Subscript:
+            flowed = self.into_narrow(frame, target, flowed, "an assignment")
         self.write(frame, target, flowed, strong=kind is cst.Name or kind is cst.Attribute)
         frame.guards = guards.forget(frame.guards, written)  # and on its fields
         if kind is cst.Attribute:

@@ -672,6 +672,12 @@ def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     return [] if name in other else assigned.get(name, [])
 
 
+def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """Every value the local ``name`` is bound to in ``scope`` (``_assigned_values``); none
+    where it is bound any other way too."""
+    return _assigned_values(scope, name)
+
+
 def _scan_bindings(scope: cst.CSTNode) -> tuple[Values, set[str]]:
     """One walk of ``scope``: the values of each name's plain assignments, and the names
     bound otherwise. A plain walk of the nodes' fields (``_push_children``), not a

@@ -31,6 +31,7 @@ from zerolint.dataflow.signatures import (
     in_place,
 )
 from zerolint.dataflow.syntax import (
+    assigned_values,
     base_key,
     dotted,
     int_value,
@@ -1231,8 +1232,22 @@ class TorchModel:
         if "src" not in b or target is None:
             return None
         src = b["src"][1].then(self.step(frame, None, "flow", IDENTITY, ".copy_()"))
+        src = self.into_narrow(frame, target, src, ".copy_()")
         self.write_whole(frame, target, src)
         return src
+
+    def into_narrow(self, frame: Frame, target: Target, val: Val, how: str) -> Val:
+        """``val`` written into ``target`` (``buf.copy_(lens)``, ``buf[:n] = lens``) where the
+        function made ``buf`` of a type too narrow for a length (``torch.empty(n,
+        dtype=torch.int8)``): what it holds now is outside the model, as after a cast."""
+        key = base_key(target) if target is not None else None
+        if not val.traces or key is None or "." in key or frame.key.node is None:
+            return val
+        if any(_made_narrow(v) for v in assigned_values(frame.key.node, key)):
+            return self.extend(
+                frame, val, Op(OpKind.OPAQUE, f"{how} into a tensor of a narrow type")
+            )
+        return val
 
     def method_arithmetic(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
@@ -1501,6 +1516,19 @@ _CONVERTING = frozenset(
     {"torch.as_tensor", "torch.tensor", "torch.asarray", "numpy.asarray", "numpy.array"}
     | {"new_tensor", "astype", "to", "type"}
 )
+
+
+def _made_narrow(value: cst.BaseExpression) -> bool:
+    """``torch.empty(n, dtype=torch.int8)``, ``x.short()``: a tensor made of a type too
+    narrow for a length."""
+    if type(value) is not cst.Call:
+        return False
+    args = [(a, EMPTY) for a in value.args]
+    if any(a.keyword is not None and a.keyword.value == "dtype" for a, _ in args):
+        if narrowing("to", [(a, v) for a, v in args if a.keyword is not None]):
+            return True
+    func = value.func
+    return type(func) is cst.Attribute and narrowing(func.attr.value, args)
 
 
 def narrowing(method: str, args: list[tuple[cst.Arg, Val]]) -> bool:
