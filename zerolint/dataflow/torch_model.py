@@ -1524,9 +1524,8 @@ def _made_narrow(value: cst.BaseExpression) -> bool:
     if type(value) is not cst.Call:
         return False
     args = [(a, EMPTY) for a in value.args]
-    if any(a.keyword is not None and a.keyword.value == "dtype" for a, _ in args):
-        if narrowing("to", [(a, v) for a, v in args if a.keyword is not None]):
-            return True
+    if narrowing("to", [(a, v) for a, v in args if a.keyword is not None]):  # dtype=
+        return True
     func = value.func
     return type(func) is cst.Attribute and narrowing(func.attr.value, args)
 
