@@ -18,7 +18,7 @@ from zerolint.dataflow.signatures import (
     library_for,
 )
 from zerolint.dataflow.values import EMPTY
-from zerolint.rules import rule_by_code
+from zerolint.rules import BUILT_IN_FORMS, rule_by_code
 
 
 def args_of(call: str) -> list[tuple[cst.Arg, object]]:
@@ -70,7 +70,7 @@ def test_the_shipped_rule_names_rows_of_the_vocabulary() -> None:
         "clamp_methods": LibEffect.CLAMP,
         "ceil_division": LibEffect.CEIL_DIVISION,
     }
-    builtin = {"//", ">>"}
+    builtin = BUILT_IN_FORMS  # "//", ">>", "[0]": forms the analysis names itself
     # Truncations are floor divisions only of a true division: rows of their own.
     truncations = {
         "floor_division": TRUNCATION_FUNCTIONS,

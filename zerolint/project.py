@@ -562,11 +562,9 @@ def _index_small(
         if top is not None:
             for n in small.names:
                 info.global_writers.setdefault(n.name.value, set()).add(top)
-    if type(small) in _ASSIGNMENTS:
-        for name in _namespace_keys(small):  # globals()["NAME"] = v: a write of NAME
-            info.declared_globals.add(name)
-            if top is not None:
-                info.global_writers.setdefault(name, set()).add(top)
+    if top is not None and type(small) in (cst.Assign, cst.AugAssign, cst.AnnAssign):
+        for name in _namespace_keys(small):  # globals()["NAME"] = v: a writer of NAME
+            info.global_writers.setdefault(name, set()).add(top)
     if top is not None and depth > 0:
         # A write into a module tensor's rows needs no `global`: `BUF[:n] = x`,
         # `BUF[:n] += x`, `BUF.zero_()`, `torch.div(a, b, out=BUF)` as a statement
@@ -596,11 +594,8 @@ def _index_small(
                 owner.assigned.setdefault(small.target.value, []).append((small, small.value))
 
 
-_ASSIGNMENTS = (cst.Assign, cst.AugAssign, cst.AnnAssign)
-
-
 def namespace_key(target: cst.BaseExpression) -> str | None:
-    """``NAME`` of a target ``globals()["NAME"]``: the module-level name it binds."""
+    """``NAME`` of ``globals()["NAME"]``: the module-level name it reads or binds."""
     if type(target) is not cst.Subscript or len(target.slice) != 1:
         return None
     owner, index = target.value, target.slice[0].slice
@@ -614,6 +609,7 @@ def namespace_key(target: cst.BaseExpression) -> str | None:
 
 
 def _namespace_keys(small: cst.CSTNode) -> Iterator[str]:
+    """``NAME`` of an assignment's target ``globals()["NAME"]``."""
     targets = [t.target for t in small.targets] if type(small) is cst.Assign else [small.target]
     for target in targets:
         name = namespace_key(target)
@@ -621,21 +617,64 @@ def _namespace_keys(small: cst.CSTNode) -> Iterator[str]:
             yield name
 
 
-# `globals()` under a literal key (`globals()["NAME"]`); any other use hands the namespace out.
-_NAMESPACE_USE = re.compile(r"\bglobals\(\)")
-_NAMESPACE_KEY = re.compile(r"\s*\[\s*(['\"])[A-Za-z_]\w*\1\s*\]")
+def _stored_keys(targets: Iterable[cst.BaseExpression]) -> Iterator[str]:
+    """The ``NAME`` of each ``globals()["NAME"]`` among targets (in a tuple too)."""
+    for target in targets:
+        kind = type(target)
+        if kind is cst.Tuple or kind is cst.List:
+            yield from _stored_keys(e.value for e in target.elements)
+        elif kind is cst.StarredElement:
+            yield from _stored_keys([target.value])
+        else:
+            name = namespace_key(target)
+            if name is not None:
+                yield name
 
 
-def namespace_escapes(text: str) -> bool:
-    """Whether ``text`` uses ``globals()`` other than under a literal key, outside a line
-    that is a comment."""
-    if "globals()" not in text:
-        return False
-    for m in _NAMESPACE_USE.finditer(text):
-        line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
-        if not _NAMESPACE_KEY.match(text, m.end()) and not line.lstrip().startswith("#"):
-            return True
-    return False
+def _targets_of(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    kind = type(node)
+    if kind is cst.Assign:
+        return [t.target for t in node.targets]
+    if kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del):
+        return [node.target]
+    if kind is cst.WithItem and node.asname is not None:
+        return [node.asname.name]
+    return []
+
+
+# Words that must be in a module's text for it to use its namespace as a dict.
+_NAMESPACE_WORDS = ("globals", "vars(", "exec(", "sys.modules")
+
+
+def _namespace_uses(info: ModuleInfo) -> None:
+    """The names the module binds through ``globals()["NAME"]`` (by an assignment, a
+    ``for``, a ``with`` or ``del``, in a tuple too) are no constants (``declared_globals``);
+    one that uses its namespace any other way (``globals()`` not under a literal key,
+    ``vars()``, ``exec(...)``, ``sys.modules[...]``) may bind any of its names
+    (``globals_escape``). Read from the tree, so comments and strings say nothing."""
+    if not any(word in info.text for word in _NAMESPACE_WORDS):
+        return
+    stack: list[cst.CSTNode] = [info.module]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        stored = _targets_of(node)
+        if stored:
+            info.declared_globals.update(_stored_keys(stored))
+        if kind is cst.Subscript and namespace_key(node) is not None:
+            continue  # `globals()["NAME"]`: read, or bound above
+        if kind is cst.Name and node.value == "globals":
+            info.globals_escape = True
+            return
+        if kind is cst.Call:
+            called = _dotted(node.func)
+            if called == "exec" or called == "vars" and not node.args:
+                info.globals_escape = True
+                return
+        if kind is cst.Subscript and _dotted(node.value) == "sys.modules":
+            info.globals_escape = True
+            return
+        stack.extend(node.children)
 
 
 def _rows_written(small: cst.CSTNode) -> Iterator[str]:
@@ -684,7 +723,7 @@ def _class_info(info: ModuleInfo, node: cst.ClassDef, owner: ClassInfo | None) -
 
 def _index_module(info: ModuleInfo) -> None:
     _index_block(info, info.module.body, 0, None)
-    info.globals_escape = namespace_escapes(info.text)
+    _namespace_uses(info)
     info.star_imports = tuple(b for s, b in info.imports.items() if s.startswith("*"))
 
 

@@ -177,12 +177,14 @@ class Calls:
         if tainted:
             name = dotted(func) or method or "call"
             out = self.extend(frame, join_all(tainted).only_traces(), Op(OpKind.OPAQUE, name))
+            # `from operator import isub; isub(x, 1)`: in place by the name it is imported as.
+            qualified = next((r.name for r in refs if isinstance(r, ExtRef)), name)
             # What it may have changed in place: its `out=`, or the tensor an in-place
             # function is given first (`torch.zero_(x)`).
             changed = next(
                 (a.value for a, _ in args if a.keyword and a.keyword.value == "out"), None
             )
-            if changed is None and (method is None or namespace) and in_place(name) and args:
+            if changed is None and (method is None or namespace) and in_place(qualified) and args:
                 first = args[0][0]
                 changed = first.value if first.keyword is None and not first.star else None
             # `out=(values, indices)`: each is written.

@@ -37,9 +37,11 @@ from zerolint.dataflow.syntax import (
     is_mask,
     less_a_constant,
     operand,
+    reads_what_it_binds,
     slice_bounds,
     slice_cell,
     string_value,
+    target_names,
     window_width,
     writes_nothing,
 )
@@ -905,7 +907,7 @@ class Expressions:
             # The element is made only where the loop yields and its conditions hold, as
             # a `for` statement's body (Statements.exec_loop).
             runs = guards.loop_atoms(comp.iter)
-            if runs:
+            if runs and not reads_what_it_binds(comp.target, comp.iter):
                 self.hold(inner, runs, lambda runs=runs: runs)
             for cond in comp.ifs:
                 self.eval(inner, cond.test)
@@ -913,7 +915,10 @@ class Expressions:
             comp = comp.inner_for_in
             if comp is None:
                 break
-            it = self.eval(inner, comp.iter)
+            # A later clause's iterable is read before its target binds (`for n in ns
+            # for n, x in [f(buf, n)]`): what it made of those names is their old value.
+            bound = sorted(target_names(comp.target))
+            it = retired_value(inner, self.eval(inner, comp.iter), bound)
         out = join_all(self.eval(inner, e) for e in elts)
         # What it wrote outside itself (a walrus binds in the function: `[(n := len(c))
         # for c in chunks]`; a call writes in place) holds after it where it ran at least

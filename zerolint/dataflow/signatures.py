@@ -247,12 +247,16 @@ DIVISION_FUNCTIONS = (
     "operator.ifloordiv",
     "operator.rshift",
     "operator.irshift",
+    "operator.__floordiv__",
+    "operator.__ifloordiv__",
+    "operator.__rshift__",
+    "operator.__irshift__",
 )
 # Divisions that floor only with rounding_mode="floor" or "trunc"; every other function
 # with the division's row, a rule's own among them, is a floor division.
 TRUE_DIVISIONS = frozenset({"torch.div", "torch.divide", "torch.true_divide"})
 TRUE_DIVISION_METHODS = frozenset({"div", "div_", "divide", "divide_"})
-SHIFT_SUFFIXES = ("right_shift", "rshift")  # a rule's own `cupy.right_shift` too
+SHIFT_SUFFIXES = ("right_shift", "rshift", "rshift__")  # a rule's own `cupy.right_shift` too
 CEIL_FUNCTIONS = ("cdiv", "triton.cdiv", "math.ceil")
 CLAMP_FUNCTIONS = (
     "torch.clamp",
@@ -340,10 +344,11 @@ def in_place(name: str) -> bool:
     """Whether a method or function of this name changes its tensor's values in place, by
     PyTorch's naming: a trailing underscore (``zero_``, ``scatter_``; not the
     ``operator`` module's, which avoid a keyword: ``operator.and_``, nor bookkeeping,
-    ``detach_``), or an in-place operator (``__irshift__``, ``operator.isub``)."""
+    ``detach_``), or an in-place operator (``__irshift__``; the ``operator`` module's
+    ``isub`` and ``__isub__``)."""
     head, _, short = name.rpartition(".")
-    if head == "operator":
-        return f"__{short}__" in _IN_PLACE_DUNDERS
+    if head == "operator":  # operator.isub, operator.__isub__
+        return (short if short.startswith("__") else f"__{short}__") in _IN_PLACE_DUNDERS
     if short in _BOOKKEEPING:
         return False
     return (short.endswith("_") and not short.startswith("_")) or short in _IN_PLACE_DUNDERS

@@ -36,6 +36,7 @@ from zerolint.dataflow.syntax import (
     operand,
     peel_views,
     read_names,
+    reads_what_it_binds,
     row_slice,
     slice_bounds,
     slice_cell,
@@ -605,7 +606,7 @@ class Statements:
                 self.assign(body, stmt.target, it, stmt.iter)
                 # `for i in range(n)`: the body runs only where the range yields (n > 0).
                 runs = guards.loop_atoms(stmt.iter)
-                if runs:
+                if runs and not reads_what_it_binds(stmt.target, stmt.iter):
                     body.stmt = stmt
                     self.hold(body, runs, lambda runs=runs: runs)
                 record_chunk_start(body, stmt.target, stmt.iter)
@@ -810,8 +811,14 @@ class Statements:
         if kind is cst.Subscript:
             name = namespace_key(target)
             if name is not None:
-                # `globals()["NAME"] = v` binds the module's NAME, as `global NAME` would.
-                if frame.key.node is not None:
+                # `globals()["NAME"] = v` binds the module's NAME, as `global NAME` would;
+                # a local of that name stays as it was.
+                if frame.key.node is not None and name in frame.state:
+                    if name not in frame.globals_declared:
+                        prev = frame.summary.global_writes.get(name, EMPTY)
+                        frame.summary.global_writes[name] = prev.join(val)
+                        return
+                elif frame.key.node is not None:
                     frame.globals_declared.add(name)
                 self.assign(frame, cst.Name(name), val, value_node)
                 return

@@ -813,6 +813,18 @@ def comprehension_targets(node: cst.CSTNode) -> frozenset[str]:
     return frozenset(names)
 
 
+def target_names(target: cst.BaseExpression) -> frozenset[str]:
+    """The names a ``for`` or comprehension target binds (``n, (x, *rest)``)."""
+    return frozenset(_target_names(target))
+
+
+def reads_what_it_binds(target: cst.BaseExpression, source: cst.CSTNode) -> bool:
+    """Whether ``source`` reads a name ``target`` binds (``for n in range(n)``): what
+    holds of the loop's runs is about the name's old value."""
+    bound = target_names(target)
+    return any(name.split(".", 1)[0] in bound for name in read_names(source))
+
+
 def _target_names(target: Any) -> Iterator[str]:
     """The names a target binds: itself, or the names inside an unpacking (``a, (b, *c)``);
     none for an attribute or a subscript (they bind no name)."""

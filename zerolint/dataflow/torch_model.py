@@ -282,7 +282,14 @@ class TorchModel:
             return None
         handler = getattr(self, f"call_{sig.effect.value}")
         out = handler(frame, node, name, sig, args)
-        if out is not None and out.traces and narrowing(name, args):
+        given = self.kwarg(args, "out")
+        if out is not None and given is not None and type(given[0].value) in (cst.Tuple, cst.List):
+            # `torch.max(x, 1, out=(values, indices))`: each tensor is written.
+            step = self.step(frame, None, "flow", IDENTITY, "out=")
+            for element in given[0].value.elements:
+                if base_key(element.value) is not None:
+                    self.write_whole(frame, element.value, out.then(step))
+        if out is not None and out.traces and "." in name and narrowing(name, args):
             out = self.extend(frame, out, Op(OpKind.OPAQUE, f"{name}(dtype=...): may wrap"))
         if out is not None and sig.effect in _RESHAPING and name not in _ROW_KEEPING_FUNCTIONS:
             return reshaped(out)
@@ -1501,9 +1508,11 @@ _SHUFFLES = frozenset({"random.shuffle", "numpy.random.shuffle"})
 
 # Integer types too narrow for a length: a cast to one may wrap a row to 0 (256 as int8).
 _NARROW = frozenset(
-    {"int8", "uint8", "int16", "uint16", "short", "char", "byte"}
+    {"int8", "uint8", "int16", "uint16", "short", "ushort", "char", "byte", "ubyte"}
     | {"ByteTensor", "CharTensor", "ShortTensor"}  # x.type(torch.cuda.ByteTensor)
 )
+# numpy's type codes for them, as strings: x.astype("i1").
+_NARROW_CODES = frozenset({"i1", "u1", "i2", "u2", "b", "B", "h", "H"})
 # What `x.view(dtype)` may be given (its last part): it reads the bytes as another type,
 # so int32 lengths of 1 viewed as uint8 are [1, 0, 0, 0], and as int64 half as many rows.
 _DTYPE_NAMES = _NARROW | {
@@ -1511,11 +1520,27 @@ _DTYPE_NAMES = _NARROW | {
     *("int", "int32", "int64", "uint32", "uint64", "long", "bool"),
     *("float", "float16", "float32", "float64", "half", "double", "bfloat16"),
 }
-# Functions and methods that copy their data into a new tensor of the `dtype=` they get.
+# Casts that take a dtype as any positional argument (view: as its only one).
+_CASTS = frozenset({"to", "type", "astype", "view"})
+# Functions and methods that copy their data into a new tensor of the `dtype=` they get
+# (numpy's two also of their second positional argument).
 _CONVERTING = frozenset(
     {"torch.as_tensor", "torch.tensor", "torch.asarray", "numpy.asarray", "numpy.array"}
-    | {"new_tensor", "astype", "to", "type"}
+    | {"new_tensor"}
 )
+
+
+def _dtype_args(method: str, args: list[tuple[cst.Arg, Val]]) -> list[cst.Arg]:
+    """The arguments of a cast or a conversion that name a dtype."""
+    given = [a for a, _ in args if a.keyword is not None and a.keyword.value == "dtype"]
+    positional = [a for a, _ in args if a.keyword is None and not a.star]
+    if method == "view":
+        return given + positional if len(positional) == 1 else given
+    if method in _CASTS:
+        return given + positional
+    if method in ("numpy.asarray", "numpy.array"):
+        return given + positional[1:2]
+    return given
 
 
 def _made_narrow(value: cst.BaseExpression) -> bool:
@@ -1532,20 +1557,22 @@ def _made_narrow(value: cst.BaseExpression) -> bool:
 
 def narrowing(method: str, args: list[tuple[cst.Arg, Val]]) -> bool:
     """``x.short()``, ``x.byte()``, ``x.to(torch.int8)``, ``x.type(torch.ByteTensor)``,
-    ``x.astype("int16")``, ``torch.as_tensor(x, dtype=torch.uint8)``: a cast to an
-    integer type too narrow for a length; ``x.view(torch.uint8)``: its bytes read as
-    another type."""
+    ``x.astype("i1")``, ``torch.as_tensor(x, dtype=torch.uint8)``: a cast to an integer
+    type too narrow for a length, or to another tensor's type (``x.to(other.dtype)``);
+    ``x.view(torch.uint8)``: its bytes read as another type."""
     if method in ("short", "char", "byte"):
         return True
-    names = _DTYPE_NAMES if method == "view" else _NARROW
-    positional = method in ("to", "type", "astype", "view")
-    if not positional and method not in _CONVERTING:
+    if method not in _CASTS and method not in _CONVERTING:
         return False
-    for arg, _ in args:
-        if arg.keyword is None and positional or arg.keyword and arg.keyword.value == "dtype":
-            text = string_value(arg.value) or dotted(arg.value) or ""
-            if text.rsplit(".", 1)[-1] in names:
+    for arg in _dtype_args(method, args):
+        literal = string_value(arg.value)
+        text = literal or dotted(arg.value) or ""
+        last = text.rsplit(".", 1)[-1]
+        if method == "view":
+            if last in _DTYPE_NAMES and ("." in text or text == "dtype"):
                 return True
+        elif last in _NARROW or literal in _NARROW_CODES or last == "dtype" and "." in text:
+            return True
     return False
 
 

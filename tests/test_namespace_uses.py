@@ -1,0 +1,62 @@
+"""A module that binds its names through its namespace: `globals()["NAME"] = v` makes
+NAME no constant, and any other use of the namespace as a dict (`globals().update(d)`,
+`vars()`, `exec(...)`, `sys.modules[__name__]`) makes none of its names one. Read from
+the parsed module (project.parse_module), so a comment or a string that names
+`globals()` says nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zerolint.project import parse_module
+
+RATIO = "RATIO = 1\n"
+
+
+def parsed(body: str):
+    return parse_module("m", Path("m.py"), "m.py", RATIO + body)
+
+
+@pytest.mark.parametrize(
+    ("body", "bound"),
+    [
+        ('def f(r):\n    globals()["RATIO"] = r\n', True),
+        ('def f(r):\n    globals()["RATIO"] += r\n', True),
+        ('def f(r):\n    globals()["RATIO"], _ = r, 0\n', True),
+        ('def f(rs):\n    for globals()["RATIO"] in rs:\n        pass\n', True),
+        ('def f(c):\n    with c as globals()["RATIO"]:\n        pass\n', True),
+        ('def f():\n    del globals()["RATIO"]\n', True),
+        ('def f(rs):\n    return [1 for globals()["RATIO"] in rs]\n', True),
+        ('def f():\n    return globals()["RATIO"]\n', False),  # a read binds nothing
+        ('def f(r):\n    globals()["OTHER"] = r\n', False),
+    ],
+)
+def test_a_name_bound_through_the_namespace_is_no_constant(body: str, bound: bool) -> None:
+    info = parsed(body)
+    assert not info.globals_escape
+    assert (info.constant("RATIO") is None) is bound
+
+
+@pytest.mark.parametrize(
+    ("body", "escapes"),
+    [
+        ("def f(d):\n    globals().update(d)\n", True),
+        ("def f(d):\n    globals ().update(d)\n", True),
+        ("import builtins\n\ndef f(d):\n    builtins.globals().update(d)\n", True),
+        ("g = globals\n", True),
+        ("def f(k, v):\n    globals()[k] = v\n", True),
+        ("vars().update({})\n", True),
+        ('exec("RATIO = 2")\n', True),
+        ('import sys\n\nsetattr(sys.modules[__name__], "RATIO", 2)\n', True),
+        ('"""Never touched through globals() or vars()."""\n', False),
+        ("x = 1  # not through globals().update\n", False),
+        ("def f(o):\n    return vars(o)\n", False),  # an object's fields, not the module's
+        ('s = "exec(globals())"\n', False),
+    ],
+)
+def test_a_namespace_handed_out_leaves_no_constant(body: str, escapes: bool) -> None:
+    info = parsed(body)
+    assert info.globals_escape is escapes
+    assert (info.constant("RATIO") is None) is escapes
