@@ -167,13 +167,19 @@ class ModuleInfo:
         module's text names other than to call it (``map(reset, xs)``, ``hooks =
         [reset]``, ``hook=reset``): a call of something unknown may be a call of it."""
         if self._escaping is None:
-            found: set[str] = set()
-            writers = {w for ws in self.global_writers.values() for w in ws}
-            for writer in sorted(writers):
-                short = re.escape(writer.rsplit(".", 1)[-1])
-                if re.search(rf"(?<!def )\b{short}\b(?!\s*\()", self.text):
-                    found |= {g for g, ws in self.global_writers.items() if writer in ws}
-            self._escaping = frozenset(found)
+            # Only the module's own names (a row write `buf[:n] = x` makes a writer of a
+            # local `buf` too, which the function's summary tells apart).
+            module_names = self.assigned.keys() | self.declared_globals
+            written = {g: ws for g, ws in self.global_writers.items() if g in module_names}
+            shorts = sorted({w.rsplit(".", 1)[-1] for ws in written.values() for w in ws})
+            named: set[str] = set()
+            if shorts:
+                alternatives = "|".join(map(re.escape, shorts))
+                pattern = rf"(?<!def )\b({alternatives})\b(?!\s*\()"
+                named = {m.group(1) for m in re.finditer(pattern, self.text)}
+            self._escaping = frozenset(
+                g for g, ws in written.items() if any(w.rsplit(".", 1)[-1] in named for w in ws)
+            )
         return self._escaping
 
     def constant(self, name: str) -> cst.BaseExpression | None:
