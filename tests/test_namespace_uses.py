@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zerolint.project import parse_module
+from zerolint.project import named_not_called, parse_module
 
 RATIO = "RATIO = 1\n"
 
@@ -60,3 +60,36 @@ def test_a_namespace_handed_out_leaves_no_constant(body: str, escapes: bool) -> 
     info = parsed(body)
     assert info.globals_escape is escapes
     assert (info.constant("RATIO") is None) is escapes
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "print(config.globals)\n",  # another object's attribute
+        "def render(t, globals=None):\n    return t\n",  # a parameter
+        "render(1, globals=None)\n",  # a keyword
+    ],
+)
+def test_a_name_globals_that_is_no_read_of_the_namespace(body: str) -> None:
+    assert not parsed(body).globals_escape
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ("list(map(reset, xs))\n", True),
+        ("hooks = [reset]\n", True),
+        ("def f(hook=reset):\n    hook()\n", True),
+        ("class A:\n    def f(self):\n        return self.reset\n", True),
+        ("reset()\n", False),
+        ("class A:\n    def f(self):\n        self.reset()\n", False),
+        ('"""Everything goes through reset."""\n', False),
+        ("def f(reset=None):\n    return 1\n", False),
+        ("f(reset=1)\n", False),
+        ("from m import reset\n", False),
+    ],
+)
+def test_a_writer_named_other_than_to_be_called(body: str, named: bool) -> None:
+    """`named_not_called`: the functions a call of something unknown may be."""
+    info = parsed("def reset():\n    global RATIO\n    RATIO = 0\n\n\n" + body)
+    assert (named_not_called(info.module, {"reset"}) == {"reset"}) is named

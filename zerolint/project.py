@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import sys
 import threading
 import time
@@ -172,11 +171,7 @@ class ModuleInfo:
             module_names = self.assigned.keys() | self.declared_globals
             written = {g: ws for g, ws in self.global_writers.items() if g in module_names}
             shorts = sorted({w.rsplit(".", 1)[-1] for ws in written.values() for w in ws})
-            named: set[str] = set()
-            if shorts:
-                alternatives = "|".join(map(re.escape, shorts))
-                pattern = rf"(?<!def )\b({alternatives})\b(?!\s*\()"
-                named = {m.group(1) for m in re.finditer(pattern, self.text)}
+            named = named_not_called(self.module, set(shorts)) if shorts else set()
             self._escaping = frozenset(
                 g for g, ws in written.items() if any(w.rsplit(".", 1)[-1] in named for w in ws)
             )
@@ -652,35 +647,78 @@ def _targets_of(node: cst.CSTNode) -> list[cst.BaseExpression]:
 _NAMESPACE_WORDS = ("globals", "vars(", "exec(", "sys.modules")
 
 
+def _reads(root: cst.CSTNode, skip: Callable[[cst.CSTNode], bool] | None = None):
+    """The nodes under ``root`` where a name may be read, parents first: not a def's, a
+    class's or a parameter's own name, a keyword argument's name, an import or a
+    ``global`` statement; an attribute's name only as the attribute node itself. Below a
+    node ``skip`` accepts, nothing."""
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if skip is not None and skip(node):
+            continue
+        kind = type(node)
+        if kind is cst.Attribute:
+            stack.append(node.value)
+        elif kind is cst.Param:
+            stack += [n for n in (node.default, node.annotation) if n is not None]
+        elif kind is cst.Arg:
+            stack.append(node.value)
+        elif kind in (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal):
+            continue
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
+            stack += [c for c in node.children if c is not node.name]
+        else:
+            stack += node.children
+
+
+def _namespace_key_read(node: cst.CSTNode) -> bool:
+    return type(node) is cst.Subscript and namespace_key(node) is not None
+
+
 def _namespace_uses(info: ModuleInfo) -> None:
     """The names the module binds through ``globals()["NAME"]`` (by an assignment, a
     ``for``, a ``with`` or ``del``, in a tuple too) are no constants (``declared_globals``);
     one that uses its namespace any other way (``globals()`` not under a literal key,
     ``vars()``, ``exec(...)``, ``sys.modules[...]``) may bind any of its names
-    (``globals_escape``). Read from the tree, so comments and strings say nothing."""
+    (``globals_escape``). Read from the tree, so comments, strings, an attribute or a
+    parameter named ``globals`` say nothing."""
     if not any(word in info.text for word in _NAMESPACE_WORDS):
         return
-    stack: list[cst.CSTNode] = [info.module]
-    while stack:
-        node = stack.pop()
+    for node in _reads(info.module, _namespace_key_read):  # `globals()["NAME"]`: its own
         kind = type(node)
         stored = _targets_of(node)
         if stored:
             info.declared_globals.update(_stored_keys(stored))
-        if kind is cst.Subscript and namespace_key(node) is not None:
-            continue  # `globals()["NAME"]`: read, or bound above
         if kind is cst.Name and node.value == "globals":
             info.globals_escape = True
             return
         if kind is cst.Call:
             called = _dotted(node.func)
-            if called == "exec" or called == "vars" and not node.args:
+            if called in ("exec", "builtins.globals") or called == "vars" and not node.args:
                 info.globals_escape = True
                 return
         if kind is cst.Subscript and _dotted(node.value) == "sys.modules":
             info.globals_escape = True
             return
-        stack.extend(node.children)
+
+
+def named_not_called(module: cst.Module, names: set[str]) -> set[str]:
+    """The ones of ``names`` the module reads other than to call them: ``map(reset,
+    xs)``, ``hooks = [reset]``, ``hook=reset``, ``self.reset`` (not ``reset()``, ``def
+    reset``, a parameter or a keyword of that name, or a string)."""
+    called: set[int] = set()
+    found: set[str] = set()
+    for node in _reads(module):
+        kind = type(node)
+        if kind is cst.Call:
+            called.add(id(node.func))
+        elif kind is cst.Name or kind is cst.Attribute:
+            name = node.value if kind is cst.Name else node.attr.value
+            if name in names and id(node) not in called:
+                found.add(name)
+    return found
 
 
 def _rows_written(small: cst.CSTNode) -> Iterator[str]:

@@ -118,10 +118,12 @@ def outputs_handled(
         # A copy masked and bound to the name masks the object only where the name is the
         # only way to it (a local, a field, a module's global), not a parameter's object,
         # and no other name of the function holds it or a view of it (`flat = o.view(...)`
-        # before the call, returned after the mask; one bound between the call and the
-        # mask is a mention `_find_mask` refuses).
-        rebinds = (own or "." in target or func is None) and not _views_of(
-            func if func is not None else module, target, stmt
+        # before the call, read after it; one bound between the call and the mask is a
+        # mention `_find_mask` refuses).
+        scope = func if func is not None else module
+        held = _views_of(scope, target, stmt)
+        rebinds = (own or "." in target or func is None) and not (
+            held and _read_after(scope, rest, held)
         )
         found = _find_mask(rest, target, code.of(lens), output.fill, forms, code, aliases, rebinds)
         if found is None:
@@ -325,11 +327,13 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
     read from it (``o.shape[0]``)."""
 
     bound: list[tuple[str, cst.BaseExpression]] = []
+    named: list[tuple[str, cst.BaseExpression]] = []  # what names (not fields) are bound to
 
     def pair(t: cst.BaseExpression, value: cst.BaseExpression) -> None:
         kind = type(t)
         if kind is cst.Name:
             bound.append((t.value, value))
+            named.append((t.value, value))
         elif kind is cst.Attribute or kind is cst.Subscript:
             # `self.flat = o.view(...)`, `views["o"] = o`: the field, the container, holds it.
             holder = dotted(t) if kind is cst.Attribute else dotted(t.value)  # type: ignore[attr-defined]
@@ -357,7 +361,7 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
     known, found = {target}, set()
     # The target bound to another tensor or a view of it (`o = out.view(...)`): that
     # tensor is the same storage, under another name.
-    for name, value in bound:
+    for name, value in named:
         root = _viewed(value, unnamed_fields=False) if name == target else None
         if root is not None and root != target:
             found.add(root)
@@ -371,6 +375,21 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
                 known.add(name)
                 changed = True
     return frozenset(found)
+
+
+def _read_after(scope: cst.CSTNode, rest: list[cst.CSTNode], held: frozenset[str]) -> bool:
+    """Whether one of ``held`` (names holding the output or its storage) may be read after
+    the call: a field (any method may read it), or a name that a statement after the
+    call, or a function written in ``scope``, mentions."""
+    if any("." in name for name in held):
+        return True
+    nested = [
+        n for n in _walk(scope) if n is not scope and type(n) in (cst.FunctionDef, cst.Lambda)
+    ]
+    for node in (n for part in (*rest, *nested) for n in _walk(part)):
+        if type(node) is cst.Name and node.value in held:
+            return True
+    return False
 
 
 def _local(func: cst.FunctionDef, name: str) -> bool:
@@ -609,12 +628,13 @@ def _view_axes(
             return None
         return len(sizes), axis + len(sizes) - rank
     # view / reshape: the batch stays first where the first size is -1, or no literal
-    # (the batch's size) and no other size is -1: `.view(one, -1, 1)` may put it second.
+    # (the batch's size), unless it is a name and another size is -1: `.view(one, -1, 1)`
+    # may put it second.
     first = int_value(sizes[0]) if type(sizes[0]) is not cst.StarredElement else 1
     if first is not None and first != -1:
         return None
-    if first is None and any(int_value(s) == -1 for s in sizes[1:]):
-        return None
+    if type(sizes[0]) is cst.Name and any(int_value(s) == -1 for s in sizes[1:]):
+        return None  # not `x.shape[0]` or `len(x)`, the batch's size as it is written
     return (None if starred else len(sizes)), 0
 
 

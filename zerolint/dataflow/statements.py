@@ -904,10 +904,10 @@ class Statements:
         frame.state[key] = _with_element(current, index, val, strong=True)
         for other in sorted(others - {key}):
             held = frame.state.get(other)
+            # Another name for the container (`alias = parts`); not one for an element
+            # of it (`first = parts[0]`), which keeps what it was given.
             if held is not None and held.elements is not None:
                 frame.state[other] = _with_element(held, index, val, strong=False)
-            elif held is not None:
-                frame.state[other] = held.join(val.only_traces())
         self.record_write(frame, key, frame.state[key])
         return True
 

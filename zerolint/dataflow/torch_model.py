@@ -1513,13 +1513,10 @@ _NARROW = frozenset(
 )
 # numpy's type codes for them, as strings: x.astype("i1").
 _NARROW_CODES = frozenset({"i1", "u1", "i2", "u2", "b", "B", "h", "H"})
-# What `x.view(dtype)` may be given (its last part): it reads the bytes as another type,
-# so int32 lengths of 1 viewed as uint8 are [1, 0, 0, 0], and as int64 half as many rows.
-_DTYPE_NAMES = _NARROW | {
-    "dtype",  # x.view(other.dtype)
-    *("int", "int32", "int64", "uint32", "uint64", "long", "bool"),
-    *("float", "float16", "float32", "float64", "half", "double", "bfloat16"),
-}
+# What `x.view(dtype)` reads its bytes as, where that can turn a length into 0: a type
+# too narrow for one (int32 lengths of 1 viewed as uint8 are [1, 0, 0, 0]), or another
+# tensor's. A view as int32 or wider is taken to keep them (lengths are int32 at least).
+_DTYPE_NAMES = _NARROW | {"dtype"}
 # Casts that take a dtype as any positional argument (view: as its only one).
 _CASTS = frozenset({"to", "type", "astype", "view"})
 # Functions and methods that copy their data into a new tensor of the `dtype=` they get
@@ -1549,8 +1546,11 @@ def _made_narrow(value: cst.BaseExpression) -> bool:
     if type(value) is not cst.Call:
         return False
     args = [(a, EMPTY) for a in value.args]
-    if narrowing("to", [(a, v) for a, v in args if a.keyword is not None]):  # dtype=
-        return True
+    for arg, _ in args:  # dtype=torch.int8, written out (not another tensor's type)
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            text = string_value(arg.value) or dotted(arg.value) or ""
+            if text.rsplit(".", 1)[-1] in _NARROW:
+                return True
     func = value.func
     return type(func) is cst.Attribute and narrowing(func.attr.value, args)
 
