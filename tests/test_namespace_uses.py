@@ -50,6 +50,9 @@ def test_a_name_bound_through_the_namespace_is_no_constant(body: str, bound: boo
         ("vars().update({})\n", True),
         ('exec("RATIO = 2")\n', True),
         ('import sys\n\nsetattr(sys.modules[__name__], "RATIO", 2)\n', True),
+        ('import sys\n\nsetattr(sys.modules.get(__name__), "RATIO", 2)\n', True),
+        ('def reset():\n    reset.__globals__["RATIO"] = 0\n', True),
+        ('import sys\n\nsys._getframe().f_globals["RATIO"] = 2\n', True),
         ('"""Never touched through globals() or vars()."""\n', False),
         ("x = 1  # not through globals().update\n", False),
         ("def f(o):\n    return vars(o)\n", False),  # an object's fields, not the module's

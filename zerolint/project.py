@@ -645,6 +645,8 @@ def _targets_of(node: cst.CSTNode) -> list[cst.BaseExpression]:
 
 # Words that must be in a module's text for it to use its namespace as a dict.
 _NAMESPACE_WORDS = ("globals", "vars(", "exec(", "sys.modules")
+# Calls that hand it out (`setattr(sys.modules.get(__name__), "N", 0)`).
+_NAMESPACE_CALLS = frozenset({"exec", "builtins.globals", "sys.modules.get"})
 
 
 def _reads(root: cst.CSTNode, skip: Callable[[cst.CSTNode], bool] | None = None):
@@ -696,9 +698,12 @@ def _namespace_uses(info: ModuleInfo) -> None:
             return
         if kind is cst.Call:
             called = _dotted(node.func)
-            if called in ("exec", "builtins.globals") or called == "vars" and not node.args:
+            if called in _NAMESPACE_CALLS or called == "vars" and not node.args:
                 info.globals_escape = True
                 return
+        if kind is cst.Attribute and node.attr.value in ("__globals__", "f_globals"):
+            info.globals_escape = True  # `reset.__globals__[k]`, `sys._getframe().f_globals`
+            return
         if kind is cst.Subscript and _dotted(node.value) == "sys.modules":
             info.globals_escape = True
             return
@@ -712,6 +717,8 @@ def named_not_called(module: cst.Module, names: set[str]) -> set[str]:
     found: set[str] = set()
     for node in _reads(module):
         kind = type(node)
+        if kind is cst.FunctionDef and node.name.value in names and _handed_to_decorators(node):
+            found.add(node.name.value)  # `@register def reset(): ...` hands reset over
         if kind is cst.Call:
             called.add(id(node.func))
         elif kind is cst.Name or kind is cst.Attribute:
@@ -719,6 +726,15 @@ def named_not_called(module: cst.Module, names: set[str]) -> set[str]:
             if name in names and id(node) not in called:
                 found.add(name)
     return found
+
+
+def _handed_to_decorators(func: cst.FunctionDef) -> bool:
+    """Whether a decorator other than ``staticmethod``, ``classmethod`` or ``property``
+    is given the function (and may keep it, to call later)."""
+    return any(
+        _dotted(d.decorator) not in ("staticmethod", "classmethod", "property")
+        for d in func.decorators
+    )
 
 
 def _rows_written(small: cst.CSTNode) -> Iterator[str]:

@@ -811,6 +811,8 @@ class Expressions:
     def eval_Dict(self, frame: Frame, node: cst.Dict) -> Val:
         """The join of the values; for a dict whose keys are all string literals, also each
         key's value (the last one written), so that ``d["seq_lens"]`` reads only its own."""
+        if not node.elements:  # `{}`: a dict whose keys are known, none yet
+            return keyed({})
         vals = [
             self.eval(frame, el.value)
             for el in node.elements

@@ -334,6 +334,8 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
         if kind is cst.Name:
             bound.append((t.value, value))
             named.append((t.value, value))
+            for element in _elements(value):  # `views = [o.view(...)]`: the list holds it
+                bound.append((t.value, element))
         elif kind is cst.Attribute or kind is cst.Subscript:
             # `self.flat = o.view(...)`, `views["o"] = o`: the field, the container, holds it.
             holder = dotted(t) if kind is cst.Attribute else dotted(t.value)  # type: ignore[attr-defined]
@@ -355,6 +357,10 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
                 pair(t.target, node.value)
         elif type(node) in (cst.AnnAssign, cst.NamedExpr) and node.value is not None:
             pair(node.target, node.value)  # `flat: T = o.view(...)`, `(flat := o.view(...))`
+        elif type(node) is cst.Call and type(node.func) is cst.Attribute:
+            holder = dotted(node.func.value)  # `cache.append(o)`: the list holds it
+            if node.func.attr.value in _STORING and holder is not None:
+                bound.extend((holder, a.value) for a in node.args)
         return all(visit(child) for child in node.children)
 
     visit(scope)
@@ -375,6 +381,20 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
                 known.add(name)
                 changed = True
     return frozenset(found)
+
+
+# Methods that keep what they are given in their receiver (a list, a dict, a set).
+_STORING = frozenset({"append", "appendleft", "extend", "insert", "add", "setdefault", "update"})
+
+
+def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values a list, tuple, set or dict written out holds."""
+    kind = type(value)
+    if kind in (cst.List, cst.Tuple, cst.Set):
+        return [e.value for e in value.elements]  # type: ignore[attr-defined]
+    if kind is cst.Dict:
+        return [e.value for e in value.elements]  # type: ignore[attr-defined]
+    return []
 
 
 def _read_after(scope: cst.CSTNode, rest: list[cst.CSTNode], held: frozenset[str]) -> bool:

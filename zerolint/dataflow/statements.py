@@ -767,6 +767,8 @@ class Statements:
             new = self.arith(frame, current, rhs, op, stmt.value, left_node=stmt.target)
         # Tensors are updated in place: the buffers the target views change too.
         self.write_whole(frame, stmt.target, new)
+        if type(stmt.target) is cst.Attribute:  # `same.n -= 1` with `same = meta`
+            self.write_through_aliases(frame, stmt.target, new)
 
     # ------------------------------------------------------------------ writes
 
@@ -919,14 +921,18 @@ class Statements:
         owner = dotted(target.value)
         if owner is None:
             return
-        for base in sorted(b for b in frame.aliases.get(owner, ()) if type(b) is str):
-            key = f"{base}.{target.attr.value}"
+        head, _, inner = owner.partition(".")  # `same.inner.n = 0`: meta.inner.n
+        others = {b for b in frame.aliases.get(head, ()) if type(b) is str}
+        # And the other way: `same = meta`, then `meta.n = 0` writes same.n.
+        others |= {n for n, views in frame.aliases.items() if head in views}
+        for base in sorted(others - {head}):
+            key = ".".join(p for p in (base, inner, target.attr.value) if p)
             retire_in(frame, key)
             forget_named(frame, key)
             frame.guards = guards.forget(frame.guards, key)
-            head, *rest = base.split(".")
-            node: cst.BaseExpression = cst.Name(head)
-            for part in [*rest, target.attr.value]:
+            first, *parts = key.split(".")
+            node: cst.BaseExpression = cst.Name(first)
+            for part in parts:
                 node = cst.Attribute(value=node, attr=cst.Name(part))
             self.write(frame, node, val, strong=False)
 

@@ -821,8 +821,10 @@ def target_names(target: cst.BaseExpression) -> frozenset[str]:
 def reads_what_it_binds(target: cst.BaseExpression, source: cst.CSTNode) -> bool:
     """Whether ``source`` reads a name ``target`` binds (``for n in range(n)``): what
     holds of the loop's runs is about the name's old value."""
-    bound = target_names(target)
-    return any(name.split(".", 1)[0] in bound for name in read_names(source))
+    bound = set(target_names(target))
+    if type(target) is cst.Attribute:  # `for self.n in range(self.n)`
+        bound.add(dotted(target) or "")
+    return any(name in bound or name.split(".", 1)[0] in bound for name in read_names(source))
 
 
 def _target_names(target: Any) -> Iterator[str]:
