@@ -95,4 +95,4 @@ def test_a_name_globals_that_is_no_read_of_the_namespace(body: str) -> None:
 def test_a_writer_named_other_than_to_be_called(body: str, named: bool) -> None:
     """`named_not_called`: the functions a call of something unknown may be."""
     info = parsed("def reset():\n    global RATIO\n    RATIO = 0\n\n\n" + body)
-    assert (named_not_called(info.module, {"reset"}) == {"reset"}) is named
+    assert (named_not_called(info, {"reset"}) == {"reset"}) is named

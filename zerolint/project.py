@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import sys
 import threading
 import time
@@ -24,7 +25,13 @@ from zerolint.cst_build import build_module
 from zerolint.model import Diagnostic
 from zerolint.nesting import MAX_DEPTH, deeper_than
 from zerolint.paths import display_path, module_names
-from zerolint.positions import PositionIndex, build_index, index_of
+from zerolint.positions import (
+    PositionIndex,
+    build_index,
+    content_fields,
+    index_of,
+    is_node_type,
+)
 
 # LibCST checks each node as it is built (CSTNode.__post_init__ calls _validate), which is
 # for nodes a program puts together by hand; a tree its own parser builds from source needs
@@ -157,24 +164,39 @@ class ModuleInfo:
     _positions: PositionIndex | None = None
     _code_cache: dict[int, str] = field(default_factory=dict)
     _escaping: frozenset[str] | None = None
+    _writes: dict[str, frozenset[str]] | None = None
     _order: dict[int, int] | None = None
     # Which function and which if/match arms each statement is in (dataflow.branches).
     branch_index: dict[int, tuple[int, frozenset[tuple[int, int]]]] | None = None
 
-    def escaping_globals(self) -> frozenset[str]:
-        """The globals written by a function of the module (``global_writers``) that the
-        module's text names other than to call it (``map(reset, xs)``, ``hooks =
-        [reset]``, ``hook=reset``): a call of something unknown may be a call of it."""
-        if self._escaping is None:
-            # Only the module's own names (a row write `buf[:n] = x` makes a writer of a
-            # local `buf` too, which the function's summary tells apart).
+    def writes_by_function(self) -> dict[str, frozenset[str]]:
+        """For each function of the module (by its own name) that writes module names
+        (``global_writers``; a row write `buf[:n] = x` makes a writer of a local `buf` too,
+        which the function's summary tells apart), the names it writes."""
+        if self._writes is None:
             module_names = self.assigned.keys() | self.declared_globals
-            written = {g: ws for g, ws in self.global_writers.items() if g in module_names}
-            shorts = sorted({w.rsplit(".", 1)[-1] for ws in written.values() for w in ws})
-            named = named_not_called(self.module, set(shorts)) if shorts else set()
-            self._escaping = frozenset(
-                g for g, ws in written.items() if any(w.rsplit(".", 1)[-1] in named for w in ws)
+            by_function: dict[str, set[str]] = {}
+            for name, writers in self.global_writers.items():
+                if name in module_names:
+                    for writer in writers:
+                        by_function.setdefault(writer.rsplit(".", 1)[-1], set()).add(name)
+            self._writes = {f: frozenset(names) for f, names in by_function.items()}
+        return self._writes
+
+    def escaping_globals(self) -> frozenset[str]:
+        """The module names written by a function of the module that the module names other
+        than to call it (``map(reset, xs)``, ``hooks = [reset]``, ``hook=reset``,
+        ``@register``): a call of something unknown may be a call of it."""
+        if self._escaping is None:
+            writes = self.writes_by_function()
+            # Read from the tree only where the text names one other than before a `(`.
+            pattern = "|".join(map(re.escape, sorted(writes)))
+            named = (
+                named_not_called(self, set(writes))
+                if writes and re.search(rf"\b(?:{pattern})\b(?!\s*\()", self.text)
+                else set()
             )
+            self._escaping = frozenset(g for f in named for g in writes[f])
         return self._escaping
 
     def constant(self, name: str) -> cst.BaseExpression | None:
@@ -669,10 +691,15 @@ def _reads(root: cst.CSTNode, skip: Callable[[cst.CSTNode], bool] | None = None)
             stack.append(node.value)
         elif kind in (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal):
             continue
-        elif kind is cst.FunctionDef or kind is cst.ClassDef:
-            stack += [c for c in node.children if c is not node.name]
-        else:
-            stack += node.children
+        else:  # the fields that may hold an expression, not formatting (nor a def's name)
+            for name in content_fields(kind):
+                if name == "name" and (kind is cst.FunctionDef or kind is cst.ClassDef):
+                    continue
+                value = getattr(node, name)
+                if type(value) is tuple or type(value) is list:
+                    stack += [v for v in value if is_node_type(type(v))]
+                elif is_node_type(type(value)):
+                    stack.append(value)
 
 
 def _namespace_key_read(node: cst.CSTNode) -> bool:
@@ -709,15 +736,20 @@ def _namespace_uses(info: ModuleInfo) -> None:
             return
 
 
-def named_not_called(module: cst.Module, names: set[str]) -> set[str]:
+def named_not_called(info: ModuleInfo, names: set[str]) -> set[str]:
     """The ones of ``names`` the module reads other than to call them: ``map(reset,
-    xs)``, ``hooks = [reset]``, ``hook=reset``, ``self.reset`` (not ``reset()``, ``def
-    reset``, a parameter or a keyword of that name, or a string)."""
+    xs)``, ``hooks = [reset]``, ``hook=reset``, ``self.reset``, a def decorated by one of
+    the project's functions (``@register``; not ``reset()``, ``def reset``, a parameter or a
+    keyword of that name, a string, or a library's decorator, ``@torch.compile``)."""
     called: set[int] = set()
     found: set[str] = set()
-    for node in _reads(module):
+    for node in _reads(info.module):
         kind = type(node)
-        if kind is cst.FunctionDef and node.name.value in names and _handed_to_decorators(node):
+        if (
+            kind is cst.FunctionDef
+            and node.name.value in names
+            and _handed_to_decorators(node, info.imports)
+        ):
             found.add(node.name.value)  # `@register def reset(): ...` hands reset over
         if kind is cst.Call:
             called.add(id(node.func))
@@ -728,13 +760,26 @@ def named_not_called(module: cst.Module, names: set[str]) -> set[str]:
     return found
 
 
-def _handed_to_decorators(func: cst.FunctionDef) -> bool:
-    """Whether a decorator other than ``staticmethod``, ``classmethod`` or ``property``
-    is given the function (and may keep it, to call later)."""
-    return any(
-        _dotted(d.decorator) not in ("staticmethod", "classmethod", "property")
-        for d in func.decorators
-    )
+# Decorators that wrap the function they are given, not keep it for later: the builtins'
+# and the libraries' (by the module a decorator's name comes from).
+_WRAPPING_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})
+_WRAPPING_LIBRARIES = frozenset(
+    {"torch", "functools", "triton", "typing", "abc", "contextlib", "dataclasses", "numpy"}
+)
+
+
+def _handed_to_decorators(func: cst.FunctionDef, imports: dict[str, str]) -> bool:
+    """Whether a decorator that may keep the function (to call it later) is given it: one
+    of the project's (``@register``), not a builtin's or a library's (``@torch.compile``,
+    ``@functools.lru_cache``, ``@torch.inference_mode()``)."""
+    for d in func.decorators:
+        node = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
+        name = _dotted(node) or ""
+        head = name.split(".", 1)[0]
+        home = imports.get(head, head).split(".", 1)[0]
+        if name not in _WRAPPING_DECORATORS and home not in _WRAPPING_LIBRARIES:
+            return True
+    return False
 
 
 def _rows_written(small: cst.CSTNode) -> Iterator[str]:

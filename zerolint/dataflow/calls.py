@@ -149,16 +149,8 @@ class Calls:
             if out is not None:
                 result = result.join(out)
                 handled = True
-        if frame.mod.global_writers and (
-            (not refs and type(func) is cst.Name)
-            or any(isinstance(r, (FuncRef, LambdaRef)) for _, v in args for r in v.refs)
-        ):
-            # A function handed to a call (`map(reset, xs)`) may be called by it, and an
-            # unknown callable (a parameter, one of a list of hooks) may be any function
-            # of the module that is named other than to be called: what they write.
-            escaping = frame.mod.escaping_globals()
-            if escaping:
-                _globals_written(frame, escaping)
+        if frame.mod.global_writers:
+            self.callbacks_written(frame, func, refs, args)
         if handled:
             return result
         self.record_param_call(frame, node, args)
@@ -195,6 +187,26 @@ class Calls:
                     self.changed_in_place(frame, one, out, name)
             return out
         return EMPTY
+
+    def callbacks_written(
+        self,
+        frame: Frame,
+        func: cst.BaseExpression,
+        refs: list[Ref],
+        args: list[tuple[cst.Arg, Val]],
+    ) -> None:
+        """A function of the module handed to a call (`map(reset, xs)`) may be called by
+        it; an unknown callable (a parameter, one of a list of hooks) may be any function
+        of the module that is named other than to be called: what they write ends what
+        held of it."""
+        written: set[str] = set()
+        for _, v in args:
+            if v.refs:
+                written |= _handed_writes(frame.mod, v)
+        if not refs and type(func) is cst.Name:
+            written |= frame.mod.escaping_globals()
+        if written:
+            _globals_written(frame, written)
 
     def record_param_call(
         self, frame: Frame, node: cst.Call, args: list[tuple[cst.Arg, Val]]
@@ -988,6 +1000,20 @@ class Calls:
                 SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key, via)
             )
         return result
+
+
+def _handed_writes(mod: ModuleInfo, val: Val) -> set[str]:
+    """What a function of the module handed to a call (``map(reset, xs)``) writes of the
+    module's names, or one a lambda handed to it calls (``key=lambda r: reset(r)``)."""
+    writes = mod.writes_by_function()
+    out: set[str] = set()
+    for r in val.refs:
+        if isinstance(r, FuncRef) and r.key.mod is mod and r.key.node is not None:
+            out |= writes.get(r.key.node.name.value, frozenset())
+        elif isinstance(r, LambdaRef):
+            for call in (n for n in statement_calls(r.node.body) if type(n) is cst.Call):
+                out |= writes.get((dotted(call.func) or "").rsplit(".", 1)[-1], frozenset())
+    return out
 
 
 def _globals_written(frame: Frame, written: set[str] | frozenset[str]) -> None:

@@ -121,9 +121,14 @@ def outputs_handled(
         # before the call, read after it; one bound between the call and the mask is a
         # mention `_find_mask` refuses).
         scope = func if func is not None else module
-        held = _views_of(scope, target, stmt)
+        held, roots = _views_of(scope, target, stmt)
+        # A buffer the output is a slice of (`o = self.o_buf[:n]`, a CUDA graph's) counts
+        # where this function reads it again; a view another name took, wherever it may be.
         rebinds = (own or "." in target or func is None) and not (
-            held and _read_after(scope, rest, held)
+            held
+            and _read_after(scope, rest, held)
+            or roots
+            and _read_after(scope, rest, roots, fields=False)
         )
         found = _find_mask(rest, target, code.of(lens), output.fill, forms, code, aliases, rebinds)
         if found is None:
@@ -320,11 +325,14 @@ def _aliases(scope: cst.CSTNode, roots: set[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset[str]:
+def _views_of(
+    scope: cst.CSTNode, target: str, before: cst.CSTNode
+) -> tuple[frozenset[str], frozenset[str]]:
     """The names ``scope`` binds, in the statements before ``before`` (not in a function
     or class written in it), to ``target``'s tensor or a view of it (``res = o``, ``flat:
     Tensor = o.view(n, -1)``, ``head, n = o[:n], n``, and views of those); not to what is
-    read from it (``o.shape[0]``)."""
+    read from it (``o.shape[0]``); and, apart, the tensors ``target`` is itself a view of
+    (``o = out.view(...)``)."""
 
     bound: list[tuple[str, cst.BaseExpression]] = []
     named: list[tuple[str, cst.BaseExpression]] = []  # what names (not fields) are bound to
@@ -364,13 +372,13 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
         return all(visit(child) for child in node.children)
 
     visit(scope)
-    known, found = {target}, set()
+    known, found, roots = {target}, set(), set()
     # The target bound to another tensor or a view of it (`o = out.view(...)`): that
     # tensor is the same storage, under another name.
     for name, value in named:
         root = _viewed(value, unnamed_fields=False) if name == target else None
         if root is not None and root != target:
-            found.add(root)
+            roots.add(root)
             known.add(root)
     changed = True
     while changed:  # a view of a view
@@ -380,7 +388,7 @@ def _views_of(scope: cst.CSTNode, target: str, before: cst.CSTNode) -> frozenset
                 found.add(name)
                 known.add(name)
                 changed = True
-    return frozenset(found)
+    return frozenset(found), frozenset(roots)
 
 
 # Methods that keep what they are given in their receiver (a list, a dict, a set).
@@ -397,17 +405,20 @@ def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     return []
 
 
-def _read_after(scope: cst.CSTNode, rest: list[cst.CSTNode], held: frozenset[str]) -> bool:
+def _read_after(
+    scope: cst.CSTNode, rest: list[cst.CSTNode], held: frozenset[str], *, fields: bool = True
+) -> bool:
     """Whether one of ``held`` (names holding the output or its storage) may be read after
-    the call: a field (any method may read it), or a name that a statement after the
-    call, or a function written in ``scope``, mentions."""
-    if any("." in name for name in held):
+    the call: a field that took a view of it (any method may read it: ``fields``), or a
+    name that a statement after the call, or a function written in ``scope``, mentions."""
+    if fields and any("." in name for name in held):
         return True
     nested = [
         n for n in _walk(scope) if n is not scope and type(n) in (cst.FunctionDef, cst.Lambda)
     ]
     for node in (n for part in (*rest, *nested) for n in _walk(part)):
-        if type(node) is cst.Name and node.value in held:
+        kind = type(node)
+        if (kind is cst.Name or kind is cst.Attribute) and dotted(node) in held:
             return True
     return False
 

@@ -1513,10 +1513,6 @@ _NARROW = frozenset(
 )
 # numpy's type codes for them, as strings: x.astype("i1").
 _NARROW_CODES = frozenset({"i1", "u1", "i2", "u2", "b", "B", "h", "H"})
-# What `x.view(dtype)` reads its bytes as, where that can turn a length into 0: a type
-# too narrow for one (int32 lengths of 1 viewed as uint8 are [1, 0, 0, 0]), or another
-# tensor's. A view as int32 or wider is taken to keep them (lengths are int32 at least).
-_DTYPE_NAMES = _NARROW | {"dtype"}
 # Casts that take a dtype as any positional argument (view: as its only one).
 _CASTS = frozenset({"to", "type", "astype", "view"})
 # Functions and methods that copy their data into a new tensor of the `dtype=` they get
@@ -1558,8 +1554,10 @@ def _made_narrow(value: cst.BaseExpression) -> bool:
 def narrowing(method: str, args: list[tuple[cst.Arg, Val]]) -> bool:
     """``x.short()``, ``x.byte()``, ``x.to(torch.int8)``, ``x.type(torch.ByteTensor)``,
     ``x.astype("i1")``, ``torch.as_tensor(x, dtype=torch.uint8)``: a cast to an integer
-    type too narrow for a length, or to another tensor's type (``x.to(other.dtype)``);
-    ``x.view(torch.uint8)``: its bytes read as another type."""
+    type too narrow for a length; ``x.view(torch.uint8)``: its bytes read as one (int32
+    lengths of 1 are [1, 0, 0, 0]). A cast or a view to int32 or wider, or to another
+    tensor's type (``x.to(other.dtype)``, which lengths are cast to all the time), is
+    taken to keep them."""
     if method in ("short", "char", "byte"):
         return True
     if method not in _CASTS and method not in _CONVERTING:
@@ -1569,9 +1567,9 @@ def narrowing(method: str, args: list[tuple[cst.Arg, Val]]) -> bool:
         text = literal or dotted(arg.value) or ""
         last = text.rsplit(".", 1)[-1]
         if method == "view":
-            if last in _DTYPE_NAMES and ("." in text or text == "dtype"):
+            if last in _NARROW and "." in text:  # `torch.uint8`, not a size named `short`
                 return True
-        elif last in _NARROW or literal in _NARROW_CODES or last == "dtype" and "." in text:
+        elif last in _NARROW or literal in _NARROW_CODES:
             return True
     return False
 
