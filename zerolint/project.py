@@ -665,8 +665,11 @@ def _targets_of(node: cst.CSTNode) -> list[cst.BaseExpression]:
     return []
 
 
-# Words that must be in a module's text for it to use its namespace as a dict.
-_NAMESPACE_WORDS = ("globals", "vars(", "exec(", "sys.modules")
+# What a module's text must hold for it to use its namespace as a dict (`get_exec()` is
+# no `exec(...)`).
+_NAMESPACE_TEXT = re.compile(
+    r"\bglobals\b|(?<![\w.])(?:vars\s*\(\s*\)|exec\s*\()|sys\.modules|__globals__|f_globals"
+)
 # Calls that hand it out (`setattr(sys.modules.get(__name__), "N", 0)`).
 _NAMESPACE_CALLS = frozenset({"exec", "builtins.globals", "sys.modules.get"})
 
@@ -713,7 +716,7 @@ def _namespace_uses(info: ModuleInfo) -> None:
     ``vars()``, ``exec(...)``, ``sys.modules[...]``) may bind any of its names
     (``globals_escape``). Read from the tree, so comments, strings, an attribute or a
     parameter named ``globals`` say nothing."""
-    if not any(word in info.text for word in _NAMESPACE_WORDS):
+    if not _NAMESPACE_TEXT.search(info.text):
         return
     for node in _reads(info.module, _namespace_key_read):  # `globals()["NAME"]`: its own
         kind = type(node)
