@@ -56,6 +56,7 @@ def test_a_name_bound_through_the_namespace_is_no_constant(body: str, bound: boo
         ('"""Never touched through globals() or vars()."""\n', False),
         ("x = 1  # not through globals().update\n", False),
         ("def f(o):\n    return vars(o)\n", False),  # an object's fields, not the module's
+        ("# not through globals\ndef f(o):\n    return vars(o)\n", False),
         ('s = "exec(globals())"\n', False),
     ],
 )

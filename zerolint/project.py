@@ -190,10 +190,9 @@ class ModuleInfo:
         if self._escaping is None:
             writes = self.writes_by_function()
             # Read from the tree only where the text names one other than before a `(`.
-            pattern = "|".join(map(re.escape, sorted(writes)))
             named = (
                 named_not_called(self, set(writes))
-                if writes and re.search(rf"\b(?:{pattern})\b(?!\s*\()", self.text)
+                if writes and _named_not_before_a_call(self.text, writes)
                 else set()
             )
             self._escaping = frozenset(g for f in named for g in writes[f])
@@ -665,11 +664,33 @@ def _targets_of(node: cst.CSTNode) -> list[cst.BaseExpression]:
     return []
 
 
-# What a module's text must hold for it to use its namespace as a dict (`get_exec()` is
-# no `exec(...)`).
-_NAMESPACE_TEXT = re.compile(
-    r"\bglobals\b|(?<![\w.])(?:vars\s*\(\s*\)|exec\s*\()|sys\.modules|__globals__|f_globals"
-)
+# What a module's text must hold for it to use its namespace as a dict: `globals`, a bare
+# `vars()` or `exec(...)` (`get_exec()` is none), `sys.modules`, `__globals__`, `f_globals`.
+# Patterns that start with a literal, so that the scan for it is fast.
+_NAMESPACE_NAMES = re.compile(r"(globals|vars|exec)\b")
+
+
+def uses_namespace_text(text: str) -> bool:
+    """Whether ``text`` may use its module's namespace as a dict (``_namespace_uses`` then
+    reads the tree to tell)."""
+    if "sys.modules" in text or "__globals__" in text or "f_globals" in text:
+        return True
+    if "globals" not in text and "vars" not in text and "exec" not in text:
+        return False
+    for m in _NAMESPACE_NAMES.finditer(text):
+        before = text[m.start() - 1] if m.start() else " "
+        if before.isalnum() or before == "_" or before == "." and m.group(1) != "globals":
+            continue  # `get_exec`, `obj.vars(...)` (`x.globals` the tree tells apart)
+        word, after = m.group(1), text[m.end() : m.end() + 20].lstrip()
+        if (
+            word == "globals"
+            or after.startswith("(")
+            and (word == "exec" or after[1:].lstrip().startswith(")"))
+        ):
+            return True
+    return False
+
+
 # Calls that hand it out (`setattr(sys.modules.get(__name__), "N", 0)`).
 _NAMESPACE_CALLS = frozenset({"exec", "builtins.globals", "sys.modules.get"})
 
@@ -716,7 +737,7 @@ def _namespace_uses(info: ModuleInfo) -> None:
     ``vars()``, ``exec(...)``, ``sys.modules[...]``) may bind any of its names
     (``globals_escape``). Read from the tree, so comments, strings, an attribute or a
     parameter named ``globals`` say nothing."""
-    if not _NAMESPACE_TEXT.search(info.text):
+    if not uses_namespace_text(info.text):
         return
     for node in _reads(info.module, _namespace_key_read):  # `globals()["NAME"]`: its own
         kind = type(node)
@@ -737,6 +758,22 @@ def _namespace_uses(info: ModuleInfo) -> None:
         if kind is cst.Subscript and _dotted(node.value) == "sys.modules":
             info.globals_escape = True
             return
+
+
+def _named_not_before_a_call(text: str, names: Iterable[str]) -> bool:
+    """Whether ``text`` holds one of ``names`` as a word not followed by ``(`` (a scan for
+    each name: one pattern of them all tries each at every place of the text)."""
+    for name in names:
+        start = text.find(name)
+        while start >= 0:
+            end = start + len(name)
+            before = text[start - 1] if start else " "
+            after = text[end] if end < len(text) else " "
+            word = not (before.isalnum() or before == "_" or after.isalnum() or after == "_")
+            if word and not text[end : end + 20].lstrip().startswith("("):
+                return True
+            start = text.find(name, end)
+    return False
 
 
 def named_not_called(info: ModuleInfo, names: set[str]) -> set[str]:
