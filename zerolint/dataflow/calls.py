@@ -1011,7 +1011,7 @@ def _handed_writes(mod: ModuleInfo, val: Val) -> set[str]:
         if isinstance(r, FuncRef) and r.key.mod is mod and r.key.node is not None:
             out |= writes.get(r.key.node.name.value, frozenset())
         elif isinstance(r, LambdaRef):
-            for call in (n for n in statement_calls(r.node.body) if type(n) is cst.Call):
+            for call in statement_calls(r.node.body):
                 out |= writes.get((dotted(call.func) or "").rsplit(".", 1)[-1], frozenset())
     return out
 

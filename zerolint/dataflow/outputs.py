@@ -397,10 +397,7 @@ _STORING = frozenset({"append", "appendleft", "extend", "insert", "add", "setdef
 
 def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The values a list, tuple, set or dict written out holds."""
-    kind = type(value)
-    if kind in (cst.List, cst.Tuple, cst.Set):
-        return [e.value for e in value.elements]  # type: ignore[attr-defined]
-    if kind is cst.Dict:
+    if type(value) in (cst.List, cst.Tuple, cst.Set, cst.Dict):
         return [e.value for e in value.elements]  # type: ignore[attr-defined]
     return []
 

@@ -901,8 +901,7 @@ class Statements:
         index = target.slice[0].slice.value
         others = {n for n, views in frame.aliases.items() if key in views}
         others |= {b for b in frame.aliases.get(key, ()) if type(b) is str}
-        forget_named(frame, key)
-        frame.guards = guards.forget(frame.guards, key)
+        forget_facts(frame, key)
         frame.state[key] = _with_element(current, index, val, strong=True)
         for other in sorted(others - {key}):
             held = frame.state.get(other)
@@ -928,8 +927,7 @@ class Statements:
         for base in sorted(others - {head}):
             key = ".".join(p for p in (base, inner, target.attr.value) if p)
             retire_in(frame, key)
-            forget_named(frame, key)
-            frame.guards = guards.forget(frame.guards, key)
+            forget_facts(frame, key)
             first, *parts = key.split(".")
             node: cst.BaseExpression = cst.Name(first)
             for part in parts:
