@@ -58,6 +58,7 @@ from zerolint.dataflow.values import (
     Trace,
     Val,
     counts_rows,
+    join_all,
     without_row_counts,
 )
 from zerolint.model import (
@@ -561,8 +562,9 @@ class Statements:
         """Each case runs where the cases before it did not match: ``case 0: return``
         is the test ``subject == 0``, and the cases after it run where it is false. A
         case that matches anything (``case _:``, ``case n:``) leaves no way past the
-        ``match``."""
-        self.eval(frame, stmt.subject)
+        ``match``. The names a case binds hold the parts of the subject they matched
+        (``bind_pattern``)."""
+        subject = self.eval(frame, stmt.subject)
         branches = []
         rest = frame.fork()  # where no case so far matched
         for case in stmt.cases:
@@ -575,6 +577,8 @@ class Statements:
                 b.stmt = stmt
                 retire_in(b, name)
                 forget_facts(b, name)
+            b.stmt = stmt
+            self.bind_pattern(b, case.pattern, subject, stmt.subject)
             if case.guard is not None:
                 b.stmt = stmt
                 self.constrain(b, case.guard, True)
@@ -587,6 +591,70 @@ class Statements:
                 elif type(case.pattern) is cst.MatchAs and case.pattern.pattern is None:
                     rest.dead = True
         frame.absorb(rest, *branches)
+
+    def bind_pattern(
+        self,
+        frame: Frame,
+        pattern: cst.MatchPattern,
+        val: Val,
+        node: cst.BaseExpression | None,
+    ) -> None:
+        """Bind what ``pattern`` captures, each name to the part of ``val`` it matched:
+        the subject itself (``case n:``, ``case int(n):``, ``... as n``), an element
+        (``case (lens, _):``), a string key's value (``case {"lens": lens}:``) or a
+        keyword's field (``case Meta(seq_lens=lens):``). ``node`` is the subject's
+        expression while the pattern stands for all of it (``n = subject``). A part
+        nothing is known of (a positional field of a class) is bound to nothing known;
+        the alternatives of ``a | b`` each bind their names, joined."""
+        kind = type(pattern)
+        if kind is cst.MatchAs:
+            if pattern.pattern is not None:
+                self.bind_pattern(frame, pattern.pattern, val, node)
+            if pattern.name is not None:
+                self.assign(frame, pattern.name, val, node)
+        elif kind is cst.MatchOr:
+            bound: dict[str, Val] = {}
+            for alt in pattern.patterns:
+                scratch = frame.fork()
+                self.bind_pattern(scratch, alt.pattern, val, None)
+                for name in pattern_names(alt.pattern):
+                    part = scratch.state.get(name, EMPTY)
+                    bound[name] = bound[name].join(part) if name in bound else part
+            for name, part in bound.items():
+                self.assign(frame, cst.Name(name), part, None)
+        elif isinstance(pattern, cst.MatchSequence):  # MatchList, MatchTuple
+            items = list(pattern.patterns)
+            star = next((i for i, p in enumerate(items) if type(p) is cst.MatchStar), None)
+            for i, item in enumerate(items):
+                if type(item) is cst.MatchStar:
+                    if item.name is not None:
+                        self.assign(frame, item.name, val.only_traces_and_refs(), None)
+                    continue
+                if star is None or i < star:
+                    part = val.element(i)
+                elif val.elements is not None and len(val.elements) >= len(items) - 1:
+                    part = val.elements[len(val.elements) - (len(items) - i)]
+                else:
+                    part = val.only_traces_and_refs()
+                self.bind_pattern(frame, item.value, part, None)
+        elif kind is cst.MatchMapping:
+            for element in pattern.elements:
+                key = string_value(element.key)
+                part = val.at_key(key) if key is not None else None
+                if part is None:
+                    part = join_all([val.only_traces_and_refs(), *(val.elements or ())])
+                self.bind_pattern(frame, element.pattern, part, None)
+            if pattern.rest is not None:
+                self.assign(frame, pattern.rest, val.only_traces_and_refs(), None)
+        elif kind is cst.MatchClass:
+            whole = dotted(pattern.cls) in _SELF_MATCHING and len(pattern.patterns) == 1
+            for arg in pattern.patterns:
+                self.bind_pattern(
+                    frame, arg.value, val if whole else EMPTY, node if whole else None
+                )
+            for kwd in pattern.kwds:
+                field = self.attribute(frame, val, kwd.key.value)
+                self.bind_pattern(frame, kwd.pattern, field, None)
 
     def exec_suite(self, frame: Frame, suite: cst.BaseSuite) -> None:
         """A block: indented lines, or the small statements written on the compound
@@ -1281,6 +1349,24 @@ def whole_view_root(node: cst.BaseExpression) -> cst.BaseExpression | None:
     if current is node or dotted(current) is None:
         return None
     return current
+
+
+_SELF_MATCHING = frozenset(
+    (
+        "bool",
+        "bytearray",
+        "bytes",
+        "dict",
+        "float",
+        "frozenset",
+        "int",
+        "list",
+        "set",
+        "str",
+        "tuple",
+    )
+)
+"""The classes whose one positional pattern matches the subject itself (``case int(n):``)."""
 
 
 def _case_test(subject: cst.BaseExpression, pattern: cst.MatchPattern) -> cst.Comparison | None:
