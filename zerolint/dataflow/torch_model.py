@@ -6,6 +6,7 @@ a mask over the lengths a row replacement (``replace_rows``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TypeGuard
 
 import libcst as cst
@@ -33,6 +34,7 @@ from zerolint.dataflow.signatures import (
 from zerolint.dataflow.syntax import (
     assigned_values,
     base_key,
+    bound_in,
     dotted,
     int_value,
     is_none,
@@ -289,7 +291,12 @@ class TorchModel:
             for element in given[0].value.elements:
                 if base_key(element.value) is not None:
                     self.write_whole(frame, element.value, out.then(step))
-        if out is not None and out.traces and "." in name and narrowing(name, args):
+        if (
+            out is not None
+            and out.traces
+            and "." in name
+            and narrowing(name, args, self.dtype_texts(frame))
+        ):
             out = self.extend(frame, out, Op(OpKind.OPAQUE, f"{name}(dtype=...): may wrap"))
         if out is not None and sig.effect in _RESHAPING and name not in _ROW_KEEPING_FUNCTIONS:
             return reshaped(out)
@@ -1095,7 +1102,7 @@ class TorchModel:
             handler = getattr(self, f"method_{sig.effect.value}")
             out = handler(frame, node, method, sig.bind(args), recv, target)
             if out is not None:
-                if out.traces and narrowing(method, args):
+                if out.traces and narrowing(method, args, self.dtype_texts(frame)):
                     # 256 as int8 is 0: what the rows were says nothing of them now.
                     wraps = "reads its bytes as another type" if method == "view" else "may wrap"
                     out = self.extend(frame, out, Op(OpKind.OPAQUE, f".{method}(): {wraps}"))
@@ -1250,11 +1257,31 @@ class TorchModel:
         key = base_key(target) if target is not None else None
         if not val.traces or key is None or "." in key or frame.key.node is None:
             return val
-        if any(_made_narrow(v) for v in assigned_values(frame.key.node, key)):
+        texts = self.dtype_texts(frame)
+        if any(_made_narrow(v, texts) for v in assigned_values(frame.key.node, key)):
             return self.extend(
                 frame, val, Op(OpKind.OPAQUE, f"{how} into a tensor of a narrow type")
             )
         return val
+
+    def dtype_texts(self, frame: Frame) -> DtypeTexts:
+        """What a dtype argument may name, in ``frame``: its own text (``torch.int8``,
+        ``"i1"``), or for a name the text of each value the function binds it to
+        (``small = torch.uint8``), or of the module's constant (``IDX_DTYPE =
+        torch.int16``) where the function does not bind it."""
+
+        def texts(node: cst.BaseExpression) -> list[DtypeText]:
+            if type(node) is not cst.Name:
+                return _own_text(node)
+            scope = frame.key.node
+            if scope is not None and bound_in(scope, node.value):
+                values = assigned_values(scope, node.value)
+            else:
+                constant = self.module_constant(frame.mod, node.value)
+                values = [constant] if constant is not None else []
+            return [t for v in values for t in _own_text(v)] or _own_text(node)
+
+        return texts
 
     def method_arithmetic(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
@@ -1536,41 +1563,54 @@ def _dtype_args(method: str, args: list[tuple[cst.Arg, Val]]) -> list[cst.Arg]:
     return given
 
 
-def _made_narrow(value: cst.BaseExpression) -> bool:
+DtypeText = tuple[str, bool]
+"""A dtype's text (``torch.int8``, ``i1``) and whether it is a string literal (``"i1"``)."""
+DtypeTexts = Callable[[cst.BaseExpression], list[DtypeText]]
+"""What a dtype argument may name (``TorchModel.dtype_texts``)."""
+
+
+def _own_text(node: cst.BaseExpression) -> list[DtypeText]:
+    literal = string_value(node)
+    return [(literal, True) if literal is not None else (dotted(node) or "", False)]
+
+
+def _made_narrow(value: cst.BaseExpression, texts: DtypeTexts) -> bool:
     """``torch.empty(n, dtype=torch.int8)``, ``x.short()``: a tensor made of a type too
     narrow for a length."""
     if type(value) is not cst.Call:
         return False
     args = [(a, EMPTY) for a in value.args]
-    for arg, _ in args:  # dtype=torch.int8, written out (not another tensor's type)
-        if arg.keyword is not None and arg.keyword.value == "dtype":
-            text = string_value(arg.value) or dotted(arg.value) or ""
-            if text.rsplit(".", 1)[-1] in _NARROW:
-                return True
+    for arg, _ in args:  # dtype=torch.int8, or a name bound to it (not another tensor's type)
+        if (
+            arg.keyword is not None
+            and arg.keyword.value == "dtype"
+            and any(text.rsplit(".", 1)[-1] in _NARROW for text, _ in texts(arg.value))
+        ):
+            return True
     func = value.func
-    return type(func) is cst.Attribute and narrowing(func.attr.value, args)
+    return type(func) is cst.Attribute and narrowing(func.attr.value, args, texts)
 
 
-def narrowing(method: str, args: list[tuple[cst.Arg, Val]]) -> bool:
+def narrowing(method: str, args: list[tuple[cst.Arg, Val]], texts: DtypeTexts) -> bool:
     """``x.short()``, ``x.byte()``, ``x.to(torch.int8)``, ``x.type(torch.ByteTensor)``,
     ``x.astype("i1")``, ``torch.as_tensor(x, dtype=torch.uint8)``: a cast to an integer
     type too narrow for a length; ``x.view(torch.uint8)``: its bytes read as one (int32
-    lengths of 1 are [1, 0, 0, 0]). A cast or a view to int32 or wider, or to another
-    tensor's type (``x.to(other.dtype)``, which lengths are cast to all the time), is
-    taken to keep them."""
+    lengths of 1 are [1, 0, 0, 0]). A dtype held in a name is what ``texts`` says the
+    name was bound to. A cast or a view to int32 or wider, or to another tensor's type
+    (``x.to(other.dtype)``, which lengths are cast to all the time), is taken to keep
+    them."""
     if method in ("short", "char", "byte"):
         return True
     if method not in _CASTS and method not in _CONVERTING:
         return False
     for arg in _dtype_args(method, args):
-        literal = string_value(arg.value)
-        text = literal or dotted(arg.value) or ""
-        last = text.rsplit(".", 1)[-1]
-        if method == "view":
-            if last in _NARROW and "." in text:  # `torch.uint8`, not a size named `short`
+        for text, literal in texts(arg.value):
+            last = text.rsplit(".", 1)[-1]
+            if method == "view":
+                if last in _NARROW and "." in text:  # `torch.uint8`, not a size named `short`
+                    return True
+            elif last in _NARROW or literal and text in _NARROW_CODES:
                 return True
-        elif last in _NARROW or literal in _NARROW_CODES:
-            return True
     return False
 
 
