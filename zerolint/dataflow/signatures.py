@@ -43,6 +43,7 @@ class LibEffect(Enum):
     ZERO_FILL = "zero_fill"  # every row 0 (a source)
     FILL = "fill"  # every row the fill value (0: a zero fill)
     COPY = "copy"  # x.copy_(src): the values of src, written into x
+    SCATTER = "scatter"  # x.index_copy_(0, i, src): src written into some rows of x
     MASK = "mask"  # rows a mask picks set to a value (where, masked_fill)
     AT_LEAST_ONE = "at_least_one"  # >= 1 whatever it is given (a rule's own sanitizer)
     REDUCE = "reduce"  # a scalar, a size: the lengths' path ends here
@@ -177,6 +178,8 @@ def _functions() -> dict[str, Signature]:
         ("input", "pad", "mode", "value"),
     )
     table |= _rows(LibEffect.SUBTRACT, ("torch.diff", "numpy.diff"))
+    table |= _rows(LibEffect.SCATTER, ("torch.index_copy",), ("input", "dim", "index", "source"))
+    table |= _rows(LibEffect.SCATTER, ("torch.masked_scatter",), ("input", "mask", "source"))
     table |= dict.fromkeys(("torch.sub", "torch.subtract", "torch.rsub"), _BY_ALPHA_SUB)
     table |= {"torch.add": _BY_ALPHA_ADD}
     return table
@@ -192,6 +195,8 @@ def _methods() -> dict[str, Signature]:
     table |= _rows(LibEffect.MASK, ("where",), ("condition", "other"))
     table |= dict.fromkeys(ARITH_METHODS, Signature(LibEffect.ARITHMETIC, ("other",), ("alpha",)))
     table |= _rows(LibEffect.COPY, ("copy_",), ("src",))
+    table |= _rows(LibEffect.SCATTER, ("index_copy", "index_copy_"), ("dim", "index", "source"))
+    table |= _rows(LibEffect.SCATTER, ("masked_scatter", "masked_scatter_"), ("mask", "source"))
     table |= _rows(LibEffect.FILL, ("new_full",), ("size", "fill_value"))
     table |= _rows(LibEffect.FILL, ("fill_",), ("value",))
     table |= _rows(LibEffect.ZERO_FILL, ("zero_", "new_zeros"))

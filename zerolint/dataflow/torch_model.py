@@ -1250,6 +1250,38 @@ class TorchModel:
         self.write_whole(frame, target, src)
         return src
 
+    def method_scatter(
+        self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
+    ) -> Val | None:
+        """``buf.index_copy_(0, idx, src)``, ``buf.masked_scatter_(mask, src)``: ``src``
+        written into some rows of ``buf``, which keeps the others (as ``buf[idx] = src``);
+        without the underscore, a new tensor of the same rows."""
+        if "source" not in b:
+            return None
+        how = f".{method}()"
+        src = self.scattered(frame, b["source"][1], how)
+        if not in_place(method) or target is None:
+            return recv.only_traces().join(src)
+        written = self.into_narrow(frame, target, src, how)
+        self.write(frame, target, written, strong=False, in_place=True)
+        return self.eval(frame, target)
+
+    def call_scatter(
+        self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
+    ) -> Val | None:
+        """``torch.index_copy(buf, 0, idx, src)``: a new tensor, ``buf`` with ``src`` in
+        some of its rows."""
+        b = sig.bind(args)
+        if "input" not in b or "source" not in b:
+            return None
+        return b["input"][1].only_traces().join(self.scattered(frame, b["source"][1], name))
+
+    def scattered(self, frame: Frame, src: Val, how: str) -> Val:
+        """What a scatter writes: ``src``'s values, not its row count (the rows are the
+        receiver's)."""
+        moved = src.only_traces().then(self.step(frame, None, "flow", IDENTITY, how))
+        return moved.with_traces(without_row_counts(moved.traces))
+
     def into_narrow(self, frame: Frame, target: Target, val: Val, how: str) -> Val:
         """``val`` written into ``target`` (``buf.copy_(lens)``, ``buf[:n] = lens``) where the
         function made ``buf`` of a type too narrow for a length (``torch.empty(n,
