@@ -202,11 +202,37 @@ class Calls:
         written: set[str] = set()
         for _, v in args:
             if v.refs:
-                written |= _handed_writes(frame.mod, v)
+                written |= self.handed_writes(frame.mod, v)
         if not refs and type(func) is cst.Name:
             written |= frame.mod.escaping_globals()
         if written:
             _globals_written(frame, written)
+
+    def handed_writes(self, mod: ModuleInfo, val: Val) -> set[str]:
+        """What a function of the module handed to a call (``map(reset, xs)``) writes of
+        the module's names, or one a lambda handed to it calls (``key=lambda r:
+        reset(r)``): itself, or through the functions it calls (its summary's, as a call
+        of it by name would take them: ``map(step, xs)`` where ``step`` calls ``reset``)."""
+        writes = mod.writes_by_function()
+        out: set[str] = set()
+        for r in val.refs:
+            if isinstance(r, FuncRef) and r.key.mod is mod and r.key.node is not None:
+                out |= writes.get(r.key.node.name.value, frozenset())
+                out |= self.writes_through_calls(r.key)
+            elif isinstance(r, LambdaRef):
+                for call in statement_calls(r.node.body):
+                    name = dotted(call.func) or ""
+                    out |= writes.get(name.rsplit(".", 1)[-1], frozenset())
+                    fn = mod.functions.get(name)
+                    if fn is not None:
+                        out |= self.writes_through_calls(self.func_key(mod, fn))
+        return out
+
+    def writes_through_calls(self, key: FuncKey) -> set[str]:
+        """The module's names a function writes, itself or through its calls (its
+        summary)."""
+        summary = self.summary(key)
+        return summary.globals_written_by_calls.union(summary.global_writes)
 
     def record_param_call(
         self, frame: Frame, node: cst.Call, args: list[tuple[cst.Arg, Val]]
@@ -1000,20 +1026,6 @@ class Calls:
                 SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key, via)
             )
         return result
-
-
-def _handed_writes(mod: ModuleInfo, val: Val) -> set[str]:
-    """What a function of the module handed to a call (``map(reset, xs)``) writes of the
-    module's names, or one a lambda handed to it calls (``key=lambda r: reset(r)``)."""
-    writes = mod.writes_by_function()
-    out: set[str] = set()
-    for r in val.refs:
-        if isinstance(r, FuncRef) and r.key.mod is mod and r.key.node is not None:
-            out |= writes.get(r.key.node.name.value, frozenset())
-        elif isinstance(r, LambdaRef):
-            for call in statement_calls(r.node.body):
-                out |= writes.get((dotted(call.func) or "").rsplit(".", 1)[-1], frozenset())
-    return out
 
 
 def _globals_written(frame: Frame, written: set[str] | frozenset[str]) -> None:
