@@ -1566,9 +1566,10 @@ _SHUFFLES = frozenset({"random.shuffle", "numpy.random.shuffle"})
 
 
 # Integer types too narrow for a length: a cast to one may wrap a row to 0 (256 as int8).
+_NARROW_TENSOR_TYPES = frozenset({"ByteTensor", "CharTensor", "ShortTensor"})
 _NARROW = frozenset(
     {"int8", "uint8", "int16", "uint16", "short", "ushort", "char", "byte", "ubyte"}
-    | {"ByteTensor", "CharTensor", "ShortTensor"}  # x.type(torch.cuda.ByteTensor)
+    | _NARROW_TENSOR_TYPES  # x.type(torch.cuda.ByteTensor)
 )
 # numpy's type codes for them, as strings: x.astype("i1").
 _NARROW_CODES = frozenset({"i1", "u1", "i2", "u2", "b", "B", "h", "H"})
@@ -1607,10 +1608,12 @@ def _own_text(node: cst.BaseExpression) -> list[DtypeText]:
 
 
 def _made_narrow(value: cst.BaseExpression, texts: DtypeTexts) -> bool:
-    """``torch.empty(n, dtype=torch.int8)``, ``x.short()``: a tensor made of a type too
-    narrow for a length."""
+    """``torch.empty(n, dtype=torch.int8)``, ``x.short()``, ``torch.cuda.ByteTensor(n)``:
+    a tensor made of a type too narrow for a length."""
     if type(value) is not cst.Call:
         return False
+    if (dotted(value.func) or "").rsplit(".", 1)[-1] in _NARROW_TENSOR_TYPES:
+        return True
     args = [(a, EMPTY) for a in value.args]
     for arg, _ in args:  # dtype=torch.int8, or a name bound to it (not another tensor's type)
         if (
