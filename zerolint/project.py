@@ -164,6 +164,7 @@ class ModuleInfo:
     _positions: PositionIndex | None = None
     _code_cache: dict[int, str] = field(default_factory=dict)
     _escaping: frozenset[str] | None = None
+    _named_elsewhere: frozenset[str] | None = None
     _writes: dict[str, frozenset[str]] | None = None
     _order: dict[int, int] | None = None
     # Which function and which if/match arms each statement is in (dataflow.branches).
@@ -189,14 +190,33 @@ class ModuleInfo:
         ``@register``): a call of something unknown may be a call of it."""
         if self._escaping is None:
             writes = self.writes_by_function()
-            # Read from the tree only where the text names one other than before a `(`.
+            self._escaping = frozenset(
+                g for f in self.named_elsewhere() if f in writes for g in writes[f]
+            )
+        return self._escaping
+
+    def escaping_functions(self) -> frozenset[str]:
+        """The module-level functions the module names other than to call them, where a
+        function of the module writes one of its names (none otherwise: nothing they
+        call could write one): a call of something unknown may run them, and what they
+        call (``hooks = [step]``, ``step`` calling ``reset``)."""
+        return self.named_elsewhere() & self.functions.keys()
+
+    def named_elsewhere(self) -> frozenset[str]:
+        """Of the module's writers (``writes_by_function``) and module-level functions,
+        the ones it names other than to call them (``named_not_called``); none where no
+        function writes a module name. One walk of the tree, made once, and only where
+        the text names one other than before a ``(``."""
+        if self._named_elsewhere is None:
+            writes = self.writes_by_function()
+            names = set(writes) | self.functions.keys() if writes else set()
             named = (
-                named_not_called(self, set(writes))
-                if writes and _named_not_before_a_call(self.text, writes)
+                named_not_called(self, names)
+                if names and _named_not_before_a_call(self.text, names)
                 else set()
             )
-            self._escaping = frozenset(g for f in named for g in writes[f])
-        return self._escaping
+            self._named_elsewhere = frozenset(named)
+        return self._named_elsewhere
 
     def constant(self, name: str) -> cst.BaseExpression | None:
         """The value of a module-level name bound once, by an assignment, and written by no

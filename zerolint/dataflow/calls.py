@@ -204,7 +204,10 @@ class Calls:
             if v.refs:
                 written |= self.handed_writes(frame.mod, v)
         if not refs and type(func) is cst.Name:
-            written |= frame.mod.escaping_globals()
+            mod = frame.mod
+            written |= mod.escaping_globals()
+            for name in sorted(mod.escaping_functions()):
+                written |= self.writes_through_calls(self.func_key(mod, mod.functions[name]))
         if written:
             _globals_written(frame, written)
 
