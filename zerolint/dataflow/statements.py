@@ -661,6 +661,19 @@ class Statements:
         statement's own line (``if c: x = y // 4``, ``def f(n): return kernel(n)``)."""
         self.exec_block(frame, suite.body)
 
+    def alias_each(self, frame: Frame, name: str, literal: cst.List | cst.Tuple) -> None:
+        """``for same in [meta, other]:`` binds ``name`` to each element in turn: another
+        name for each of them, as ``same = meta`` is (``frame.aliases``), on some passes
+        (a write through it may be into any, which ``write_through_aliases`` joins)."""
+        views: set[str] = set()
+        for element in literal.elements:
+            if type(element) is cst.StarredElement:
+                return
+            views |= self.view_bases(frame, element.value)
+        views.discard(name)
+        if views:
+            frame.aliases[name] = frozenset(views)
+
     def exec_loop(self, frame: Frame, stmt: cst.For | cst.While) -> None:
         before = frame.fork()
         body = frame.fork()
@@ -672,6 +685,8 @@ class Statements:
                 it = self.eval(body, stmt.iter).iterated().then(self.step(body, stmt, "flow"))
                 it = self.retire_targets(body, [stmt.target], it)
                 self.assign(body, stmt.target, it, stmt.iter)
+                if type(stmt.target) is cst.Name and type(stmt.iter) in (cst.List, cst.Tuple):
+                    self.alias_each(body, stmt.target.value, stmt.iter)
                 # `for i in range(n)`: the body runs only where the range yields (n > 0).
                 runs = guards.loop_atoms(stmt.iter)
                 if runs and not reads_what_it_binds(stmt.target, stmt.iter):
