@@ -279,6 +279,8 @@ class TorchModel:
             self.reorder(frame, args[0][0].value, args[0][1], "sort", [])
         if name in self.names.get("empty_rows", ()):
             return self.empty_rows_call(frame, node, name, args, method=False)
+        if name in _SET_ITEM and self.set_item(frame, args):  # operator.setitem(xs, i, v)
+            return EMPTY
         sig = self.library.function(name)
         if sig is None:
             return None
@@ -1085,6 +1087,19 @@ class TorchModel:
                     refs.append(c)
         return Val((), refs)
 
+    def set_item(self, frame: Frame, args: list[tuple[cst.Arg, Val]]) -> bool:
+        """``operator.setitem(xs, i, v)`` (``xs.__setitem__(i, v)``) is ``xs[i] = v``: an
+        element written, or rows (``Statements.assign``). False where the call is not
+        the three arguments, by position, of a container held in a name or a field."""
+        if len(args) != 3 or any(a.keyword is not None or a.star for a, _ in args):
+            return False
+        (container, _), (index, _), (value, val) = args
+        if base_key(container.value) is None:
+            return False
+        element = cst.SubscriptElement(slice=cst.Index(value=index.value))
+        self.assign(frame, cst.Subscript(value=container.value, slice=[element]), val, value.value)
+        return True
+
     def tensor_method(
         self, frame: Frame, node: cst.Call, method: str, recv: Val, args: list[tuple[cst.Arg, Val]]
     ) -> Val | None:
@@ -1096,6 +1111,12 @@ class TorchModel:
                 return rows
         sig = self.library.methods.get(method)
         target = node.func.value if type(node.func) is cst.Attribute else None
+        if (
+            method == "__setitem__"  # xs.__setitem__(i, v)
+            and target is not None
+            and self.set_item(frame, [(cst.Arg(target), recv), *args])
+        ):
+            return EMPTY
         if recv.elements is not None and recv.keys is None and method in _REORDERING:
             self.reorder(frame, target, recv, method, args)
         if sig is not None:
@@ -1559,6 +1580,8 @@ _INTEGER_DTYPES = frozenset(
 ) | {"int"}
 
 
+# `xs[i] = v` as a function (a method's is `xs.__setitem__(i, v)`).
+_SET_ITEM = frozenset({"operator.setitem", "operator.__setitem__"})
 # Methods of a list that move or drop what it holds in place.
 _REORDERING = frozenset({"pop", "reverse", "sort", "remove", "popleft"})
 # Functions that reorder the list they are given in place.
