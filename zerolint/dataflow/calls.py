@@ -151,6 +151,10 @@ class Calls:
                 handled = True
         if frame.mod.global_writers:
             self.callbacks_written(frame, func, refs, args)
+        if frame.mod.enclosing:  # a closure of this function handed over
+            for _, v in args:
+                if v.refs:
+                    self.handed_nonlocal_writes(frame, v)
         if handled:
             return result
         self.record_param_call(frame, node, args)
@@ -230,6 +234,22 @@ class Calls:
                     if fn is not None:
                         out |= self.writes_through_calls(self.func_key(mod, fn))
         return out
+
+    def handed_nonlocal_writes(self, frame: Frame, val: Val) -> None:
+        """A closure handed to a call where it is defined (``map(reset, xs)``) may be
+        called by it: the names it writes (``nonlocal n``) are bound again there, so
+        what was made of their old values keeps them under names of their own, and a
+        test of them holds no more."""
+        for r in val.refs:
+            if (
+                isinstance(r, FuncRef)
+                and r.key.mod is frame.mod
+                and id(r.key.node) in frame.mod.enclosing
+                and self.encloses(frame, r.key)
+            ):
+                for name in self.summary(r.key).nonlocal_writes:
+                    retire_in(frame, name)
+                    forget_facts(frame, name)
 
     def writes_through_calls(self, key: FuncKey) -> set[str]:
         """The module's names a function writes, itself or through its calls (its
