@@ -30,6 +30,7 @@ from zerolint.dataflow.syntax import (
     affine_prefix,
     compared_with_int,
     comprehension_targets,
+    dict_key,
     dotted,
     drops_rows,
     int_value,
@@ -40,7 +41,6 @@ from zerolint.dataflow.syntax import (
     reads_what_it_binds,
     slice_bounds,
     slice_cell,
-    string_value,
     target_names,
     window_width,
     writes_nothing,
@@ -785,7 +785,7 @@ class Expressions:
         if base.elements is not None:
             index = node.slice[0].slice.value if type(node.slice[0].slice) is cst.Index else None
             if base.keys is not None:  # a dict written out: d["seq_lens"]
-                name = string_value(index)
+                name = dict_key(index)
                 found = base.at_key(name) if name is not None else None
                 if found is not None:
                     return found
@@ -820,7 +820,7 @@ class Expressions:
         ]
         by_key: dict[str, Val] = {}
         for el, val in zip(node.elements, vals):
-            key = string_value(el.key) if type(el) is cst.DictElement else None
+            key = dict_key(el.key) if type(el) is cst.DictElement else None
             if key is None:
                 return join_all(vals)
             by_key[key] = val

@@ -29,6 +29,7 @@ from zerolint.dataflow.syntax import (
     base_key,
     bound_in,
     bound_to_a_container,
+    dict_key,
     dotted,
     int_value,
     is_zero,
@@ -41,7 +42,6 @@ from zerolint.dataflow.syntax import (
     slice_bounds,
     slice_cell,
     statements,
-    string_value,
     whole_view_of,
     writes_nothing,
     written_as_zero,
@@ -639,7 +639,7 @@ class Statements:
                 self.bind_pattern(frame, item.value, part, None)
         elif kind is cst.MatchMapping:
             for element in pattern.elements:
-                key = string_value(element.key)
+                key = dict_key(element.key)
                 part = val.at_key(key) if key is not None else None
                 if part is None:
                     part = join_all([val.only_traces_and_refs(), *(val.elements or ())])
@@ -1440,7 +1440,7 @@ def _with_element(container: Val, index: cst.BaseExpression, val: Val, *, strong
     added; under any other index every element may be ``val``."""
     elements, keys = list(container.elements or ()), container.keys
     if keys is not None:
-        name = string_value(index)
+        name = dict_key(index)
         place = keys.index(name) if name is not None and name in keys else None
         if name is not None and place is None:
             elements.append(val)

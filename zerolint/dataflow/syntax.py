@@ -45,6 +45,17 @@ def int_value(node: cst.CSTNode | None) -> int | None:
     return None
 
 
+def dict_key(node: cst.CSTNode | None) -> str | None:
+    """A dict's key written as a literal, as a dict written out is keyed (``Val.keys``): a
+    string's text (``"seq_lens"``), or an integer's value marked apart from any string's
+    (``0``: ``"\\x00 0"``); None for any other key (a name: it may be any)."""
+    text = string_value(node)
+    if text is not None:
+        return text
+    value = int_value(node)
+    return None if value is None else f"\x00 {value}"
+
+
 def string_value(node: cst.CSTNode | None) -> str | None:
     """The text of a plain string literal (``"floor"``); None for anything else."""
     if type(node) is cst.SimpleString:

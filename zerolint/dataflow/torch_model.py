@@ -35,6 +35,7 @@ from zerolint.dataflow.syntax import (
     assigned_values,
     base_key,
     bound_in,
+    dict_key,
     dotted,
     int_value,
     is_none,
@@ -1458,7 +1459,7 @@ class TorchModel:
         ``d.items()``: containers whose elements a loop goes over (``for fn in
         table.values()`` calls each kernel the table holds). Nothing for a receiver that
         holds nothing (``config.get("x")``): the call is then read as any other."""
-        key = string_value(b["key"][0].value) if "key" in b else None
+        key = dict_key(b["key"][0].value) if "key" in b else None
         if method in ("update", "setdefault") and target is not None and base_key(target):
             # What it puts in (``update``: a mapping and keywords): the dict is one value
             # from here on (its keys are not known).

@@ -494,7 +494,8 @@ def in_order(refs: Iterable[Ref]) -> list[Ref]:
 class Val:
     """What an expression may hold: the traces of lengths it carries, the callables and
     objects it refers to, and, where they are known, its elements (a tuple or a list
-    written out) with, for a dict written out with string keys, the key of each."""
+    written out) with, for a dict written out with literal keys (``syntax.dict_key``), the key
+    of each."""
 
     __slots__ = ("_heads", "elements", "keys", "refs", "traces")
 
@@ -588,7 +589,7 @@ class Val:
         return Val((), (), self.elements)
 
     def at_key(self, key: str) -> Val | None:
-        """The value at ``key`` of a dict written out with string keys; None where the
+        """The value at ``key`` of a dict written out with literal keys; None where the
         keys are not known or ``key`` is not one of them."""
         if self.keys is None or self.elements is None or key not in self.keys:
             return None
