@@ -165,6 +165,7 @@ class ModuleInfo:
     _code_cache: dict[int, str] = field(default_factory=dict)
     _escaping: frozenset[str] | None = None
     _named_elsewhere: frozenset[str] | None = None
+    _nonlocal: bool | None = None
     _writes: dict[str, frozenset[str]] | None = None
     _order: dict[int, int] | None = None
     # Which function and which if/match arms each statement is in (dataflow.branches).
@@ -194,6 +195,13 @@ class ModuleInfo:
                 g for f in self.named_elsewhere() if f in writes for g in writes[f]
             )
         return self._escaping
+
+    def declares_nonlocal(self) -> bool:
+        """Whether the module's text holds ``nonlocal`` (a closure may write a name of the
+        function it is defined in); looked for once."""
+        if self._nonlocal is None:
+            self._nonlocal = "nonlocal" in self.text
+        return self._nonlocal
 
     def escaping_functions(self) -> frozenset[str]:
         """The module-level functions the module names other than to call them, where a
@@ -799,8 +807,9 @@ def _named_not_before_a_call(text: str, names: Iterable[str]) -> bool:
 def named_not_called(info: ModuleInfo, names: set[str]) -> set[str]:
     """The ones of ``names`` the module reads other than to call them: ``map(reset,
     xs)``, ``hooks = [reset]``, ``hook=reset``, ``self.reset``, a def decorated by one of
-    the project's functions (``@register``; not ``reset()``, ``def reset``, a parameter or a
-    keyword of that name, a string, or a library's decorator, ``@torch.compile``)."""
+    the project's functions (``@register``; not ``reset()``, a Triton launch
+    ``kernel[grid](...)``, ``def reset``, a parameter or a keyword of that name, a string,
+    or a library's decorator, ``@torch.compile``)."""
     called: set[int] = set()
     found: set[str] = set()
     for node in _reads(info.module):
@@ -813,6 +822,8 @@ def named_not_called(info: ModuleInfo, names: set[str]) -> set[str]:
             found.add(node.name.value)  # `@register def reset(): ...` hands reset over
         if kind is cst.Call:
             called.add(id(node.func))
+            if type(node.func) is cst.Subscript:  # a Triton launch, `kernel[grid](...)`
+                called.add(id(node.func.value))
         elif kind is cst.Name or kind is cst.Attribute:
             name = node.value if kind is cst.Name else node.attr.value
             if name in names and id(node) not in called:

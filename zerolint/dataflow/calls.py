@@ -32,6 +32,7 @@ from zerolint.dataflow.syntax import (
     operand,
     rebinding_regions,
     scope_names,
+    statements,
 )
 from zerolint.dataflow.values import (
     EMPTY,
@@ -151,7 +152,7 @@ class Calls:
                 handled = True
         if frame.mod.global_writers:
             self.callbacks_written(frame, func, refs, args)
-        if frame.mod.enclosing:  # a closure of this function handed over
+        if frame.mod.enclosing and frame.mod.declares_nonlocal():  # a closure handed over
             for _, v in args:
                 if v.refs:
                     self.handed_nonlocal_writes(frame, v)
@@ -246,6 +247,7 @@ class Calls:
                 and r.key.mod is frame.mod
                 and id(r.key.node) in frame.mod.enclosing
                 and self.encloses(frame, r.key)
+                and _declares_nonlocal(r.key.node)  # else no summary to make
             ):
                 for name in self.summary(r.key).nonlocal_writes:
                     retire_in(frame, name)
@@ -1049,6 +1051,11 @@ class Calls:
                 SinkHit(hit.spec, frame.mod, frame.stmt, node, shown, Val(traces), frame.key, via)
             )
         return result
+
+
+def _declares_nonlocal(fn: cst.FunctionDef) -> bool:
+    """Whether a statement of ``fn`` (not of a function nested in it) is ``nonlocal``."""
+    return any(type(s) is cst.Nonlocal for stmt in fn.body.body for s in statements(stmt))
 
 
 def _globals_written(frame: Frame, written: set[str] | frozenset[str]) -> None:

@@ -52,7 +52,9 @@ from zerolint.dataflow.values import (
     EMPTY,
     ClassRef,
     Effect,
+    ExtRef,
     FuncRef,
+    GlobalOrigin,
     InstRef,
     LazyRef,
     ParamOrigin,
@@ -1320,20 +1322,30 @@ class TorchModel:
 
     def dtype_texts(self, frame: Frame) -> DtypeTexts:
         """What a dtype argument may name, in ``frame``: its own text (``torch.int8``,
-        ``"i1"``), or for a name the text of each value the function binds it to
-        (``small = torch.uint8``), or of the module's constant (``IDX_DTYPE =
-        torch.int16``) where the function does not bind it."""
+        ``"i1"``) and what its value refers to here (``small = torch.uint8``, in any arm
+        that reaches the cast; ``dt := torch.int8``), or the module's constant it reads
+        (``INDEX_DTYPE = torch.int16``, also through a local, ``dt = INDEX_DTYPE``); for a
+        name nothing is known of, a string the function binds it to (``code = "i1"``,
+        any of its bindings), or the module's constant of that name."""
 
-        def texts(node: cst.BaseExpression) -> list[DtypeText]:
-            if type(node) is not cst.Name:
-                return _own_text(node)
+        def texts(node: cst.BaseExpression, val: Val) -> list[DtypeText]:
+            found: list[DtypeText] = [] if type(node) is cst.Name else _own_text(node)
+            for ref in val.refs:
+                if isinstance(ref, ExtRef):
+                    found.append((ref.name, False))
+                elif isinstance(ref, PendingRef) and isinstance(ref.origin, GlobalOrigin):
+                    constant = self.module_constant(ref.origin.mod, ref.origin.name)
+                    if constant is not None:
+                        found += _own_text(constant)
+            if found or type(node) is not cst.Name:
+                return found
             scope = frame.key.node
             if scope is not None and bound_in(scope, node.value):
                 values = assigned_values(scope, node.value)
-            else:
-                constant = self.module_constant(frame.mod, node.value)
-                values = [constant] if constant is not None else []
-            return [t for v in values for t in _own_text(v)] or _own_text(node)
+                literals = [(t, True) for v in values if (t := string_value(v)) is not None]
+                return literals or _own_text(node)
+            constant = self.module_constant(frame.mod, node.value)
+            return _own_text(constant) if constant is not None else _own_text(node)
 
         return texts
 
@@ -1607,10 +1619,10 @@ _CONVERTING = frozenset(
 )
 
 
-def _dtype_args(method: str, args: list[tuple[cst.Arg, Val]]) -> list[cst.Arg]:
-    """The arguments of a cast or a conversion that name a dtype."""
-    given = [a for a, _ in args if a.keyword is not None and a.keyword.value == "dtype"]
-    positional = [a for a, _ in args if a.keyword is None and not a.star]
+def _dtype_args(method: str, args: list[tuple[cst.Arg, Val]]) -> list[tuple[cst.Arg, Val]]:
+    """The arguments of a cast or a conversion that name a dtype, with their values."""
+    given = [(a, v) for a, v in args if a.keyword is not None and a.keyword.value == "dtype"]
+    positional = [(a, v) for a, v in args if a.keyword is None and not a.star]
     if method == "view":
         return given + positional if len(positional) == 1 else given
     if method in _CASTS:
@@ -1622,11 +1634,13 @@ def _dtype_args(method: str, args: list[tuple[cst.Arg, Val]]) -> list[cst.Arg]:
 
 DtypeText = tuple[str, bool]
 """A dtype's text (``torch.int8``, ``i1``) and whether it is a string literal (``"i1"``)."""
-DtypeTexts = Callable[[cst.BaseExpression], list[DtypeText]]
+DtypeTexts = Callable[[cst.BaseExpression, Val], list[DtypeText]]
 """What a dtype argument may name (``TorchModel.dtype_texts``)."""
 
 
-def _own_text(node: cst.BaseExpression) -> list[DtypeText]:
+def _own_text(node: cst.BaseExpression, val: Val = EMPTY) -> list[DtypeText]:
+    """What the argument's own text names, whatever its value (``val``, unread: this is a
+    ``DtypeTexts`` that knows no names)."""
     literal = string_value(node)
     return [(literal, True) if literal is not None else (dotted(node) or "", False)]
 
@@ -1639,11 +1653,11 @@ def _made_narrow(value: cst.BaseExpression, texts: DtypeTexts) -> bool:
     if (dotted(value.func) or "").rsplit(".", 1)[-1] in _NARROW_TENSOR_TYPES:
         return True
     args = [(a, EMPTY) for a in value.args]
-    for arg, _ in args:  # dtype=torch.int8, or a name bound to it (not another tensor's type)
+    for arg, val in args:  # dtype=torch.int8, or a name for it (not another tensor's type)
         if (
             arg.keyword is not None
             and arg.keyword.value == "dtype"
-            and any(text.rsplit(".", 1)[-1] in _NARROW for text, _ in texts(arg.value))
+            and any(text.rsplit(".", 1)[-1] in _NARROW for text, _ in texts(arg.value, val))
         ):
             return True
     func = value.func
@@ -1662,8 +1676,8 @@ def narrowing(method: str, args: list[tuple[cst.Arg, Val]], texts: DtypeTexts) -
         return True
     if method not in _CASTS and method not in _CONVERTING:
         return False
-    for arg in _dtype_args(method, args):
-        for text, literal in texts(arg.value):
+    for arg, val in _dtype_args(method, args):
+        for text, literal in texts(arg.value, val):
             last = text.rsplit(".", 1)[-1]
             if method == "view":
                 if last in _NARROW and "." in text:  # `torch.uint8`, not a size named `short`
