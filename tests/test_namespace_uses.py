@@ -91,9 +91,27 @@ def test_a_name_globals_that_is_no_read_of_the_namespace(body: str) -> None:
         ("def f(reset=None):\n    return 1\n", False),
         ("f(reset=1)\n", False),
         ("from m import reset\n", False),
+        ("reset[grid](x)\n", False),
+        ("def f(reset=False):\n    if reset:\n        return 1\n", False),
+        ("def f(flag=reset):\n    if flag:\n        return 1\n", True),
+        ("def f(reset):\n    def g():\n        return reset\n    return g\n", False),
+        ("def f(reset):\n    return 1\n\n\ndef g():\n    return [reset]\n", True),
+        ("def f(reset=None, hook=reset):\n    return reset\n", True),
+        ("@register(reset)\ndef f(reset):\n    return reset\n", True),
     ],
 )
 def test_a_writer_named_other_than_to_be_called(body: str, named: bool) -> None:
     """`named_not_called`: the functions a call of something unknown may be."""
     info = parsed("def reset():\n    global RATIO\n    RATIO = 0\n\n\n" + body)
     assert (named_not_called(info, {"reset"}) == {"reset"}) is named
+
+
+def test_a_parameter_hides_one_name_only() -> None:
+    """A function whose parameter is named like one writer still hands over another it
+    names in its body."""
+    info = parsed(
+        "def reset():\n    global RATIO\n    RATIO = 0\n\n\n"
+        "def clear():\n    global RATIO\n    RATIO = 1\n\n\n"
+        "def f(reset):\n    return [reset, clear]\n"
+    )
+    assert named_not_called(info, {"reset", "clear"}) == {"clear"}

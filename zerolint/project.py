@@ -808,11 +808,30 @@ def named_not_called(info: ModuleInfo, names: set[str]) -> set[str]:
     """The ones of ``names`` the module reads other than to call them: ``map(reset,
     xs)``, ``hooks = [reset]``, ``hook=reset``, ``self.reset``, a def decorated by one of
     the project's functions (``@register``; not ``reset()``, a Triton launch
-    ``kernel[grid](...)``, ``def reset``, a parameter or a keyword of that name, a string,
-    or a library's decorator, ``@torch.compile``)."""
-    called: set[int] = set()
+    ``kernel[grid](...)``, ``def reset``, a parameter or a keyword of that name, a
+    function's parameter of that name read in its body, a string, or a library's
+    decorator, ``@torch.compile``)."""
     found: set[str] = set()
-    for node in _reads(info.module):
+    _named_in(info, info.module, names, found)
+    return found
+
+
+def _named_in(info: ModuleInfo, root: cst.CSTNode, names: set[str], found: set[str]) -> None:
+    """``named_not_called`` below ``root``. A function with a parameter of one of the
+    names reads its own parameter in its body, which is looked at without that name; its
+    decorators and defaults, read where it is defined, with it."""
+    called: set[int] = set()
+    shadowing: list[tuple[cst.FunctionDef, set[str]]] = []
+
+    def shadows(node: cst.CSTNode) -> bool:
+        if type(node) is cst.FunctionDef and node is not root:
+            own = _parameter_names(node.params) & names
+            if own:
+                shadowing.append((node, names - own))
+                return True
+        return False
+
+    for node in _reads(root, shadows):
         kind = type(node)
         if (
             kind is cst.FunctionDef
@@ -828,7 +847,20 @@ def named_not_called(info: ModuleInfo, names: set[str]) -> set[str]:
             name = node.value if kind is cst.Name else node.attr.value
             if name in names and id(node) not in called:
                 found.add(name)
-    return found
+    for fn, kept in shadowing:
+        for outer in (*fn.decorators, *_parameters(fn.params)):
+            _named_in(info, outer, names, found)
+        if kept:
+            _named_in(info, fn.body, kept, found)
+
+
+def _parameters(params: cst.Parameters) -> list[cst.Param]:
+    star = [p for p in (params.star_arg, params.star_kwarg) if type(p) is cst.Param]
+    return [*params.posonly_params, *params.params, *star, *params.kwonly_params]
+
+
+def _parameter_names(params: cst.Parameters) -> set[str]:
+    return {p.name.value for p in _parameters(params)}
 
 
 # Decorators that wrap the function they are given, not keep it for later: the builtins'

@@ -708,12 +708,35 @@ class Statements:
                 self.constrain(left, stmt.test, False)
         if stmt.orelse is None:
             frame.absorb(before, body, *breaks)
+            self.settle_loop_name(frame, stmt, breaks)
             return
         # The else runs where the loop ended without a break, and a break skips it.
         frame.absorb(before, body)
+        self.settle_loop_name(frame, stmt, breaks)
         self.exec_suite(frame, stmt.orelse.body)
         if breaks:
             frame.absorb(frame.fork(), *breaks)
+
+    def settle_loop_name(self, frame: Frame, stmt: cst.For | cst.While, breaks: list) -> None:
+        """After a loop over a list or a tuple written out that no ``break`` left, its
+        name is the last element's only (``alias_each`` made it another name for each);
+        not where the body binds the name itself."""
+        if (
+            type(stmt) is not cst.For
+            or type(stmt.target) is not cst.Name
+            or type(stmt.iter) not in (cst.List, cst.Tuple)
+            or breaks
+            or not stmt.iter.elements
+            or type(stmt.iter.elements[-1]) is cst.StarredElement
+            or bound_in(stmt.body, stmt.target.value)
+        ):
+            return
+        name = stmt.target.value
+        views = self.view_bases(frame, stmt.iter.elements[-1].value) - {name}
+        if views:
+            frame.aliases[name] = views
+        else:
+            frame.aliases.pop(name, None)
 
     # ------------------------------------------------------------------ simple statements
 

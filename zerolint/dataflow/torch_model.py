@@ -1294,11 +1294,13 @@ class TorchModel:
         self, frame: Frame, node: cst.Call, name: str, sig: Signature, args: Args
     ) -> Val | None:
         """``torch.index_copy(buf, 0, idx, src)``: a new tensor, ``buf`` with ``src`` in
-        some of its rows."""
+        some of its rows (written into ``out=`` where one is given)."""
         b = sig.bind(args)
         if "input" not in b or "source" not in b:
             return None
-        return b["input"][1].only_traces().join(self.scattered(frame, b["source"][1], name))
+        result = b["input"][1].only_traces().join(self.scattered(frame, b["source"][1], name))
+        self.out_target(frame, node, args, result)  # torch.index_copy(..., out=buf)
+        return result
 
     def scattered(self, frame: Frame, src: Val, how: str) -> Val:
         """What a scatter writes: ``src``'s values, not its row count (the rows are the
