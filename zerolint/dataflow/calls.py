@@ -240,14 +240,21 @@ class Calls:
         """A closure handed to a call where it is defined (``map(reset, xs)``) may be
         called by it: the names it writes (``nonlocal n``) are bound again there, so
         what was made of their old values keeps them under names of their own, and a
-        test of them holds no more."""
+        test of them holds no more. So does a closure a lambda handed over calls by name
+        (``key=lambda r: reset(r)``)."""
+        refs = list(val.refs)
         for r in val.refs:
+            if isinstance(r, LambdaRef):
+                for call in statement_calls(r.node.body):
+                    if type(call.func) is cst.Name and call.func.value in frame.state:
+                        refs += frame.state[call.func.value].refs
+        for r in refs:
             if (
                 isinstance(r, FuncRef)
                 and r.key.mod is frame.mod
                 and id(r.key.node) in frame.mod.enclosing
                 and self.encloses(frame, r.key)
-                and _declares_nonlocal(r.key.node)  # else no summary to make
+                and _holds_nonlocal(frame.key.node)  # else no summary to make
             ):
                 for name in self.summary(r.key).nonlocal_writes:
                     retire_in(frame, name)
@@ -1053,9 +1060,28 @@ class Calls:
         return result
 
 
-def _declares_nonlocal(fn: cst.FunctionDef) -> bool:
-    """Whether a statement of ``fn`` (not of a function nested in it) is ``nonlocal``."""
-    return any(type(s) is cst.Nonlocal for stmt in fn.body.body for s in statements(stmt))
+_NONLOCAL: dict[int, tuple[cst.CSTNode, bool]] = {}
+
+
+def _holds_nonlocal(fn: cst.CSTNode | None) -> bool:
+    """Whether a function nested in ``fn``, however deep, declares ``nonlocal``: only
+    then can a closure of ``fn`` write one of its names. Worked out once per function."""
+    if fn is None:
+        return False
+    cached = _NONLOCAL.get(id(fn))
+    if cached is None or cached[0] is not fn:
+        if len(_NONLOCAL) > 1024:
+            _NONLOCAL.clear()
+        found = False
+        stack = list(fn.body.body) if type(fn) is cst.FunctionDef else []
+        while stack and not found:
+            for small in statements(stack.pop()):
+                if type(small) is cst.Nonlocal:
+                    found = True
+                elif type(small) is cst.FunctionDef:
+                    stack += small.body.body
+        cached = _NONLOCAL[id(fn)] = (fn, found)
+    return cached[1]
 
 
 def _globals_written(frame: Frame, written: set[str] | frozenset[str]) -> None:

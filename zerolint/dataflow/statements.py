@@ -49,6 +49,7 @@ from zerolint.dataflow.syntax import (
 from zerolint.dataflow.values import (
     EMPTY,
     CallOrigin,
+    ClassRef,
     Effect,
     FuncRef,
     InstRef,
@@ -602,10 +603,11 @@ class Statements:
         """Bind what ``pattern`` captures, each name to the part of ``val`` it matched:
         the subject itself (``case n:``, ``case int(n):``, ``... as n``), an element
         (``case (lens, _):``), a string key's value (``case {"lens": lens}:``) or a
-        keyword's field (``case Meta(seq_lens=lens):``). ``node`` is the subject's
-        expression while the pattern stands for all of it (``n = subject``). A part
-        nothing is known of (a positional field of a class) is bound to nothing known;
-        the alternatives of ``a | b`` each bind their names, joined."""
+        keyword's field (``case Meta(seq_lens=lens):``), or a positional one of a
+        dataclass (``case Meta(lens, _):``). ``node`` is the subject's expression while
+        the pattern stands for all of it (``n = subject``). A part nothing is known of (a
+        positional field of another class) is bound to nothing known; the alternatives
+        of ``a | b`` each bind their names, joined."""
         kind = type(pattern)
         if kind is cst.MatchAs:
             if pattern.pattern is not None:
@@ -648,13 +650,27 @@ class Statements:
                 self.assign(frame, pattern.rest, val.only_traces_and_refs(), None)
         elif kind is cst.MatchClass:
             whole = dotted(pattern.cls) in _SELF_MATCHING and len(pattern.patterns) == 1
-            for arg in pattern.patterns:
-                self.bind_pattern(
-                    frame, arg.value, val if whole else EMPTY, node if whole else None
-                )
+            fields = [] if whole or not pattern.patterns else self.match_args(frame, pattern.cls)
+            for i, arg in enumerate(pattern.patterns):
+                if whole:
+                    part = val
+                elif i < len(fields):
+                    part = self.attribute(frame, val, fields[i])
+                else:
+                    part = EMPTY
+                self.bind_pattern(frame, arg.value, part, node if whole else None)
             for kwd in pattern.kwds:
                 field = self.attribute(frame, val, kwd.key.value)
                 self.bind_pattern(frame, kwd.pattern, field, None)
+
+    def match_args(self, frame: Frame, cls: cst.BaseExpression) -> list[str]:
+        """The fields a class pattern's positional patterns match (``__match_args__``),
+        where the class is one of the project's dataclasses: its fields, in the order its
+        generated ``__init__`` takes them; none for another class."""
+        for ref in self.eval(frame, cls).refs:
+            if isinstance(ref, ClassRef) and ref.cls.is_dataclass:
+                return self.init_parameters(ref.cls)
+        return []
 
     def exec_suite(self, frame: Frame, suite: cst.BaseSuite) -> None:
         """A block: indented lines, or the small statements written on the compound
