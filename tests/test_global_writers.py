@@ -60,6 +60,20 @@ def test_the_index_records_which_module_functions_declare_a_global(tmp_path: Pat
     assert module.declared_globals == {"_impl", "_count"}
 
 
+def test_a_write_through_the_namespace_makes_a_writer(tmp_path: Path) -> None:
+    """`globals()["NAME"] = v` writes NAME, alone or in a tuple of targets, as `global
+    NAME` does."""
+    path = tmp_path / "namespace.py"
+    path.write_text(
+        "RATIO = 4\nLIMIT = 1\n\n\n"
+        'def set_ratio(r):\n    globals()["RATIO"] = r\n\n\n'
+        'def set_both(r):\n    globals()["LIMIT"], _ = r, 0\n'
+    )
+    module = Project([path]).module_at(path)
+    assert module is not None
+    assert module.global_writers == {"RATIO": {"set_ratio"}, "LIMIT": {"set_both"}}
+
+
 def test_a_globals_values_come_from_its_writers_alone(tmp_path: Path) -> None:
     path = tmp_path / "wrapper.py"
     path.write_text(SOURCE)

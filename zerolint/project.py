@@ -613,7 +613,7 @@ def _index_small(
             for n in small.names:
                 info.global_writers.setdefault(n.name.value, set()).add(top)
     if top is not None and type(small) in (cst.Assign, cst.AugAssign, cst.AnnAssign):
-        for name in _namespace_keys(small):  # globals()["NAME"] = v: a writer of NAME
+        for name in _stored_keys(_targets_of(small)):  # globals()["NAME"] = v writes NAME
             info.global_writers.setdefault(name, set()).add(top)
     if top is not None and depth > 0:
         # A write into a module tensor's rows needs no `global`: `BUF[:n] = x`,
@@ -656,15 +656,6 @@ def namespace_key(target: cst.BaseExpression) -> str | None:
         text = key.evaluated_value
         return text if isinstance(text, str) and text.isidentifier() else None
     return None
-
-
-def _namespace_keys(small: cst.CSTNode) -> Iterator[str]:
-    """``NAME`` of an assignment's target ``globals()["NAME"]``."""
-    targets = [t.target for t in small.targets] if type(small) is cst.Assign else [small.target]
-    for target in targets:
-        name = namespace_key(target)
-        if name is not None:
-            yield name
 
 
 def _stored_keys(targets: Iterable[cst.BaseExpression]) -> Iterator[str]:
