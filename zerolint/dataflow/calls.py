@@ -55,6 +55,7 @@ from zerolint.dataflow.values import (
     callee_own,
     in_order,
     join_all,
+    parameters,
     ref_key,
 )
 from zerolint.model import IDENTITY, SOME_ROW, Op, OpKind, bounded, renamed, symbol_names
@@ -245,9 +246,15 @@ class Calls:
         refs = list(val.refs)
         for r in val.refs:
             if isinstance(r, LambdaRef):
+                own = {p.name.value for p in parameters(r.node.params)}
                 for call in statement_calls(r.node.body):
-                    if type(call.func) is cst.Name and call.func.value in frame.state:
-                        refs += frame.state[call.func.value].refs
+                    func = call.func
+                    if (
+                        type(func) is cst.Name
+                        and func.value in frame.state
+                        and func.value not in own
+                    ):
+                        refs += frame.state[func.value].refs
         for r in refs:
             if (
                 isinstance(r, FuncRef)

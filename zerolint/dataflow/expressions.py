@@ -25,7 +25,7 @@ from zerolint.dataflow.library import (
     OPERATOR_NAMES,
     SHAPE_ATTRS,
 )
-from zerolint.dataflow.statements import forget_facts
+from zerolint.dataflow.statements import forget_facts, in_init
 from zerolint.dataflow.syntax import (
     affine_prefix,
     compared_with_int,
@@ -446,7 +446,7 @@ class Expressions:
         for c in reversed(self.mro(owner)):
             if c.is_dataclass:
                 for name in c.fields:
-                    names[name] = _in_init(c, name)
+                    names[name] = in_init(c, name)
         return [name for name, in_init in names.items() if in_init]
 
     def lookup_dotted(self, mod: ModuleInfo, name: str, depth: int = 0) -> list[Ref]:
@@ -1088,22 +1088,4 @@ def _known(trace: Trace) -> bool:
         and bool(trace.steps)
         and any(s.op.kind == OpKind.KNOWN_ROWS for s in trace.steps)
         and all(s.op.kind != OpKind.OPAQUE for s in trace.steps)
-    )
-
-
-def _in_init(cls: ClassInfo, name: str) -> bool:
-    """Whether a dataclass field is a parameter of the generated ``__init__``: not where
-    its last declaration is ``field(init=False)`` (or ``dataclasses.field(...)``)."""
-    declared = cls.assigned.get(name)
-    if not declared:
-        return True
-    value = declared[-1][1]
-    if type(value) is not cst.Call or (dotted(value.func) or "").rsplit(".", 1)[-1] != "field":
-        return True
-    return not any(
-        arg.keyword is not None
-        and arg.keyword.value == "init"
-        and type(arg.value) is cst.Name
-        and arg.value.value == "False"
-        for arg in value.args
     )

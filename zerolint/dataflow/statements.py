@@ -42,6 +42,7 @@ from zerolint.dataflow.syntax import (
     slice_bounds,
     slice_cell,
     statements,
+    string_value,
     whole_view_of,
     writes_nothing,
     written_as_zero,
@@ -664,12 +665,35 @@ class Statements:
                 self.bind_pattern(frame, kwd.pattern, field, None)
 
     def match_args(self, frame: Frame, cls: cst.BaseExpression) -> list[str]:
-        """The fields a class pattern's positional patterns match (``__match_args__``),
-        where the class is one of the project's dataclasses: its fields, in the order its
-        generated ``__init__`` takes them; none for another class."""
+        """The fields a class pattern's positional patterns match, as ``__match_args__``
+        names them for one of the project's classes: the strings the class (or a base)
+        assigns it; else, for a dataclass, its fields and its dataclass bases' that the
+        generated ``__init__`` takes (bases first, not ``field(init=False)``), whatever
+        ``__init__`` it writes itself. None for another class, or a dataclass whose
+        fields may be keyword-only (``kw_only``, ``KW_ONLY``), which it leaves out."""
         for ref in self.eval(frame, cls).refs:
-            if isinstance(ref, ClassRef) and ref.cls.is_dataclass:
-                return self.init_parameters(ref.cls)
+            if not isinstance(ref, ClassRef):
+                continue
+            family = self.mro(ref.cls)
+            for c in family:
+                declared = c.assigned.get("__match_args__")
+                if declared:
+                    value = declared[-1][1]
+                    texts = [
+                        string_value(e.value)
+                        for e in (value.elements if type(value) in (cst.Tuple, cst.List) else ())
+                    ]
+                    return [t for t in texts if t is not None] if None not in texts else []
+            if not ref.cls.is_dataclass:
+                return []
+            names: dict[str, bool] = {}
+            for c in reversed(family):
+                if c.is_dataclass:
+                    if _may_be_keyword_only(c):
+                        return []
+                    for name in c.fields:
+                        names.setdefault(name, in_init(c, name))
+            return [name for name, taken in names.items() if taken]
         return []
 
     def exec_suite(self, frame: Frame, suite: cst.BaseSuite) -> None:
@@ -736,7 +760,8 @@ class Statements:
     def settle_loop_name(self, frame: Frame, stmt: cst.For | cst.While, breaks: list) -> None:
         """After a loop over a list or a tuple written out that no ``break`` left, its
         name is the last element's only (``alias_each`` made it another name for each);
-        not where the body binds the name itself."""
+        not where the body binds the name itself, or a name the elements read (the last
+        element's name may stand for another object now)."""
         if (
             type(stmt) is not cst.For
             or type(stmt.target) is not cst.Name
@@ -744,7 +769,10 @@ class Statements:
             or breaks
             or not stmt.iter.elements
             or type(stmt.iter.elements[-1]) is cst.StarredElement
-            or bound_in(stmt.body, stmt.target.value)
+            or any(
+                bound_in(stmt.body, name.split(".", 1)[0])
+                for name in [stmt.target.value, *read_names(stmt.iter)]
+            )
         ):
             return
         name = stmt.target.value
@@ -868,6 +896,12 @@ class Statements:
             frame.state[target.value] = EMPTY
             frame.bounds.pop(target.value, None)
             frame.reductions.pop(target.value, None)
+        elif type(target) is cst.Subscript and len(target.slice) == 1:
+            # `del d[0]` on a dict written out: that key is gone.
+            owner = self.eval(frame, target.value)
+            index = target.slice[0].slice
+            if owner.keys is not None and type(index) is cst.Index:
+                self.remove_key(frame, target.value, owner, index.value)
 
     def exec_AugAssign(self, frame: Frame, stmt: cst.AugAssign) -> None:
         current = self.eval(frame, stmt.target)
@@ -1403,6 +1437,48 @@ def whole_view_root(node: cst.BaseExpression) -> cst.BaseExpression | None:
     if current is node or dotted(current) is None:
         return None
     return current
+
+
+def in_init(cls: ClassInfo, name: str) -> bool:
+    """Whether a dataclass field is a parameter of the generated ``__init__``: not where
+    its last declaration is ``field(init=False)`` (or ``dataclasses.field(...)``)."""
+    declared = cls.assigned.get(name)
+    if not declared:
+        return True
+    value = declared[-1][1]
+    if type(value) is not cst.Call or (dotted(value.func) or "").rsplit(".", 1)[-1] != "field":
+        return True
+    return not any(
+        arg.keyword is not None
+        and arg.keyword.value == "init"
+        and type(arg.value) is cst.Name
+        and arg.value.value == "False"
+        for arg in value.args
+    )
+
+
+def _may_be_keyword_only(cls: ClassInfo) -> bool:
+    """Whether a dataclass's fields may be keyword-only: its decorator or a field says
+    ``kw_only``, or a field is ``KW_ONLY``."""
+    for decorator in cls.node.decorators:
+        node = decorator.decorator
+        if type(node) is cst.Call and any(
+            a.keyword is not None and a.keyword.value == "kw_only" for a in node.args
+        ):
+            return True
+    for declared in cls.assigned.values():
+        for _, value in declared:
+            if type(value) is cst.Call and any(
+                a.keyword is not None and a.keyword.value == "kw_only" for a in value.args
+            ):
+                return True
+    return any(
+        type(small) is cst.AnnAssign
+        and (dotted(small.annotation.annotation) or "").endswith("KW_ONLY")
+        for line in cls.node.body.body
+        if type(line) is cst.SimpleStatementLine
+        for small in line.body
+    )
 
 
 _SELF_MATCHING = frozenset(

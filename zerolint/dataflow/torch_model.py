@@ -1122,6 +1122,9 @@ class TorchModel:
             return EMPTY
         if recv.elements is not None and recv.keys is None and method in _REORDERING:
             self.reorder(frame, target, recv, method, args)
+        elif recv.keys is not None and method in _REMOVING and target is not None:
+            given = args[0][0].value if args and method == "pop" else None
+            self.remove_key(frame, target, recv, given, every=method == "clear")
         if sig is not None:
             handler = getattr(self, f"method_{sig.effect.value}")
             out = handler(frame, node, method, sig.bind(args), recv, target)
@@ -1139,6 +1142,31 @@ class TorchModel:
                 self.changed_in_place(frame, target, out, method)
             return out
         return None
+
+    def remove_key(
+        self,
+        frame: Frame,
+        target: cst.BaseExpression,
+        recv: Val,
+        key: cst.BaseExpression | None,
+        *,
+        every: bool = False,
+    ) -> None:
+        """A dict written out (``recv``) loses a key in place: ``d.pop(0)`` or ``del d[0]``
+        that key, ``d.clear()`` all of them; after ``popitem()`` or under a key that is no
+        literal, which ones it holds is not known."""
+        if base_key(target) is None or dotted(target) != base_key(target):
+            return
+        assert recv.elements is not None and recv.keys is not None
+        name = dict_key(key) if key is not None else None
+        if every:
+            left: Val = Val(recv.traces, recv.refs, (), ())
+        elif name is not None:
+            kept = [(k, v) for k, v in zip(recv.keys, recv.elements) if k != name]
+            left = Val(recv.traces, recv.refs, tuple(v for _, v in kept), tuple(k for k, _ in kept))
+        else:
+            left = recv.only_traces_and_refs()
+        self.write(frame, target, left, strong=True)
 
     def reorder(self, frame: Frame, target: Target, recv: Val, method: str, args: Args) -> None:
         """A list written out (``recv``) changed in place: ``reverse()`` reverses its
@@ -1327,8 +1355,9 @@ class TorchModel:
         ``"i1"``) and what its value refers to here (``small = torch.uint8``, in any arm
         that reaches the cast; ``dt := torch.int8``), or the module's constant it reads
         (``INDEX_DTYPE = torch.int16``, also through a local, ``dt = INDEX_DTYPE``); for a
-        name nothing is known of, a string the function binds it to (``code = "i1"``,
-        any of its bindings), or the module's constant of that name."""
+        local name, any string the function binds it to too (``code = "i1"``, which
+        refers to nothing); for another name nothing is known of, the module's constant
+        of that name."""
 
         def texts(node: cst.BaseExpression, val: Val) -> list[DtypeText]:
             found: list[DtypeText] = [] if type(node) is cst.Name else _own_text(node)
@@ -1339,13 +1368,16 @@ class TorchModel:
                     constant = self.module_constant(ref.origin.mod, ref.origin.name)
                     if constant is not None:
                         found += _own_text(constant)
-            if found or type(node) is not cst.Name:
+            if type(node) is not cst.Name:
                 return found
             scope = frame.key.node
             if scope is not None and bound_in(scope, node.value):
+                # A string bound to it in any arm: a string refers to nothing.
                 values = assigned_values(scope, node.value)
-                literals = [(t, True) for v in values if (t := string_value(v)) is not None]
-                return literals or _own_text(node)
+                found += [(t, True) for v in values if (t := string_value(v)) is not None]
+                return found or _own_text(node)
+            if found:
+                return found
             constant = self.module_constant(frame.mod, node.value)
             return _own_text(constant) if constant is not None else _own_text(node)
 
@@ -1597,6 +1629,8 @@ _INTEGER_DTYPES = frozenset(
 
 # `xs[i] = v` as a function (a method's is `xs.__setitem__(i, v)`).
 _SET_ITEM = frozenset({"operator.setitem", "operator.__setitem__"})
+# Methods of a dict that drop what it holds in place.
+_REMOVING = frozenset({"pop", "popitem", "clear"})
 # Methods of a list that move or drop what it holds in place.
 _REORDERING = frozenset({"pop", "reverse", "sort", "remove", "popleft"})
 # Functions that reorder the list they are given in place.

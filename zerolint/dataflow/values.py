@@ -538,14 +538,19 @@ class Val:
             return self
         if self.empty and self.elements is None:
             return other
-        elements = None
-        if (
-            self.elements is not None
-            and other.elements is not None
-            and len(self.elements) == len(other.elements)
-        ):
+        elements = keys = None
+        if self.elements is None or other.elements is None:
+            pass
+        elif self.keys == other.keys and len(self.elements) == len(other.elements):
             elements = tuple(a.join(b) for a, b in zip(self.elements, other.elements))
-        keys = self.keys if elements is not None and self.keys == other.keys else None
+            keys = self.keys
+        elif self.keys is not None and other.keys is not None:
+            # Dicts written out with their keys in another order, or other keys: joined
+            # key by key (a list's places are not a dict's keys).
+            by_key = dict(zip(self.keys, self.elements))
+            for key, value in zip(other.keys, other.elements):
+                by_key[key] = by_key[key].join(value) if key in by_key else value
+            elements, keys = tuple(by_key.values()), tuple(by_key)
         return Val(self.traces | other.traces, self.refs | other.refs, elements, keys)
 
     def then(self, step: RawStep) -> Val:
