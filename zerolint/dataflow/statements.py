@@ -603,12 +603,12 @@ class Statements:
     ) -> None:
         """Bind what ``pattern`` captures, each name to the part of ``val`` it matched:
         the subject itself (``case n:``, ``case int(n):``, ``... as n``), an element
-        (``case (lens, _):``), a string key's value (``case {"lens": lens}:``) or a
-        keyword's field (``case Meta(seq_lens=lens):``), or a positional one of a
-        dataclass (``case Meta(lens, _):``). ``node`` is the subject's expression while
-        the pattern stands for all of it (``n = subject``). A part nothing is known of (a
-        positional field of another class) is bound to nothing known; the alternatives
-        of ``a | b`` each bind their names, joined."""
+        (``case (lens, _):``), a literal key's value (``case {"lens": lens}:``), a
+        keyword's field (``case Meta(seq_lens=lens):``) or a positional one as
+        ``match_args`` names it (``case Meta(lens, _):``). ``node`` is the subject's
+        expression while the pattern stands for all of it (``n = subject``). A part
+        nothing is known of (a positional field ``match_args`` does not name) is bound to
+        nothing known; the alternatives of ``a | b`` each bind their names, joined."""
         kind = type(pattern)
         if kind is cst.MatchAs:
             if pattern.pattern is not None:

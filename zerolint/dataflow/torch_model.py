@@ -1093,7 +1093,7 @@ class TorchModel:
     def set_item(self, frame: Frame, args: list[tuple[cst.Arg, Val]]) -> bool:
         """``operator.setitem(xs, i, v)`` (``xs.__setitem__(i, v)``) is ``xs[i] = v``: an
         element written, or rows (``Statements.assign``). False where the call is not
-        the three arguments, by position, of a container held in a name or a field."""
+        given three arguments by position, or the container has no name (``base_key``)."""
         if len(args) != 3 or any(a.keyword is not None or a.star for a, _ in args):
             return False
         (container, _), (index, _), (value, val) = args
