@@ -816,7 +816,7 @@ def _named_in(info: ModuleInfo, root: cst.CSTNode, names: set[str], found: set[s
 
     def shadows(node: cst.CSTNode) -> bool:
         if type(node) is cst.FunctionDef and node is not root:
-            own = _parameter_names(node.params) & names
+            own = {p.name.value for p in parameters(node.params)} & names
             if own:
                 shadowing.append((node, names - own))
                 return True
@@ -839,19 +839,22 @@ def _named_in(info: ModuleInfo, root: cst.CSTNode, names: set[str], found: set[s
             if name in names and id(node) not in called:
                 found.add(name)
     for fn, kept in shadowing:
-        for outer in (*fn.decorators, *_parameters(fn.params)):
+        for outer in (*fn.decorators, *parameters(fn.params)):
             _named_in(info, outer, names, found)
         if kept:
             _named_in(info, fn.body, kept, found)
 
 
-def _parameters(params: cst.Parameters) -> list[cst.Param]:
-    star = [p for p in (params.star_arg, params.star_kwarg) if type(p) is cst.Param]
-    return [*params.posonly_params, *params.params, *star, *params.kwonly_params]
-
-
-def _parameter_names(params: cst.Parameters) -> set[str]:
-    return {p.name.value for p in _parameters(params)}
+def parameters(params: cst.Parameters) -> list[cst.Param]:
+    """Every parameter of a ``def`` or a ``lambda``, in order: positional-only, plain,
+    ``*args``, keyword-only, ``**kwargs``."""
+    return [
+        *params.posonly_params,
+        *params.params,
+        *([params.star_arg] if type(params.star_arg) is cst.Param else []),
+        *params.kwonly_params,
+        *([params.star_kwarg] if params.star_kwarg else []),
+    ]
 
 
 # Decorators that wrap the function they are given, not keep it for later: the builtins'

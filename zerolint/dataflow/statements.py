@@ -1460,18 +1460,14 @@ def in_init(cls: ClassInfo, name: str) -> bool:
 def _may_be_keyword_only(cls: ClassInfo) -> bool:
     """Whether a dataclass's fields may be keyword-only: its decorator or a field says
     ``kw_only``, or a field is ``KW_ONLY``."""
-    for decorator in cls.node.decorators:
-        node = decorator.decorator
-        if type(node) is cst.Call and any(
-            a.keyword is not None and a.keyword.value == "kw_only" for a in node.args
-        ):
-            return True
-    for declared in cls.assigned.values():
-        for _, value in declared:
-            if type(value) is cst.Call and any(
-                a.keyword is not None and a.keyword.value == "kw_only" for a in value.args
-            ):
-                return True
+    calls = [d.decorator for d in cls.node.decorators]
+    calls += [value for declared in cls.assigned.values() for _, value in declared]
+    if any(
+        type(call) is cst.Call
+        and any(a.keyword is not None and a.keyword.value == "kw_only" for a in call.args)
+        for call in calls
+    ):
+        return True
     return any(
         type(small) is cst.AnnAssign
         and (dotted(small.annotation.annotation) or "").endswith("KW_ONLY")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from zerolint.model import IDENTITY, OPERAND_OPS, Op, OpKind, parse_bounded
-from zerolint.project import ClassInfo, ModuleInfo
+from zerolint.project import ClassInfo, ModuleInfo, parameters
 from zerolint.rules import SinkSpec
 
 if TYPE_CHECKING:
@@ -687,15 +687,3 @@ def counts_rows(val: Val) -> bool:
     """Whether a trace of ``val`` starts at a row count (``without_row_counts`` would drop
     it)."""
     return any(t.steps and t.steps[0].op.kind is OpKind.ROWS for t in val.traces)
-
-
-def parameters(params: cst.Parameters) -> list[cst.Param]:
-    """Every parameter of a ``def`` or a ``lambda``, in order: positional-only, plain,
-    ``*args``, keyword-only, ``**kwargs``."""
-    return [
-        *params.posonly_params,
-        *params.params,
-        *([params.star_arg] if type(params.star_arg) is cst.Param else []),
-        *params.kwonly_params,
-        *([params.star_kwarg] if params.star_kwarg else []),
-    ]
