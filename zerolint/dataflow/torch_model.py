@@ -13,6 +13,7 @@ import libcst as cst
 
 from zerolint.dataflow.frames import (
     Frame,
+    FuncKey,
 )
 from zerolint.dataflow.library import (
     ARITH_METHODS,
@@ -53,6 +54,7 @@ from zerolint.dataflow.values import (
     ClassRef,
     Effect,
     ExtRef,
+    FieldOrigin,
     FuncRef,
     GlobalOrigin,
     InstRef,
@@ -1344,7 +1346,7 @@ class TorchModel:
         if not val.traces or key is None or "." in key or frame.key.node is None:
             return val
         texts = self.dtype_texts(frame)
-        if any(_made_narrow(v, texts) for v in assigned_values(frame.key.node, key)):
+        if any(_made_narrow(v, texts) is not None for v in assigned_values(frame.key.node, key)):
             return self.extend(
                 frame, val, Op(OpKind.OPAQUE, f"{how} into a tensor of a narrow type")
             )
@@ -1352,36 +1354,111 @@ class TorchModel:
 
     def dtype_texts(self, frame: Frame) -> DtypeTexts:
         """What a dtype argument may name, in ``frame``: its own text (``torch.int8``,
-        ``"i1"``) and what its value refers to here (``small = torch.uint8``, in any arm
-        that reaches the cast; ``dt := torch.int8``), or the module's constant it reads
-        (``INDEX_DTYPE = torch.int16``, also through a local, ``dt = INDEX_DTYPE``); for a
-        local name, any string the function binds it to too (``code = "i1"``, which
-        refers to nothing); for another name nothing is known of, the module's constant
-        of that name."""
+        ``"i1"``, either arm of a conditional expression) and what its value refers to here
+        (``small = torch.uint8``, in any arm that reaches the cast; ``dt := torch.int8``),
+        or the module's constant it reads (``INDEX_DTYPE = torch.int16``, also through a
+        local, ``dt = INDEX_DTYPE``, or another constant); for a local name, any string the
+        function binds it to too (``code = "i1"``, which refers to nothing) and a
+        parameter's default; for another name, what the function it is defined in binds it
+        to (a closure's), else the module's constant of that name (``written_dtype``).
+        ``flags.dtype``, of a tensor the function made narrow, names that narrow type.
+        Given no value (``None``: a buffer's ``dtype=`` read back at a later write, not
+        where it ran), a local name may be anything any of its bindings is."""
 
-        def texts(node: cst.BaseExpression, val: Val) -> list[DtypeText]:
-            found: list[DtypeText] = [] if type(node) is cst.Name else _own_text(node)
+        def texts(node: cst.BaseExpression, val: Val | None) -> list[DtypeText]:
+            key = frame.key
+            if val is None:
+                return self.written_dtype(key, node)
+            found: list[DtypeText] = []
             for ref in val.refs:
                 if isinstance(ref, ExtRef):
                     found.append((ref.name, False))
                 elif isinstance(ref, PendingRef) and isinstance(ref.origin, GlobalOrigin):
-                    constant = self.module_constant(ref.origin.mod, ref.origin.name)
-                    if constant is not None:
-                        found += _own_text(constant)
+                    found += self.written_dtype(
+                        self.func_key(ref.origin.mod, None), cst.Name(ref.origin.name)
+                    )
+                elif isinstance(ref, PendingRef) and isinstance(ref.origin, FieldOrigin):
+                    # `self.index_dtype`: what the class's methods store in the field.
+                    found += [
+                        (r.name, False) for r in self.resolve_refs(ref) if isinstance(r, ExtRef)
+                    ]
             if type(node) is not cst.Name:
-                return found
-            scope = frame.key.node
+                # Its names are known by their values (above), not by every binding.
+                return found + self.written_dtype(key, node, names=False)
+            scope = key.node
             if scope is not None and bound_in(scope, node.value):
                 # A string bound to it in any arm: a string refers to nothing.
-                values = assigned_values(scope, node.value)
-                found += [(t, True) for v in values if (t := string_value(v)) is not None]
+                for v in assigned_values(scope, node.value):
+                    found += [(t, True) for t in _strings_in(v)]
+                if any(_is_param(t.origin, node.value) for t in val.traces):
+                    found += self.default_dtype(key, node.value)  # still what the caller gave
                 return found or _own_text(node)
-            if found:
-                return found
-            constant = self.module_constant(frame.mod, node.value)
-            return _own_text(constant) if constant is not None else _own_text(node)
+            return found or self.written_dtype(key, node)
 
         return texts
+
+    def written_dtype(
+        self, key: FuncKey, node: cst.BaseExpression, *, names: bool = True, depth: int = 0
+    ) -> list[DtypeText]:
+        """What a dtype written in ``key``'s function may name by the text alone: a string
+        or a dotted name as written; either arm of a conditional expression; ``t.dtype``
+        where a binding of the local ``t`` makes it a tensor too narrow for a length
+        (``made_narrow``), that type; with ``names``, a name as any of its bindings in the nearest
+        function that binds it (itself or one it is defined in; a parameter's default
+        too), else the module's constant of that name, followed through other names
+        ``MAX_DTYPE_DEPTH`` deep."""
+        kind = type(node)
+        if kind is cst.IfExp:
+            return self.written_dtype(
+                key, node.body, names=names, depth=depth
+            ) + self.written_dtype(key, node.orelse, names=names, depth=depth)
+        if depth >= MAX_DTYPE_DEPTH:
+            return _own_text(node)
+        if kind is cst.Attribute and node.attr.value == "dtype" and type(node.value) is cst.Name:
+            narrow = self.made_narrow(key, node.value.value, depth + 1)
+            return [(narrow, False)] if narrow is not None else _own_text(node)
+        if kind is not cst.Name or not names:
+            return _own_text(node)
+        name = node.value
+        f: FuncKey | None = key
+        while f is not None and f.node is not None:
+            if bound_in(f.node, name):
+                found: list[DtypeText] = []
+                for v in assigned_values(f.node, name):
+                    found += self.written_dtype(f, v, depth=depth + 1)
+                found += self.default_dtype(f, name, depth + 1)
+                return found or _own_text(node)
+            f = self.enclosing(f)
+        constant = self.module_constant(key.mod, name)
+        if constant is None:
+            return _own_text(node)
+        return self.written_dtype(self.func_key(key.mod, None), constant, depth=depth + 1)
+
+    def default_dtype(self, key: FuncKey, name: str, depth: int = 0) -> list[DtypeText]:
+        """What the default of ``key``'s parameter ``name`` may name (``dtype=torch.int8``):
+        a call that leaves it out casts to it. Read where the ``def`` is, not in its body."""
+        for p in key.params():
+            if p.name.value == name and p.default is not None:
+                outer = self.enclosing(key) or self.func_key(key.mod, None)
+                return self.written_dtype(outer, p.default, depth=depth + 1)
+        return []
+
+    def made_narrow(self, key: FuncKey, name: str, depth: int = 0) -> str | None:
+        """The type too narrow for a length that ``key``'s function makes the local
+        ``name`` a tensor of, in any of its bindings (``flags = torch.zeros(n,
+        dtype=torch.uint8)``), as ``into_narrow`` reads a buffer's; None if none."""
+        scope = key.node
+        if scope is None or not bound_in(scope, name):
+            return None
+
+        def texts(node: cst.BaseExpression, _: Val | None) -> list[DtypeText]:
+            return self.written_dtype(key, node, depth=depth)
+
+        for value in assigned_values(scope, name):
+            narrow = _made_narrow(value, texts)
+            if narrow is not None:
+                return narrow
+        return None
 
     def method_arithmetic(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
@@ -1670,57 +1747,74 @@ def _dtype_args(method: str, args: list[tuple[cst.Arg, Val]]) -> list[tuple[cst.
 
 DtypeText = tuple[str, bool]
 """A dtype's text (``torch.int8``, ``i1``) and whether it is a string literal (``"i1"``)."""
-DtypeTexts = Callable[[cst.BaseExpression, Val], list[DtypeText]]
-"""What a dtype argument may name (``TorchModel.dtype_texts``)."""
+DtypeTexts = Callable[[cst.BaseExpression, Val | None], list[DtypeText]]
+"""What a dtype argument may name, given its value if known (``TorchModel.dtype_texts``)."""
+# How many names (and tensors' `.dtype`) a dtype's text is followed through.
+MAX_DTYPE_DEPTH = 8
 
 
-def _own_text(node: cst.BaseExpression, val: Val = EMPTY) -> list[DtypeText]:
+def _own_text(node: cst.BaseExpression, val: Val | None = EMPTY) -> list[DtypeText]:
     """What the argument's own text names, whatever its value (``val``, unread: this is a
     ``DtypeTexts`` that knows no names)."""
     literal = string_value(node)
     return [(literal, True) if literal is not None else (dotted(node) or "", False)]
 
 
-def _made_narrow(value: cst.BaseExpression, texts: DtypeTexts) -> bool:
+def _is_param(origin: object, name: str) -> bool:
+    """Whether a trace's origin is the parameter ``name`` (of the function it is in)."""
+    return type(origin) is ParamOrigin and origin.name == name
+
+
+def _strings_in(node: cst.BaseExpression) -> list[str]:
+    """The string literals ``node`` may be: itself, or either arm of a conditional
+    expression (``"i1" if small else "i4"``)."""
+    if type(node) is cst.IfExp:
+        return _strings_in(node.body) + _strings_in(node.orelse)
+    text = string_value(node)
+    return [text] if text is not None else []
+
+
+def _made_narrow(value: cst.BaseExpression, texts: DtypeTexts) -> str | None:
     """``torch.empty(n, dtype=torch.int8)``, ``x.short()``, ``torch.cuda.ByteTensor(n)``:
-    a tensor made of a type too narrow for a length."""
+    a tensor made of a type too narrow for a length, and that type's text; None for
+    anything else. Its ``dtype=`` is read by its text alone (``texts`` given no value)."""
     if type(value) is not cst.Call:
-        return False
-    if (dotted(value.func) or "").rsplit(".", 1)[-1] in _NARROW_TENSOR_TYPES:
-        return True
-    args = [(a, EMPTY) for a in value.args]
+        return None
+    func = dotted(value.func) or ""
+    if func.rsplit(".", 1)[-1] in _NARROW_TENSOR_TYPES:
+        return func
+    args: list[tuple[cst.Arg, Val | None]] = [(a, None) for a in value.args]
     for arg, val in args:  # dtype=torch.int8, or a name for it (not another tensor's type)
-        if (
-            arg.keyword is not None
-            and arg.keyword.value == "dtype"
-            and any(text.rsplit(".", 1)[-1] in _NARROW for text, _ in texts(arg.value, val))
-        ):
-            return True
-    func = value.func
-    return type(func) is cst.Attribute and narrowing(func.attr.value, args, texts)
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            for text, _ in texts(arg.value, val):
+                if text.rsplit(".", 1)[-1] in _NARROW:
+                    return text
+    if type(value.func) is cst.Attribute:
+        return narrowing(value.func.attr.value, args, texts)
+    return None
 
 
-def narrowing(method: str, args: list[tuple[cst.Arg, Val]], texts: DtypeTexts) -> bool:
+def narrowing(method: str, args: list[tuple[cst.Arg, Val | None]], texts: DtypeTexts) -> str | None:
     """``x.short()``, ``x.byte()``, ``x.to(torch.int8)``, ``x.type(torch.ByteTensor)``,
     ``x.astype("i1")``, ``torch.as_tensor(x, dtype=torch.uint8)``: a cast to an integer
     type too narrow for a length; ``x.view(torch.uint8)``: its bytes read as one (int32
-    lengths of 1 are [1, 0, 0, 0]). A dtype held in a name is what ``texts`` says the
-    name was bound to. A cast or a view to int32 or wider, or to another tensor's type
-    (``x.to(other.dtype)``, which lengths are cast to all the time), is taken to keep
-    them."""
+    lengths of 1 are [1, 0, 0, 0]). The narrow type's text, or None. A dtype held in a
+    name is what ``texts`` says the name was bound to. A cast or a view to int32 or
+    wider, or to another tensor's type (``x.to(other.dtype)``, which lengths are cast to
+    all the time), is taken to keep them, unless the function made that tensor narrow."""
     if method in ("short", "char", "byte"):
-        return True
+        return f"torch.{method}"
     if method not in _CASTS and method not in _CONVERTING:
-        return False
+        return None
     for arg, val in _dtype_args(method, args):
         for text, literal in texts(arg.value, val):
             last = text.rsplit(".", 1)[-1]
             if method == "view":
                 if last in _NARROW and "." in text:  # `torch.uint8`, not a size named `short`
-                    return True
+                    return text
             elif last in _NARROW or literal and text in _NARROW_CODES:
-                return True
-    return False
+                return text
+    return None
 
 
 def _integer_dtype(arg: cst.Arg) -> bool:
