@@ -689,6 +689,41 @@ def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     return _assigned_values(scope, name)
 
 
+def own_assigned_values(fn: cst.FunctionDef, name: str) -> list[cst.BaseExpression]:
+    """The values ``fn`` itself binds its local ``name`` to, by plain assignments (not
+    those of a function, a lambda or a class defined in it, whose names are their own);
+    none where ``fn`` binds the name any other way too (a loop, a tuple, a parameter)."""
+    out: list[cst.BaseExpression] = []
+    if any(p.name.value == name for p in parameters(fn.params)):
+        return out
+    stack: list[Any] = [fn.body]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
+            if node.name.value == name:
+                return []
+            continue
+        if kind is cst.Lambda:
+            continue
+        if kind is cst.Assign:
+            for t in node.targets:
+                if type(t.target) is cst.Name:
+                    if t.target.value == name:
+                        out.append(node.value)
+                elif name in _target_names(t.target):
+                    return []
+        elif kind is cst.AnnAssign:
+            target = node.target
+            if node.value is not None and type(target) is cst.Name and target.value == name:
+                out.append(node.value)
+        elif kind in _BINDS and name in _bound_otherwise(node, kind):
+            return []
+        _push_children(node, kind, push)
+    return out
+
+
 def _scan_bindings(scope: cst.CSTNode) -> tuple[Values, set[str]]:
     """One walk of ``scope``: the values of each name's plain assignments, and the names
     bound otherwise. A plain walk of the nodes' fields (``_push_children``), not a

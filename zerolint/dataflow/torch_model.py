@@ -42,9 +42,11 @@ from zerolint.dataflow.syntax import (
     is_none,
     is_zero,
     mask_rows,
+    own_assigned_values,
     peel_views,
     read_names,
     replacement_op,
+    scope_names,
     statements,
     string_value,
     written_as_zero,
@@ -1355,15 +1357,16 @@ class TorchModel:
     def dtype_texts(self, frame: Frame) -> DtypeTexts:
         """What a dtype argument may name, in ``frame``: its own text (``torch.int8``,
         ``"i1"``, either arm of a conditional expression) and what its value refers to here
-        (``small = torch.uint8``, in any arm that reaches the cast; ``dt := torch.int8``),
-        or the module's constant it reads (``INDEX_DTYPE = torch.int16``, also through a
-        local, ``dt = INDEX_DTYPE``, or another constant); for a local name, any string the
-        function binds it to too (``code = "i1"``, which refers to nothing) and a
-        parameter's default; for another name, what the function it is defined in binds it
-        to (a closure's), else the module's constant of that name (``written_dtype``).
-        ``flags.dtype``, of a tensor the function made narrow, names that narrow type.
-        Given no value (``None``: a buffer's ``dtype=`` read back at a later write, not
-        where it ran), a local name may be anything any of its bindings is."""
+        (``small = torch.uint8``, in any arm that reaches the cast; ``dt := torch.int8``; a
+        field's, what the class's methods store in it), or the module's constant it reads
+        (``INDEX_DTYPE = torch.int16``, also through a local, ``dt = INDEX_DTYPE``, or
+        another constant); for the function's own local, any string it binds it to too
+        (``code = "i1"``, which refers to nothing); for another name, what the function it
+        is defined in binds it to (a closure's), else the module's constant of that name;
+        ``flags.dtype`` and class-level names as ``written_dtype`` reads them. Given no
+        value (``None``: a buffer's ``dtype=`` read back at a later write, not where it
+        ran), a name may be anything any of its bindings is. A parameter's default is not
+        read: a function's summary serves the calls that pass a wide type too."""
 
         def texts(node: cst.BaseExpression, val: Val | None) -> list[DtypeText]:
             key = frame.key
@@ -1382,16 +1385,16 @@ class TorchModel:
                     found += [
                         (r.name, False) for r in self.resolve_refs(ref) if isinstance(r, ExtRef)
                     ]
+            if type(node) is cst.Attribute and found:
+                return found  # a field an object's own methods set hides the class's name
             if type(node) is not cst.Name:
                 # Its names are known by their values (above), not by every binding.
                 return found + self.written_dtype(key, node, names=False)
             scope = key.node
-            if scope is not None and bound_in(scope, node.value):
+            if scope is not None and node.value in scope_names(scope, self._scopes)[0]:
                 # A string bound to it in any arm: a string refers to nothing.
-                for v in assigned_values(scope, node.value):
+                for v in own_assigned_values(scope, node.value):
                     found += [(t, True) for t in _strings_in(v)]
-                if any(_is_param(t.origin, node.value) for t in val.traces):
-                    found += self.default_dtype(key, node.value)  # still what the caller gave
                 return found or _own_text(node)
             return found or self.written_dtype(key, node)
 
@@ -1401,12 +1404,13 @@ class TorchModel:
         self, key: FuncKey, node: cst.BaseExpression, *, names: bool = True, depth: int = 0
     ) -> list[DtypeText]:
         """What a dtype written in ``key``'s function may name by the text alone: a string
-        or a dotted name as written; either arm of a conditional expression; ``t.dtype``
-        where a binding of the local ``t`` makes it a tensor too narrow for a length
-        (``made_narrow``), that type; with ``names``, a name as any of its bindings in the nearest
-        function that binds it (itself or one it is defined in; a parameter's default
-        too), else the module's constant of that name, followed through other names
-        ``MAX_DTYPE_DEPTH`` deep."""
+        or a dotted name as written; either arm of a conditional expression; ``t.dtype``,
+        the narrow type every binding of the local ``t`` makes it a tensor of
+        (``made_narrow``); a class-level name read on ``self`` or on a class of the module
+        (``class_level_dtype``); with ``names``, a name as any of the plain assignments of
+        the nearest function whose own name it is (itself or one it is defined in; not a
+        function defined in that), else the module's constant of that name; followed
+        through other names ``MAX_DTYPE_DEPTH`` deep."""
         kind = type(node)
         if kind is cst.IfExp:
             return self.written_dtype(
@@ -1417,16 +1421,19 @@ class TorchModel:
         if kind is cst.Attribute and node.attr.value == "dtype" and type(node.value) is cst.Name:
             narrow = self.made_narrow(key, node.value.value, depth + 1)
             return [(narrow, False)] if narrow is not None else _own_text(node)
+        if kind is cst.Attribute and type(node.value) is cst.Name:
+            cls = self.class_named(key, node.value.value)
+            if cls is not None:
+                return self.class_level_dtype(cls, node.attr.value, depth + 1) or _own_text(node)
         if kind is not cst.Name or not names:
             return _own_text(node)
         name = node.value
         f: FuncKey | None = key
         while f is not None and f.node is not None:
-            if bound_in(f.node, name):
+            if name in scope_names(f.node, self._scopes)[0]:
                 found: list[DtypeText] = []
-                for v in assigned_values(f.node, name):
+                for v in own_assigned_values(f.node, name):
                     found += self.written_dtype(f, v, depth=depth + 1)
-                found += self.default_dtype(f, name, depth + 1)
                 return found or _own_text(node)
             f = self.enclosing(f)
         constant = self.module_constant(key.mod, name)
@@ -1434,31 +1441,45 @@ class TorchModel:
             return _own_text(node)
         return self.written_dtype(self.func_key(key.mod, None), constant, depth=depth + 1)
 
-    def default_dtype(self, key: FuncKey, name: str, depth: int = 0) -> list[DtypeText]:
-        """What the default of ``key``'s parameter ``name`` may name (``dtype=torch.int8``):
-        a call that leaves it out casts to it. Read where the ``def`` is, not in its body."""
-        for p in key.params():
-            if p.name.value == name and p.default is not None:
-                outer = self.enclosing(key) or self.func_key(key.mod, None)
-                return self.written_dtype(outer, p.default, depth=depth + 1)
+    def class_named(self, key: FuncKey, name: str) -> ClassInfo | None:
+        """The class ``name`` stands for in ``key``'s function: a method's first parameter
+        (``self``, ``cls``) its class, else a class of the module the function does not
+        bind the name in."""
+        params = key.params()
+        if key.cls is not None and key.is_method and params and params[0].name.value == name:
+            return key.cls
+        if key.node is not None and bound_in(key.node, name):
+            return None
+        return key.mod.classes.get(name)
+
+    def class_level_dtype(self, cls: ClassInfo, attr: str, depth: int) -> list[DtypeText]:
+        """What a class-level name (``DTYPE = torch.int8`` in the class body) read on
+        ``cls`` or one of its objects may name: the first class of the MRO that binds it,
+        each of its assignments there; nothing for a method."""
+        for c in self.mro(cls):
+            if attr in c.methods:
+                return []
+            if attr in c.assigned:
+                top = self.func_key(c.module, None)
+                found: list[DtypeText] = []
+                for _, value in c.assigned[attr]:
+                    found += self.written_dtype(top, value, depth=depth)
+                return found
         return []
 
     def made_narrow(self, key: FuncKey, name: str, depth: int = 0) -> str | None:
-        """The type too narrow for a length that ``key``'s function makes the local
-        ``name`` a tensor of, in any of its bindings (``flags = torch.zeros(n,
-        dtype=torch.uint8)``), as ``into_narrow`` reads a buffer's; None if none."""
+        """The type too narrow for a length that ``key``'s function makes its local
+        ``name`` a tensor of in every binding it makes (``flags = torch.zeros(n,
+        dtype=torch.uint8)``; not after ``flags = flags.int()``); None otherwise."""
         scope = key.node
-        if scope is None or not bound_in(scope, name):
+        if scope is None:
             return None
 
         def texts(node: cst.BaseExpression, _: Val | None) -> list[DtypeText]:
             return self.written_dtype(key, node, depth=depth)
 
-        for value in assigned_values(scope, name):
-            narrow = _made_narrow(value, texts)
-            if narrow is not None:
-                return narrow
-        return None
+        made = [_made_narrow(value, texts) for value in own_assigned_values(scope, name)]
+        return made[0] if made and all(made) else None
 
     def method_arithmetic(
         self, frame: Frame, node: cst.Call, method: str, b: Bound, recv: Val, target: Target
@@ -1758,11 +1779,6 @@ def _own_text(node: cst.BaseExpression, val: Val | None = EMPTY) -> list[DtypeTe
     ``DtypeTexts`` that knows no names)."""
     literal = string_value(node)
     return [(literal, True) if literal is not None else (dotted(node) or "", False)]
-
-
-def _is_param(origin: object, name: str) -> bool:
-    """Whether a trace's origin is the parameter ``name`` (of the function it is in)."""
-    return type(origin) is ParamOrigin and origin.name == name
 
 
 def _strings_in(node: cst.BaseExpression) -> list[str]:
