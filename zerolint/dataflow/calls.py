@@ -53,6 +53,7 @@ from zerolint.dataflow.values import (
     Trace,
     Val,
     callee_own,
+    construction_keys,
     in_order,
     join_all,
     parameters,
@@ -389,12 +390,14 @@ class Calls:
         fields = [(name, val) for name, val, _ in written]
         frame.constructed[id(node)] = fields
         self.note_construction(
-            id(node), cls.name, {name: self.operand(frame, arg.value) for name, _, arg in written}
+            id(node),
+            construction_keys(cls)[0],
+            {name: self.operand(frame, arg.value) for name, _, arg in written},
         )
         owner, init = self.initializer(cls)
         if init is None:
             for field_name, arg_val in fields:
-                self.record_constructor_field(frame, node, cls.name, field_name, arg_val)
+                self.record_constructor_field(frame, node, cls, field_name, arg_val)
             post = next((c for c in self.mro(cls) if "__post_init__" in c.methods), None)
             if post is not None:
                 # A field __post_init__ writes holds what it wrote, not the argument: read
@@ -414,7 +417,7 @@ class Calls:
         by_init: dict[str, Val] = {}
         for attr, val in self.summary(ref.key).field_writes.items():
             by_init[attr] = self.substitute(val, ref.key, site, 0)
-            self.record_constructor_field(frame, node, cls.name, attr, by_init[attr], step=False)
+            self.record_constructor_field(frame, node, cls, attr, by_init[attr], step=False)
         if by_init:
             # Read back here (`m = Meta(seq_lens, r); m.seq_lens`): what __init__ wrote, not
             # the argument its parameter of that name was given; joined with it where the
@@ -433,19 +436,28 @@ class Calls:
             frame.constructed[id(node)] = merged
 
     def record_constructor_field(
-        self, frame: Frame, node: cst.Call, cls_name: str, attr: str, val: Val, step: bool = True
+        self,
+        frame: Frame,
+        node: cst.Call,
+        cls: ClassInfo | str,
+        attr: str,
+        val: Val,
+        step: bool = True,
     ) -> None:
-        """What a construction puts in a field (an object or a callable counts too), for
-        reads of that field anywhere (``Summary.constructor_fields``)."""
+        """What a construction of ``cls`` puts in a field (an object or a callable counts
+        too), for reads of that field anywhere (``Summary.constructor_fields``, under the
+        class's own key: ``construction_keys``)."""
         if not (val.traces or val.refs):
             return
         # The object is built where these conditions hold: what is read back from the
         # field carries them (vLLM builds its decode metadata under `if num_decodes > 0:`).
         val = self.guarded(frame, val)
         if step:
-            val = val.then(self.step(frame, node, "flow", IDENTITY, f"{cls_name}({attr}=...)"))
+            shown = cls.rsplit(".", 1)[-1] if isinstance(cls, str) else cls.name
+            val = val.then(self.step(frame, node, "flow", IDENTITY, f"{shown}({attr}=...)"))
         slots = frame.summary.constructor_fields
-        slots[cls_name, attr] = slots.get((cls_name, attr), EMPTY).join(val)
+        key = (construction_keys(cls)[0], attr)
+        slots[key] = slots.get(key, EMPTY).join(val)
 
     def sink_hit(
         self, frame: Frame, node: cst.Call, ref: SinkRef, args: list[tuple[cst.Arg, Val]]
@@ -770,11 +782,11 @@ class Calls:
             frame.constructed[id(node)] = fields
             self.note_construction(
                 id(node),
-                short,
+                construction_keys(ref.qual)[0],
                 {a.keyword.value: self.operand(frame, a.value) for a, _ in args if a.keyword},
             )
             for attr, val in fields:
-                self.record_constructor_field(frame, node, short, attr, val)
+                self.record_constructor_field(frame, node, ref.qual, attr, val)
             result = Val([Trace(CallOrigin(site), ())], [InstRef(ref.qual)])
         else:
             result = Val([Trace(CallOrigin(site), ())], [PendingRef(CallOrigin(site))])

@@ -30,7 +30,7 @@ import libcst as cst
 
 from zerolint.dataflow import guards
 from zerolint.dataflow.frames import CallSite, Frame, FuncKey, rebound_steps
-from zerolint.dataflow.values import SYMBOLIC_OPS, InstRef, RawStep, Trace
+from zerolint.dataflow.values import SYMBOLIC_OPS, InstRef, RawStep, Trace, construction_keys
 from zerolint.model import OpKind
 
 MAX_CALLER_DEPTH = 3
@@ -68,7 +68,9 @@ class Contexts:
             return
         val = frame.state.get(head) if head in frame.state else None
         refs = val.refs if val is not None else ()
-        classes = frozenset(r.short_name() for r in refs if isinstance(r, InstRef))
+        classes = frozenset(
+            k for r in refs if isinstance(r, InstRef) for k in construction_keys(r.cls)
+        )
         self.guard_classes[(id(stmt), name)] = classes
         if self.recording:
             self.record(("guard", (id(stmt), name), classes))

@@ -437,8 +437,8 @@ class Summary:
     return_elements: tuple[Val, ...] | None = None
     hits: list[SinkHit] = field(default_factory=list)
     field_writes: dict[str, Val] = field(default_factory=dict)
-    # What constructions here put in a field: (class short name, field) -> value, for reads
-    # of that field anywhere.
+    # What constructions here put in a field: (the class's key, field) -> value, for reads
+    # of that field anywhere (``construction_keys``).
     constructor_fields: dict[tuple[str, str], Val] = field(default_factory=dict)
     global_writes: dict[str, Val] = field(default_factory=dict)
     # The module's globals the functions of its module it calls write, themselves or

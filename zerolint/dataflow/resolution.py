@@ -37,6 +37,7 @@ from zerolint.dataflow.values import (
     RenamedOrigin,
     Trace,
     Val,
+    construction_keys,
     in_order,
     is_object_read,
     join_all,
@@ -299,11 +300,14 @@ class Resolution:
                 ):
                     continue
             # Its own module too: a classmethod factory builds it as `cls(...)`.
+            keys = construction_keys(c)
             for mod in dict.fromkeys([c.module, *self.modules_mentioning(f"{c.name}(")]):
                 for key in self.module_functions(mod):
-                    v = self.summary(key).constructor_fields.get((c.name, attr))
-                    if v is not None and (v.traces or v.refs):
-                        out.append(self.drop_params(v))
+                    built = self.summary(key).constructor_fields
+                    for k in keys:  # this class's, and those of a class known by name only
+                        v = built.get((k, attr))
+                        if v is not None and (v.traces or v.refs):
+                            out.append(self.drop_params(v))
         return out
 
     def modules_mentioning(self, text: str) -> list[ModuleInfo]:

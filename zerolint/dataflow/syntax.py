@@ -693,35 +693,47 @@ def own_assigned_values(fn: cst.FunctionDef, name: str) -> list[cst.BaseExpressi
     """The values ``fn`` itself binds its local ``name`` to, by plain assignments (not
     those of a function, a lambda or a class defined in it, whose names are their own);
     none where ``fn`` binds the name any other way too (a loop, a tuple, a parameter)."""
-    out: list[cst.BaseExpression] = []
-    if any(p.name.value == name for p in parameters(fn.params)):
-        return out
+    cached = _OWN_BINDINGS.get(id(fn))
+    if cached is None or cached[0] is not fn:
+        if len(_OWN_BINDINGS) > 1024:
+            _OWN_BINDINGS.clear()
+        cached = _OWN_BINDINGS[id(fn)] = (fn, *_own_bindings(fn))
+    _, assigned, other = cached
+    return [] if name in other else assigned.get(name, [])
+
+
+_OWN_BINDINGS: dict[int, tuple[cst.FunctionDef, Values, set[str]]] = {}
+
+
+def _own_bindings(fn: cst.FunctionDef) -> tuple[Values, set[str]]:
+    """One walk of ``fn``'s own scope (``own_assigned_values``): each name's plain
+    assignments, and the names it binds otherwise."""
+    assigned: Values = {}
+    other: set[str] = {p.name.value for p in parameters(fn.params)}
     stack: list[Any] = [fn.body]
     pop, push = stack.pop, stack.append
     while stack:
         node = pop()
         kind = type(node)
         if kind is cst.FunctionDef or kind is cst.ClassDef:
-            if node.name.value == name:
-                return []
+            other.add(node.name.value)
             continue
         if kind is cst.Lambda:
             continue
         if kind is cst.Assign:
             for t in node.targets:
                 if type(t.target) is cst.Name:
-                    if t.target.value == name:
-                        out.append(node.value)
-                elif name in _target_names(t.target):
-                    return []
+                    assigned.setdefault(t.target.value, []).append(node.value)
+                else:
+                    other.update(_target_names(t.target))
         elif kind is cst.AnnAssign:
             target = node.target
-            if node.value is not None and type(target) is cst.Name and target.value == name:
-                out.append(node.value)
-        elif kind in _BINDS and name in _bound_otherwise(node, kind):
-            return []
+            if node.value is not None and type(target) is cst.Name:
+                assigned.setdefault(target.value, []).append(node.value)
+        elif kind in _BINDS:
+            other.update(_bound_otherwise(node, kind))
         _push_children(node, kind, push)
-    return out
+    return assigned, other
 
 
 def _scan_bindings(scope: cst.CSTNode) -> tuple[Values, set[str]]:

@@ -643,7 +643,7 @@ class TorchModel:
         for ref in obj.refs:
             if isinstance(ref, InstRef):
                 for field, val in changed:
-                    self.record_constructor_field(frame, node, ref.short_name(), field, val)
+                    self.record_constructor_field(frame, node, ref.cls, field, val)
         key = base_key(obj_arg.value)
         kept: list[tuple[str, Val]] = []
         if key is not None and key == dotted(obj_arg.value):

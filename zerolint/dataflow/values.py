@@ -482,6 +482,17 @@ def ref_key(ref: Ref) -> tuple:
     return (7, origin_key(ref.origin))
 
 
+def construction_keys(cls: ClassInfo | str) -> tuple[str, ...]:
+    """The keys a construction of ``cls`` is recorded under and read back by
+    (``Summary.constructor_fields``, ``Contexts.field_guards``), the first its own: the
+    project's class by its module and qualified name, so that two modules' classes named
+    ``Meta`` are two; a class known only by a name (its module not parsed) by ``~`` and
+    its own name, which a read of any class of that name looks under too."""
+    if isinstance(cls, str):
+        return ("~" + cls.rsplit(".", 1)[-1],)
+    return (f"{cls.module.name}:{cls.qualname}", "~" + cls.name)
+
+
 def in_order(refs: Iterable[Ref]) -> list[Ref]:
     """``refs`` in the same order on every run: by ``ref_key`` where there are several
     (calling, resolving or reading through them makes summaries, in this order)."""
