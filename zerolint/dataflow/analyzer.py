@@ -192,7 +192,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         # sites with the guards that held there, what each construction wrote into its
         # fields, and the classes of the objects that field guards test.
         self.call_sites: dict[FuncKey, dict[tuple[int, int], CallerContext]] = {}
-        self.constructions: dict[int, tuple[str, dict[str, int | str]]] = {}
+        self.constructions: dict[int, tuple[tuple[str, ...], dict[str, int | str]]] = {}
         self.guard_classes: dict[tuple[int, str], frozenset[str]] = {}
         self.closed_cache: dict[FuncKey, list[CallerContext] | None] = {}
         # What each summary and cached answer was made from (DepNode), and the nodes of

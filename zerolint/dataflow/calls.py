@@ -391,7 +391,7 @@ class Calls:
         frame.constructed[id(node)] = fields
         self.note_construction(
             id(node),
-            construction_keys(cls)[0],
+            construction_keys(cls),
             {name: self.operand(frame, arg.value) for name, _, arg in written},
         )
         owner, init = self.initializer(cls)
@@ -782,7 +782,7 @@ class Calls:
             frame.constructed[id(node)] = fields
             self.note_construction(
                 id(node),
-                construction_keys(ref.qual)[0],
+                construction_keys(ref.qual),
                 {a.keyword.value: self.operand(frame, a.value) for a, _ in args if a.keyword},
             )
             for attr, val in fields:

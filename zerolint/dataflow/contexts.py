@@ -30,7 +30,7 @@ import libcst as cst
 
 from zerolint.dataflow import guards
 from zerolint.dataflow.frames import CallSite, Frame, FuncKey, rebound_steps
-from zerolint.dataflow.values import SYMBOLIC_OPS, InstRef, RawStep, Trace, construction_keys
+from zerolint.dataflow.values import SYMBOLIC_OPS, InstRef, RawStep, Trace, read_keys
 from zerolint.model import OpKind
 
 MAX_CALLER_DEPTH = 3
@@ -54,12 +54,13 @@ class Contexts:
             self.record(("call", key, where, context))
 
     def note_construction(
-        self, node_id: int, cls_name: str, operands: dict[str, int | str]
+        self, node_id: int, keys: tuple[str, ...], operands: dict[str, int | str]
     ) -> None:
-        """What a construction wrote into each field, as operands (literals or names)."""
-        self.constructions[node_id] = (cls_name, operands)
+        """What a construction wrote into each field, as operands (literals or names),
+        under its class's keys (``construction_keys``)."""
+        self.constructions[node_id] = (keys, operands)
         if self.recording:
-            self.record(("built", node_id, (cls_name, operands)))
+            self.record(("built", node_id, (keys, operands)))
 
     def note_field_guard(self, frame: Frame, stmt: cst.CSTNode, name: str) -> None:
         """For a guard on ``obj.field``: the classes ``obj`` may be an instance of."""
@@ -68,9 +69,7 @@ class Contexts:
             return
         val = frame.state.get(head) if head in frame.state else None
         refs = val.refs if val is not None else ()
-        classes = frozenset(
-            k for r in refs if isinstance(r, InstRef) for k in construction_keys(r.cls)
-        )
+        classes = frozenset(k for r in refs if isinstance(r, InstRef) for k in read_keys(r.cls))
         self.guard_classes[(id(stmt), name)] = classes
         if self.recording:
             self.record(("guard", (id(stmt), name), classes))
@@ -150,7 +149,8 @@ class Contexts:
             steps.append(step)
             made = self.constructions.get(id(step.node)) if step.node is not None else None
             if made is not None:
-                built[made[0]] = made[1]
+                for key in made[0]:  # construction_keys
+                    built[key] = made[1]
                 continue
             if step.op.kind != OpKind.GUARD:
                 continue

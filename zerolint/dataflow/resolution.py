@@ -37,10 +37,10 @@ from zerolint.dataflow.values import (
     RenamedOrigin,
     Trace,
     Val,
-    construction_keys,
     in_order,
     is_object_read,
     join_all,
+    read_keys,
 )
 from zerolint.model import Op, OpKind
 from zerolint.project import ClassInfo, ModuleInfo
@@ -300,7 +300,7 @@ class Resolution:
                 ):
                     continue
             # Its own module too: a classmethod factory builds it as `cls(...)`.
-            keys = construction_keys(c)
+            keys = read_keys(c)
             for mod in dict.fromkeys([c.module, *self.modules_mentioning(f"{c.name}(")]):
                 for key in self.module_functions(mod):
                     built = self.summary(key).constructor_fields

@@ -898,6 +898,50 @@ def _target_names(target: Any) -> Iterator[str]:
         yield from _target_names(target.value)
 
 
+def fields_assigned(fn: cst.FunctionDef) -> frozenset[str]:
+    """The attributes a method assigns on its first parameter (``self.x = ...``, ``self.x,
+    self.y = ...``, ``self.x += ...``, annotated too), anywhere in its body; worked out
+    once per method."""
+    cached = _FIELDS_ASSIGNED.get(id(fn))
+    if cached is not None and cached[0] is fn:
+        return cached[1]
+    params = parameters(fn.params)
+    found: set[str] = set()
+    if params:
+        me = params[0].name.value
+        stack: list[Any] = [fn.body]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node = pop()
+            kind = type(node)
+            if kind is cst.Assign:
+                for t in node.targets:
+                    found.update(_attributes_of(t.target, me))
+            elif kind is cst.AnnAssign or kind is cst.AugAssign:
+                found.update(_attributes_of(node.target, me))
+            _push_children(node, kind, push)
+    if len(_FIELDS_ASSIGNED) > 4096:
+        _FIELDS_ASSIGNED.clear()
+    answer = frozenset(found)
+    _FIELDS_ASSIGNED[id(fn)] = (fn, answer)
+    return answer
+
+
+_FIELDS_ASSIGNED: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+
+
+def _attributes_of(target: Any, me: str) -> Iterator[str]:
+    """The attributes of the name ``me`` a target assigns (``me.x``, inside an unpacking)."""
+    kind = type(target)
+    if kind is cst.Attribute and type(target.value) is cst.Name and target.value.value == me:
+        yield target.attr.value
+    elif kind is cst.Tuple or kind is cst.List:
+        for element in target.elements:
+            yield from _attributes_of(element.value, me)
+    elif kind is cst.StarredElement:
+        yield from _attributes_of(target.value, me)
+
+
 _BINDING_FIELDS: dict[type, tuple[str, ...]] = {}
 
 

@@ -38,6 +38,7 @@ from zerolint.dataflow.syntax import (
     bound_in,
     dict_key,
     dotted,
+    fields_assigned,
     int_value,
     is_none,
     is_zero,
@@ -1422,9 +1423,10 @@ class TorchModel:
             narrow = self.made_narrow(key, node.value.value, depth + 1)
             return [(narrow, False)] if narrow is not None else _own_text(node)
         if kind is cst.Attribute and type(node.value) is cst.Name:
-            cls = self.class_named(key, node.value.value)
-            if cls is not None:
-                return self.class_level_dtype(cls, node.attr.value, depth + 1) or _own_text(node)
+            cls, on_object = self.class_named(key, node.value.value)
+            attr = node.attr.value
+            if cls is not None and not (on_object and self.object_field(cls, attr)):
+                return self.class_level_dtype(cls, attr, depth + 1) or _own_text(node)
         if kind is not cst.Name or not names:
             return _own_text(node)
         name = node.value
@@ -1441,16 +1443,23 @@ class TorchModel:
             return _own_text(node)
         return self.written_dtype(self.func_key(key.mod, None), constant, depth=depth + 1)
 
-    def class_named(self, key: FuncKey, name: str) -> ClassInfo | None:
-        """The class ``name`` stands for in ``key``'s function: a method's first parameter
-        (``self``, ``cls``) its class, else a class of the module the function does not
-        bind the name in."""
+    def class_named(self, key: FuncKey, name: str) -> tuple[ClassInfo | None, bool]:
+        """The class ``name`` stands for in ``key``'s function, and whether it stands for
+        an object of it: a method's first parameter (``self``) its class, an object; else
+        a class of the module the function does not bind the name in, itself."""
         params = key.params()
         if key.cls is not None and key.is_method and params and params[0].name.value == name:
-            return key.cls
-        if key.node is not None and bound_in(key.node, name):
-            return None
-        return key.mod.classes.get(name)
+            return key.cls, not key.is_classmethod
+        cls = key.mod.classes.get(name)  # first: most names are no class (`torch`)
+        if cls is None or key.node is not None and bound_in(key.node, name):
+            return None, False
+        return cls, False
+
+    def object_field(self, cls: ClassInfo, attr: str) -> bool:
+        """Whether a method of ``cls`` or of a class it derives from assigns ``self.attr``:
+        an object's field of that name hides the class's (what it holds is what its
+        ``PendingRef`` resolves to, not the class-level value)."""
+        return any(attr in fields_assigned(m) for c in self.mro(cls) for m in c.methods.values())
 
     def class_level_dtype(self, cls: ClassInfo, attr: str, depth: int) -> list[DtypeText]:
         """What a class-level name (``DTYPE = torch.int8`` in the class body) read on

@@ -482,15 +482,28 @@ def ref_key(ref: Ref) -> tuple:
     return (7, origin_key(ref.origin))
 
 
-def construction_keys(cls: ClassInfo | str) -> tuple[str, ...]:
-    """The keys a construction of ``cls`` is recorded under and read back by
-    (``Summary.constructor_fields``, ``Contexts.field_guards``), the first its own: the
-    project's class by its module and qualified name, so that two modules' classes named
-    ``Meta`` are two; a class known only by a name (its module not parsed) by ``~`` and
-    its own name, which a read of any class of that name looks under too."""
+def construction_keys(cls: ClassInfo | str) -> tuple[str, str]:
+    """The keys a construction of ``cls`` is recorded under: what it put in each field
+    (``Summary.constructor_fields``) under the first, the operands it wrote
+    (``Contexts.constructions``) under both. ``read_keys`` are those a read looks under.
+    The project's class goes by its module and qualified name, so that two modules'
+    classes named ``Meta`` are two; a class known only by a name (its module not parsed
+    then) by that name (``?Meta``), which a read of any class of that name looks under
+    too; and every construction also by its class's name (``*Meta``), which a guard on an
+    object whose class is known only by name looks under."""
     if isinstance(cls, str):
-        return ("~" + cls.rsplit(".", 1)[-1],)
-    return (f"{cls.module.name}:{cls.qualname}", "~" + cls.name)
+        short = cls.rsplit(".", 1)[-1]
+        return (f"?{short}", f"*{short}")
+    return (f"{cls.module.name}:{cls.qualname}", f"*{cls.name}")
+
+
+def read_keys(cls: ClassInfo | str) -> tuple[str, ...]:
+    """The keys a read of a field of ``cls``'s objects, or a guard on one, looks under
+    (``construction_keys``): a class known only by a name, every construction of a class
+    of that name; the project's class, its own and those made by its name only."""
+    if isinstance(cls, str):
+        return (f"*{cls.rsplit('.', 1)[-1]}",)
+    return (f"{cls.module.name}:{cls.qualname}", f"?{cls.name}")
 
 
 def in_order(refs: Iterable[Ref]) -> list[Ref]:
