@@ -1386,8 +1386,6 @@ class TorchModel:
                     found += [
                         (r.name, False) for r in self.resolve_refs(ref) if isinstance(r, ExtRef)
                     ]
-            if type(node) is cst.Attribute and found:
-                return found  # a field an object's own methods set hides the class's name
             if type(node) is not cst.Name:
                 # Its names are known by their values (above), not by every binding.
                 return found + self.written_dtype(key, node, names=False)
