@@ -683,6 +683,13 @@ def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     return [] if name in other else assigned.get(name, [])
 
 
+def plain_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """Every value ``name`` is bound to by a plain assignment anywhere in ``scope``, nested
+    functions included, however else it is bound: a superset of ``own_assigned_values``
+    from the walk ``bound_in`` keeps, to spare that one its own walk."""
+    return _bindings_of(scope)[1].get(name, [])
+
+
 def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     """Every value the local ``name`` is bound to in ``scope`` (``_assigned_values``); none
     where it is bound any other way too."""

@@ -45,6 +45,7 @@ from zerolint.dataflow.syntax import (
     mask_rows,
     own_assigned_values,
     peel_views,
+    plain_values,
     read_names,
     replacement_op,
     scope_names,
@@ -1391,9 +1392,11 @@ class TorchModel:
                 return found + self.written_dtype(key, node, names=False)
             scope = key.node
             if scope is not None and node.value in scope_names(scope, self._scopes)[0]:
-                # A string bound to it in any arm: a string refers to nothing.
-                for v in own_assigned_values(scope, node.value):
-                    found += [(t, True) for t in _strings_in(v)]
+                # A string bound to it in any arm: a string refers to nothing. (Most names
+                # of dtypes are bound to none: the function's own walk is spared them.)
+                if any(_strings_in(v) for v in plain_values(scope, node.value)):
+                    for v in own_assigned_values(scope, node.value):
+                        found += [(t, True) for t in _strings_in(v)]
                 return found or _own_text(node)
             return found or self.written_dtype(key, node)
 
