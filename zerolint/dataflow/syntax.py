@@ -737,7 +737,7 @@ def _own_bindings(fn: cst.FunctionDef) -> tuple[Values, set[str]]:
             target = node.target
             if node.value is not None and type(target) is cst.Name:
                 assigned.setdefault(target.value, []).append(node.value)
-        elif kind in _BINDS:
+        elif kind in _BINDS and kind is not cst.CompFor:  # a comprehension's are its own
             other.update(_bound_otherwise(node, kind))
         _push_children(node, kind, push)
     return assigned, other
