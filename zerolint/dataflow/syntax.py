@@ -905,15 +905,16 @@ def _target_names(target: Any) -> Iterator[str]:
         yield from _target_names(target.value)
 
 
-def fields_assigned(fn: cst.FunctionDef) -> frozenset[str]:
-    """The attributes a method assigns on its first parameter (``self.x = ...``, ``self.x,
-    self.y = ...``, ``self.x += ...``, annotated too), anywhere in its body; worked out
-    once per method."""
+def fields_assigned(fn: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | None]]:
+    """The attributes a method assigns on its first parameter, anywhere in its body, each
+    with the values it assigns: ``self.x = v`` and ``self.x: T = v`` give ``v``; an
+    unpacking (``self.x, self.y = ...``) or ``self.x += ...`` gives None (not known).
+    Worked out once per method."""
     cached = _FIELDS_ASSIGNED.get(id(fn))
     if cached is not None and cached[0] is fn:
         return cached[1]
     params = parameters(fn.params)
-    found: set[str] = set()
+    found: dict[str, list[cst.BaseExpression | None]] = {}
     if params:
         me = params[0].name.value
         stack: list[Any] = [fn.body]
@@ -921,20 +922,21 @@ def fields_assigned(fn: cst.FunctionDef) -> frozenset[str]:
         while stack:
             node = pop()
             kind = type(node)
-            if kind is cst.Assign:
-                for t in node.targets:
-                    found.update(_attributes_of(t.target, me))
-            elif kind is cst.AnnAssign or kind is cst.AugAssign:
-                found.update(_attributes_of(node.target, me))
+            if kind is cst.Assign or kind is cst.AnnAssign or kind is cst.AugAssign:
+                targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]
+                value = node.value if kind is not cst.AugAssign else None
+                for target in targets:
+                    plain = type(target) is cst.Attribute
+                    for attr in _attributes_of(target, me):
+                        found.setdefault(attr, []).append(value if plain else None)
             _push_children(node, kind, push)
     if len(_FIELDS_ASSIGNED) > 4096:
         _FIELDS_ASSIGNED.clear()
-    answer = frozenset(found)
-    _FIELDS_ASSIGNED[id(fn)] = (fn, answer)
-    return answer
+    _FIELDS_ASSIGNED[id(fn)] = (fn, found)
+    return found
 
 
-_FIELDS_ASSIGNED: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+_FIELDS_ASSIGNED: dict[int, tuple[cst.FunctionDef, dict[str, list[cst.BaseExpression | None]]]] = {}
 
 
 def _attributes_of(target: Any, me: str) -> Iterator[str]:

@@ -1383,10 +1383,7 @@ class TorchModel:
                         self.func_key(ref.origin.mod, None), cst.Name(ref.origin.name)
                     )
                 elif isinstance(ref, PendingRef) and isinstance(ref.origin, FieldOrigin):
-                    # `self.index_dtype`: what the class's methods store in the field.
-                    found += [
-                        (r.name, False) for r in self.resolve_refs(ref) if isinstance(r, ExtRef)
-                    ]
+                    found += self.field_dtype(ref.origin)
             if type(node) is not cst.Name:
                 # Its names are known by their values (above), not by every binding.
                 return found + self.written_dtype(key, node, names=False)
@@ -1455,6 +1452,24 @@ class TorchModel:
         if cls is None or key.node is not None and bound_in(key.node, name):
             return None, False
         return cls, False
+
+    def field_dtype(self, origin: FieldOrigin) -> list[DtypeText]:
+        """What a field holding a dtype may name (``self.index_dtype``): each value a method
+        of the object's class or of a class it derives from stores in it, read by its text
+        where that method runs (``written_dtype``: ``self.index_dtype = INDEX_DTYPE`` names
+        the module's constant; a parameter names nothing known). Read by the text, not by
+        resolving the field, which would make the class's methods here, in the middle of
+        the summary being made."""
+        cls = origin.cls
+        if isinstance(cls, str):
+            return []
+        found: list[DtypeText] = []
+        for c in self.mro(cls):
+            for method in c.methods.values():
+                for value in fields_assigned(method).get(origin.attr, ()):
+                    if value is not None:
+                        found += self.written_dtype(self.func_key(c.module, method, c), value)
+        return found
 
     def object_field(self, cls: ClassInfo, attr: str) -> bool:
         """Whether a method of ``cls`` or of a class it derives from assigns ``self.attr``:
