@@ -1473,8 +1473,8 @@ class TorchModel:
 
     def object_field(self, cls: ClassInfo, attr: str) -> bool:
         """Whether a method of ``cls`` or of a class it derives from assigns ``self.attr``:
-        an object's field of that name hides the class's (what it holds is what its
-        ``PendingRef`` resolves to, not the class-level value)."""
+        an object's field of that name hides the class's (what it holds is what those
+        methods store, ``field_dtype``, not the class-level value)."""
         return any(attr in fields_assigned(m) for c in self.mro(cls) for m in c.methods.values())
 
     def class_level_dtype(self, cls: ClassInfo, attr: str, depth: int) -> list[DtypeText]:
