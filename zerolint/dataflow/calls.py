@@ -53,6 +53,7 @@ from zerolint.dataflow.values import (
     Trace,
     Val,
     callee_own,
+    class_name,
     construction_keys,
     in_order,
     join_all,
@@ -453,8 +454,8 @@ class Calls:
         # field carries them (vLLM builds its decode metadata under `if num_decodes > 0:`).
         val = self.guarded(frame, val)
         if step:
-            shown = cls.rsplit(".", 1)[-1] if isinstance(cls, str) else cls.name
-            val = val.then(self.step(frame, node, "flow", IDENTITY, f"{shown}({attr}=...)"))
+            shown = f"{class_name(cls)}({attr}=...)"
+            val = val.then(self.step(frame, node, "flow", IDENTITY, shown))
         slots = frame.summary.constructor_fields
         key = (construction_keys(cls)[0], attr)
         slots[key] = slots.get(key, EMPTY).join(val)

@@ -314,12 +314,17 @@ class Expressions:
         """The callables that reading ``attr`` on ``cls`` (``instance``: on one of its
         objects) gives: the method, or what a class-level assignment binds, of the first
         class of the MRO that defines the name, as Python looks it up."""
-        for c in self.mro(cls):
-            if attr in c.methods:
-                return [FuncRef(self.func_key(c.module, c.methods[attr], c))]
-            if attr in c.assigned:
-                return self.class_level_refs(c, attr, cls if instance else None)
-        return []
+        c = self.defining_class(cls, attr)
+        if c is None:
+            return []
+        if attr in c.methods:
+            return [FuncRef(self.func_key(c.module, c.methods[attr], c))]
+        return self.class_level_refs(c, attr, cls if instance else None)
+
+    def defining_class(self, cls: ClassInfo, attr: str) -> ClassInfo | None:
+        """The first class of ``cls``'s MRO that binds ``attr`` in its body (a method or a
+        class-level assignment), where Python finds it; None if none does."""
+        return next((c for c in self.mro(cls) if attr in c.methods or attr in c.assigned), None)
 
     def class_level_refs(self, c: ClassInfo, attr: str, instance: ClassInfo | None) -> list[Ref]:
         """The callables a class-level assignment binds to ``attr``: a function, a kernel
@@ -532,9 +537,7 @@ class Expressions:
         out: list[ClassInfo] = []
         definers: list[ClassInfo] = []
         for sub in found:
-            definer = next(
-                (c for c in self.mro(sub) if attr in c.methods or attr in c.assigned), None
-            )
+            definer = self.defining_class(sub, attr)
             if definer is not None and definer not in own and definer not in definers:
                 definers.append(definer)
                 out.append(sub)

@@ -76,7 +76,7 @@ from zerolint.dataflow.values import (
     without_row_counts,
 )
 from zerolint.model import ANY_ROWS, IDENTITY, ROWS_ADDED, Op, OpKind
-from zerolint.project import ClassInfo, resolve_relative
+from zerolint.project import ClassInfo, ModuleInfo, resolve_relative
 
 Args = list[tuple[cst.Arg, Val]]
 Target = cst.BaseExpression | None
@@ -1379,9 +1379,8 @@ class TorchModel:
                 if isinstance(ref, ExtRef):
                     found.append((ref.name, False))
                 elif isinstance(ref, PendingRef) and isinstance(ref.origin, GlobalOrigin):
-                    found += self.written_dtype(
-                        self.func_key(ref.origin.mod, None), cst.Name(ref.origin.name)
-                    )
+                    named = self.module_dtype(ref.origin.mod, ref.origin.name, 0)
+                    found += named if named is not None else [(ref.origin.name, False)]
                 elif isinstance(ref, PendingRef) and isinstance(ref.origin, FieldOrigin):
                     found += self.field_dtype(ref.origin)
             if type(node) is not cst.Name:
@@ -1423,7 +1422,7 @@ class TorchModel:
         if kind is cst.Attribute and type(node.value) is cst.Name:
             cls, on_object = self.class_named(key, node.value.value)
             attr = node.attr.value
-            if cls is not None and not (on_object and self.object_field(cls, attr)):
+            if cls is not None and not (on_object and self.field_assignments(cls, attr)):
                 return self.class_level_dtype(cls, attr, depth + 1) or _own_text(node)
         if kind is not cst.Name or not names:
             return _own_text(node)
@@ -1436,10 +1435,16 @@ class TorchModel:
                     found += self.written_dtype(f, v, depth=depth + 1)
                 return found or _own_text(node)
             f = self.enclosing(f)
-        constant = self.module_constant(key.mod, name)
+        found = self.module_dtype(key.mod, name, depth)
+        return found if found is not None else _own_text(node)
+
+    def module_dtype(self, mod: ModuleInfo, name: str, depth: int) -> list[DtypeText] | None:
+        """What the module's constant ``name`` may name (``written_dtype`` of its value,
+        read at the module's top level); None where the module has no such constant."""
+        constant = self.module_constant(mod, name)
         if constant is None:
-            return _own_text(node)
-        return self.written_dtype(self.func_key(key.mod, None), constant, depth=depth + 1)
+            return None
+        return self.written_dtype(self.func_key(mod, None), constant, depth=depth + 1)
 
     def class_named(self, key: FuncKey, name: str) -> tuple[ClassInfo | None, bool]:
         """The class ``name`` stands for in ``key``'s function, and whether it stands for
@@ -1460,37 +1465,40 @@ class TorchModel:
         the module's constant; a parameter names nothing known). Read by the text, not by
         resolving the field, which would make the class's methods here, in the middle of
         the summary being made."""
-        cls = origin.cls
-        if isinstance(cls, str):
+        if isinstance(origin.cls, str):
             return []
         found: list[DtypeText] = []
-        for c in self.mro(cls):
-            for method in c.methods.values():
-                for value in fields_assigned(method).get(origin.attr, ()):
-                    if value is not None:
-                        found += self.written_dtype(self.func_key(c.module, method, c), value)
+        for key, value in self.field_assignments(origin.cls, origin.attr):
+            if value is not None:
+                found += self.written_dtype(key, value)
         return found
 
-    def object_field(self, cls: ClassInfo, attr: str) -> bool:
-        """Whether a method of ``cls`` or of a class it derives from assigns ``self.attr``:
-        an object's field of that name hides the class's (what it holds is what those
-        methods store, ``field_dtype``, not the class-level value)."""
-        return any(attr in fields_assigned(m) for c in self.mro(cls) for m in c.methods.values())
+    def field_assignments(
+        self, cls: ClassInfo, attr: str
+    ) -> list[tuple[FuncKey, cst.BaseExpression | None]]:
+        """Each value a method of ``cls`` or of a class it derives from assigns to
+        ``self.attr`` (None where not known: ``fields_assigned``), with the method. Where
+        there is one, an object's field of that name hides the class's: what it holds is
+        what those methods store (``field_dtype``), not the class-level value."""
+        return [
+            (self.func_key(c.module, method, c), value)
+            for c in self.mro(cls)
+            for method in c.methods.values()
+            for value in fields_assigned(method).get(attr, ())
+        ]
 
     def class_level_dtype(self, cls: ClassInfo, attr: str, depth: int) -> list[DtypeText]:
         """What a class-level name (``DTYPE = torch.int8`` in the class body) read on
         ``cls`` or one of its objects may name: the first class of the MRO that binds it,
         each of its assignments there; nothing for a method."""
-        for c in self.mro(cls):
-            if attr in c.methods:
-                return []
-            if attr in c.assigned:
-                top = self.func_key(c.module, None)
-                found: list[DtypeText] = []
-                for _, value in c.assigned[attr]:
-                    found += self.written_dtype(top, value, depth=depth)
-                return found
-        return []
+        c = self.defining_class(cls, attr)
+        if c is None or attr in c.methods:
+            return []
+        top = self.func_key(c.module, None)
+        found: list[DtypeText] = []
+        for _, value in c.assigned[attr]:
+            found += self.written_dtype(top, value, depth=depth)
+        return found
 
     def made_narrow(self, key: FuncKey, name: str, depth: int = 0) -> str | None:
         """The type too narrow for a length that ``key``'s function makes its local

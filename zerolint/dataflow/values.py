@@ -416,7 +416,7 @@ class InstRef:
 
     def short_name(self) -> str:
         """The class's own name (the last part of its qualified name)."""
-        return self.cls.rsplit(".", 1)[-1] if isinstance(self.cls, str) else self.cls.name
+        return class_name(self.cls)
 
 
 @dataclass(frozen=True, eq=False)
@@ -482,6 +482,17 @@ def ref_key(ref: Ref) -> tuple:
     return (7, origin_key(ref.origin))
 
 
+def class_name(cls: ClassInfo | str) -> str:
+    """A class's own name: the last part of the qualified name it is known by until its
+    module is parsed, or the project's class's name."""
+    return cls.rsplit(".", 1)[-1] if isinstance(cls, str) else cls.name
+
+
+def _class_key(cls: ClassInfo) -> str:
+    """The project's class by its module and qualified name (``construction_keys``)."""
+    return f"{cls.module.name}:{cls.qualname}"
+
+
 def construction_keys(cls: ClassInfo | str) -> tuple[str, str]:
     """The keys a construction of ``cls`` is recorded under: what it put in each field
     (``Summary.constructor_fields``) under the first, the operands it wrote
@@ -491,10 +502,10 @@ def construction_keys(cls: ClassInfo | str) -> tuple[str, str]:
     then) by that name (``?Meta``), which a read of any class of that name looks under
     too; and every construction also by its class's name (``*Meta``), which a guard on an
     object whose class is known only by name looks under."""
+    short = class_name(cls)
     if isinstance(cls, str):
-        short = cls.rsplit(".", 1)[-1]
         return (f"?{short}", f"*{short}")
-    return (f"{cls.module.name}:{cls.qualname}", f"*{cls.name}")
+    return (_class_key(cls), f"*{short}")
 
 
 def read_keys(cls: ClassInfo | str) -> tuple[str, ...]:
@@ -502,8 +513,8 @@ def read_keys(cls: ClassInfo | str) -> tuple[str, ...]:
     (``construction_keys``): a class known only by a name, every construction of a class
     of that name; the project's class, its own and those made by its name only."""
     if isinstance(cls, str):
-        return (f"*{cls.rsplit('.', 1)[-1]}",)
-    return (f"{cls.module.name}:{cls.qualname}", f"?{cls.name}")
+        return (f"*{class_name(cls)}",)
+    return (_class_key(cls), f"?{cls.name}")
 
 
 def in_order(refs: Iterable[Ref]) -> list[Ref]:
