@@ -1379,7 +1379,7 @@ class TorchModel:
                 if isinstance(ref, ExtRef):
                     found.append((ref.name, False))
                 elif isinstance(ref, PendingRef) and isinstance(ref.origin, GlobalOrigin):
-                    named = self.module_dtype(ref.origin.mod, ref.origin.name, 0)
+                    named = self.module_dtype(ref.origin.mod, ref.origin.name, ())
                     found += named if named is not None else [(ref.origin.name, False)]
                 elif isinstance(ref, PendingRef) and isinstance(ref.origin, FieldOrigin):
                     found += self.field_dtype(ref.origin)
@@ -1399,7 +1399,7 @@ class TorchModel:
         return texts
 
     def written_dtype(
-        self, key: FuncKey, node: cst.BaseExpression, *, names: bool = True, depth: int = 0
+        self, key: FuncKey, node: cst.BaseExpression, *, names: bool = True, seen: Seen = ()
     ) -> list[DtypeText]:
         """What a dtype written in ``key``'s function may name by the text alone: a string
         or a dotted name as written; either arm of a conditional expression; ``t.dtype``,
@@ -1408,43 +1408,47 @@ class TorchModel:
         (``class_level_dtype``); with ``names``, a name as any of the plain assignments of
         the nearest function whose own name it is (itself or one it is defined in; not a
         function defined in that), else the module's constant of that name; followed
-        through other names ``MAX_DTYPE_DEPTH`` deep."""
+        through other names as far as they go. ``seen``: the names being followed (a
+        scope's id and the name), so that one that comes back to itself (``A = B; B =
+        A``, ``buf = torch.zeros(n, dtype=buf.dtype)``) is not followed again."""
         kind = type(node)
         if kind is cst.IfExp:
-            return self.written_dtype(
-                key, node.body, names=names, depth=depth
-            ) + self.written_dtype(key, node.orelse, names=names, depth=depth)
-        if depth >= MAX_DTYPE_DEPTH:
-            return _own_text(node)
+            return self.written_dtype(key, node.body, names=names, seen=seen) + self.written_dtype(
+                key, node.orelse, names=names, seen=seen
+            )
         if kind is cst.Attribute and node.attr.value == "dtype" and type(node.value) is cst.Name:
-            narrow = self.made_narrow(key, node.value.value, depth + 1)
+            narrow = self.made_narrow(key, node.value.value, seen)
             return [(narrow, False)] if narrow is not None else _own_text(node)
         if kind is cst.Attribute and type(node.value) is cst.Name:
             cls, on_object = self.class_named(key, node.value.value)
             attr = node.attr.value
             if cls is not None and not (on_object and self.field_assignments(cls, attr)):
-                return self.class_level_dtype(cls, attr, depth + 1) or _own_text(node)
+                return self.class_level_dtype(cls, attr, seen) or _own_text(node)
         if kind is not cst.Name or not names:
             return _own_text(node)
         name = node.value
         f: FuncKey | None = key
         while f is not None and f.node is not None:
             if name in scope_names(f.node, self._scopes)[0]:
+                here = (id(f.node), name)
                 found: list[DtypeText] = []
-                for v in own_assigned_values(f.node, name):
-                    found += self.written_dtype(f, v, depth=depth + 1)
+                if here not in seen:
+                    for v in own_assigned_values(f.node, name):
+                        found += self.written_dtype(f, v, seen=(*seen, here))
                 return found or _own_text(node)
             f = self.enclosing(f)
-        found = self.module_dtype(key.mod, name, depth)
+        found = self.module_dtype(key.mod, name, seen)
         return found if found is not None else _own_text(node)
 
-    def module_dtype(self, mod: ModuleInfo, name: str, depth: int) -> list[DtypeText] | None:
+    def module_dtype(self, mod: ModuleInfo, name: str, seen: Seen) -> list[DtypeText] | None:
         """What the module's constant ``name`` may name (``written_dtype`` of its value,
-        read at the module's top level); None where the module has no such constant."""
-        constant = self.module_constant(mod, name)
+        read at the module's top level); None where the module has no such constant, or
+        it is being followed already."""
+        here = (id(mod), name)
+        constant = self.module_constant(mod, name) if here not in seen else None
         if constant is None:
             return None
-        return self.written_dtype(self.func_key(mod, None), constant, depth=depth + 1)
+        return self.written_dtype(self.func_key(mod, None), constant, seen=(*seen, here))
 
     def class_named(self, key: FuncKey, name: str) -> tuple[ClassInfo | None, bool]:
         """The class ``name`` stands for in ``key``'s function, and whether it stands for
@@ -1487,29 +1491,33 @@ class TorchModel:
             for value in fields_assigned(method).get(attr, ())
         ]
 
-    def class_level_dtype(self, cls: ClassInfo, attr: str, depth: int) -> list[DtypeText]:
+    def class_level_dtype(self, cls: ClassInfo, attr: str, seen: Seen) -> list[DtypeText]:
         """What a class-level name (``DTYPE = torch.int8`` in the class body) read on
         ``cls`` or one of its objects may name: the first class of the MRO that binds it,
-        each of its assignments there; nothing for a method."""
+        each of its assignments there; nothing for a method, or a name being followed
+        already (``written_dtype``)."""
         c = self.defining_class(cls, attr)
-        if c is None or attr in c.methods:
+        here = (id(c), attr)
+        if c is None or attr in c.methods or here in seen:
             return []
         top = self.func_key(c.module, None)
         found: list[DtypeText] = []
         for _, value in c.assigned[attr]:
-            found += self.written_dtype(top, value, depth=depth)
+            found += self.written_dtype(top, value, seen=(*seen, here))
         return found
 
-    def made_narrow(self, key: FuncKey, name: str, depth: int = 0) -> str | None:
+    def made_narrow(self, key: FuncKey, name: str, seen: Seen = ()) -> str | None:
         """The type too narrow for a length that ``key``'s function makes its local
         ``name`` a tensor of in every binding it makes (``flags = torch.zeros(n,
-        dtype=torch.uint8)``; not after ``flags = flags.int()``); None otherwise."""
+        dtype=torch.uint8)``; not after ``flags = flags.int()``); None otherwise, or where
+        its type is being followed already (``written_dtype``)."""
         scope = key.node
-        if scope is None:
+        here = (id(scope), f"{name}.dtype")
+        if scope is None or here in seen:
             return None
 
         def texts(node: cst.BaseExpression, _: Val | None) -> list[DtypeText]:
-            return self.written_dtype(key, node, depth=depth)
+            return self.written_dtype(key, node, seen=(*seen, here))
 
         made = [_made_narrow(value, texts) for value in own_assigned_values(scope, name)]
         return made[0] if made and all(made) else None
@@ -1803,8 +1811,8 @@ DtypeText = tuple[str, bool]
 """A dtype's text (``torch.int8``, ``i1``) and whether it is a string literal (``"i1"``)."""
 DtypeTexts = Callable[[cst.BaseExpression, Val | None], list[DtypeText]]
 """What a dtype argument may name, given its value if known (``TorchModel.dtype_texts``)."""
-# How many names (and tensors' `.dtype`) a dtype's text is followed through.
-MAX_DTYPE_DEPTH = 8
+Seen = tuple[tuple[int, str], ...]
+"""The names a dtype's text is being followed through (``TorchModel.written_dtype``)."""
 
 
 def _own_text(node: cst.BaseExpression, val: Val | None = EMPTY) -> list[DtypeText]:
