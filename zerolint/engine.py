@@ -137,7 +137,7 @@ def reexported(
     while changed:  # a chain of re-exports: pkg.wrap -> pkg -> app
         changed = False
         for mod in modules:
-            for local, qual in mod.imports.items():
+            for local, qual in mod.import_pairs():
                 home, _, name = qual.rpartition(".")
                 if home in out.get(name, ()) and mod.name not in out.setdefault(local, set()):
                     out[local].add(mod.name)

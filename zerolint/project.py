@@ -156,6 +156,14 @@ class ModuleInfo:
     # The modules of its `from m import *` lines, in order: where a name found nowhere else
     # may be.
     star_imports: tuple[str, ...] = ()
+    # Module-level names that imports bind to two things, or that an import and a `def`
+    # both bind (`from .fast import f` in a `try`, `from .slow import f` or `def f(...)` in
+    # its `except`): read through what the module's code binds (as an assigned name is),
+    # so that every arm's counts, not the last one's alone.
+    import_arms: set[str] = field(default_factory=set)
+    # What module-level imports bind each name to, each thing once, in order
+    # (``_index_import``); ``imports`` holds the last.
+    top_imports: dict[str, list[str]] = field(default_factory=dict)
     # Python's tree, kept only where positions are asked for again and again (a buffer in
     # the language server); otherwise made again when positions are first asked for.
     tree: ast.Module | None = None
@@ -170,6 +178,15 @@ class ModuleInfo:
     _order: dict[int, int] | None = None
     # Which function and which if/match arms each statement is in (dataflow.branches).
     branch_index: dict[int, tuple[int, frozenset[tuple[int, int]]]] | None = None
+
+    def import_pairs(self) -> Iterator[tuple[str, str]]:
+        """Each name the module's imports bind, with what it is bound to: ``imports``, and
+        the other arms' of ``import_arms`` (``from .fast import f`` in a ``try``, where the
+        ``except`` binds ``f`` last)."""
+        yield from self.imports.items()
+        for local in self.import_arms:
+            for qual in self.top_imports.get(local, ())[:-1]:
+                yield local, qual
 
     def writes_by_function(self) -> dict[str, frozenset[str]]:
         """For each function of the module (by its own name) that writes module names
@@ -502,6 +519,29 @@ def record_import(
         table[local or name] = f"{base}.{name}" if base else name
 
 
+def _index_import(info: ModuleInfo, node: cst.Import | cst.ImportFrom, top: bool) -> None:
+    """An import's names in the module's table (``imports``). A module-level import's take
+    the place of what an import inside a function or a class put there, never the other
+    way round: a function binds its own imports where they run (``Statements.exec_Import``),
+    and the module's other functions read the module's. A module-level name two imports
+    bind to different things is one of ``import_arms``."""
+    table: dict[str, str] = {}
+    record_import(info, node, table)
+    for local, qual in table.items():
+        if local[:1] == "*":
+            info.imports.setdefault(local, qual)
+        elif top:
+            bound = info.top_imports.setdefault(local, [])
+            if qual not in bound:
+                bound.append(qual)
+                if len(bound) > 1:
+                    info.import_arms.add(local)
+            info.imports[local] = qual
+            info.rebound.add(local.split(".")[0])
+        elif local not in info.top_imports:
+            info.imports[local] = qual
+
+
 def _blocks(stmt: cst.CSTNode) -> list[cst.BaseSuite]:
     """The statement blocks nested directly in a compound statement."""
     out: list[cst.BaseSuite] = []
@@ -602,11 +642,7 @@ def _index_small(
     top: str | None = None,
 ) -> None:
     if isinstance(small, (cst.Import, cst.ImportFrom)):
-        record_import(info, small, info.imports)
-        if depth == 0 and type(small.names) is not cst.ImportStar:
-            for alias in small.names:
-                bound = alias.asname.name if alias.asname is not None else alias.name
-                info.rebound.add((_dotted(bound) or "").split(".")[0])
+        _index_import(info, small, depth == 0)
     elif type(small) is cst.Global:
         info.declared_globals.update(n.name.value for n in small.names)
         if top is not None:
@@ -925,6 +961,7 @@ def _class_info(info: ModuleInfo, node: cst.ClassDef, owner: ClassInfo | None) -
 
 def _index_module(info: ModuleInfo) -> None:
     _index_block(info, info.module.body, 0, None)
+    info.import_arms.update(info.top_imports.keys() & info.functions.keys())
     _namespace_uses(info)
     info.star_imports = tuple(b for s, b in info.imports.items() if s.startswith("*"))
 

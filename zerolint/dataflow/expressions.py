@@ -122,7 +122,7 @@ class Expressions:
             return Val((), self.module_function(mod, name))
         if name in mod.classes:
             return Val((), [ClassRef(mod.classes[name])])
-        if name in mod.assigned or name in mod.declared_globals:
+        if name in mod.assigned or name in mod.declared_globals or name in mod.import_arms:
             origin = GlobalOrigin(mod, name)
             return Val([Trace(origin, ())], [PendingRef(origin)])
         if name in mod.imports:
@@ -140,7 +140,11 @@ class Expressions:
         or a function's `global` statement binds the name to as well (`_prep = _identity`
         under an `if`: a call of `_prep` may call either)."""
         ref = FuncRef(self.func_key(mod, mod.functions[name]))
-        if name not in mod.assigned and name not in mod.declared_globals:
+        if (
+            name not in mod.assigned
+            and name not in mod.declared_globals
+            and name not in mod.import_arms
+        ):
             return [ref]
         return [ref, PendingRef(GlobalOrigin(mod, name))]
 
@@ -262,6 +266,8 @@ class Expressions:
                 refs = self.module_function(mod, name)
             elif name in mod.classes:
                 refs = [ClassRef(mod.classes[name])]
+            elif name in mod.import_arms:  # imported in two arms: what the module binds
+                refs = [PendingRef(GlobalOrigin(mod, name))]
             elif name in mod.imports:
                 refs = self.lookup_qualified(mod, mod.imports[name], depth + 1)
             elif name in mod.assigned:

@@ -520,7 +520,8 @@ class Statements:
         as fn`` in one, ``fn = fallback`` in another; ``except ImportError: fn = None``). A
         name read without such a binding is looked up in the module's imports
         (``Expressions.read_name``), so at module level only the names that are assigned
-        too (whose reads go through what the module's code writes) are bound here."""
+        too, or bound by another import or a ``def`` (``ModuleInfo.import_arms``), whose
+        reads go through what the module's code writes, are bound here."""
         module_level = frame.key.node is None
         table: dict[str, str] = {}
         record_import(frame.mod, stmt, table)
@@ -533,7 +534,8 @@ class Statements:
                 retire_in(frame, local)
             forget_facts(frame, local)
             if module_level and local not in frame.mod.assigned:
-                continue
+                if local not in frame.mod.import_arms:
+                    continue
             val = Val((), self.lookup_qualified(frame.mod, qual))
             frame.state[local] = val
             if module_level or local in frame.globals_declared:
