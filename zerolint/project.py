@@ -184,8 +184,8 @@ class ModuleInfo:
         the other arms' of ``import_arms`` (``from .fast import f`` in a ``try``, where the
         ``except`` binds ``f`` last)."""
         yield from self.imports.items()
-        for local in self.import_arms:
-            for qual in self.top_imports.get(local, ())[:-1]:
+        for local, quals in self.top_imports.items():
+            for qual in quals[:-1]:
                 yield local, qual
 
     def writes_by_function(self) -> dict[str, frozenset[str]]:

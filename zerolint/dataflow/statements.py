@@ -533,9 +533,9 @@ class Statements:
             if self.rebinds(frame, local, None):
                 retire_in(frame, local)
             forget_facts(frame, local)
-            if module_level and local not in frame.mod.assigned:
-                if local not in frame.mod.import_arms:
-                    continue
+            mod = frame.mod
+            if module_level and local not in mod.assigned and local not in mod.import_arms:
+                continue
             val = Val((), self.lookup_qualified(frame.mod, qual))
             frame.state[local] = val
             if module_level or local in frame.globals_declared:
