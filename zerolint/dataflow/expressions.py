@@ -461,7 +461,10 @@ class Expressions:
         return [name for name, in_init in names.items() if in_init]
 
     def lookup_dotted(self, mod: ModuleInfo, name: str, depth: int = 0) -> list[Ref]:
-        """What a dotted name written in ``mod`` at module level refers to."""
+        """What a dotted name written in ``mod`` at module level refers to (an annotation, a
+        base class): through every module-level import of its head where two arms import it
+        (``ModuleInfo.import_arms``: `meta: Meta`, `Meta` from one module in a `try` and
+        from another in its `except`)."""
         head, _, rest = name.partition(".")
         if head in mod.classes and not rest:
             return [ClassRef(mod.classes[head])]
@@ -470,7 +473,12 @@ class Expressions:
         imported = mod.imports.get(head)
         if imported is None:
             return []
-        return self.lookup_qualified(mod, f"{imported}.{rest}" if rest else imported, depth)
+        quals = mod.top_imports[head] if head in mod.import_arms else (imported,)
+        return [
+            ref
+            for qual in quals
+            for ref in self.lookup_qualified(mod, f"{qual}.{rest}" if rest else qual, depth)
+        ]
 
     def subclasses(self, cls: ClassInfo) -> list[ClassInfo]:
         """Classes that derive from ``cls``: in the parsed modules, and, while paths are
