@@ -156,10 +156,10 @@ class ModuleInfo:
     # The modules of its `from m import *` lines, in order: where a name found nowhere else
     # may be.
     star_imports: tuple[str, ...] = ()
-    # Module-level names that imports bind to two things, or that an import and a `def`
-    # both bind (`from .fast import f` in a `try`, `from .slow import f` or `def f(...)` in
-    # its `except`): read through what the module's code binds (as an assigned name is),
-    # so that every arm's counts, not the last one's alone.
+    # Module-level names that imports bind to two things, or that an import and a `def` or
+    # a `class` both bind (`from .fast import f` in a `try`, `from .slow import f` or `def
+    # f(...)` in its `except`): read through what the module's code binds (as an assigned
+    # name is), so that every arm's counts, not the last one's alone.
     import_arms: set[str] = field(default_factory=set)
     # What module-level imports bind each name to, each thing once, in order
     # (``_index_import``); ``imports`` holds the last.
@@ -961,7 +961,8 @@ def _class_info(info: ModuleInfo, node: cst.ClassDef, owner: ClassInfo | None) -
 
 def _index_module(info: ModuleInfo) -> None:
     _index_block(info, info.module.body, 0, None)
-    info.import_arms.update(info.top_imports.keys() & info.functions.keys())
+    top_classes = {c.name for c in info.classes.values() if "." not in c.qualname}
+    info.import_arms.update(info.top_imports.keys() & (info.functions.keys() | top_classes))
     _namespace_uses(info)
     info.star_imports = tuple(b for s, b in info.imports.items() if s.startswith("*"))
 

@@ -121,7 +121,7 @@ class Expressions:
         if name in mod.functions:
             return Val((), self.module_function(mod, name))
         if name in mod.classes:
-            return Val((), [ClassRef(mod.classes[name])])
+            return Val((), self.module_class(mod, name))
         if name in mod.assigned or name in mod.declared_globals or name in mod.import_arms:
             origin = GlobalOrigin(mod, name)
             return Val([Trace(origin, ())], [PendingRef(origin)])
@@ -145,6 +145,15 @@ class Expressions:
             and name not in mod.declared_globals
             and name not in mod.import_arms
         ):
+            return [ref]
+        return [ref, PendingRef(GlobalOrigin(mod, name))]
+
+    def module_class(self, mod: ModuleInfo, name: str) -> list[Ref]:
+        """A module-level class's name: the class, and what an import in another arm binds
+        the name to as well (``ModuleInfo.import_arms``: `from fast_impl import Meta` in a
+        `try`, `class Meta` in its `except`)."""
+        ref = ClassRef(mod.classes[name])
+        if name not in mod.import_arms:
             return [ref]
         return [ref, PendingRef(GlobalOrigin(mod, name))]
 
@@ -265,7 +274,7 @@ class Expressions:
             if name in mod.functions:
                 refs = self.module_function(mod, name)
             elif name in mod.classes:
-                refs = [ClassRef(mod.classes[name])]
+                refs = self.module_class(mod, name)
             elif name in mod.import_arms:  # imported in two arms: what the module binds
                 refs = [PendingRef(GlobalOrigin(mod, name))]
             elif name in mod.imports:
@@ -467,7 +476,12 @@ class Expressions:
         from another in its `except`)."""
         head, _, rest = name.partition(".")
         if head in mod.classes and not rest:
-            return [ClassRef(mod.classes[head])]
+            if head not in mod.import_arms:
+                return [ClassRef(mod.classes[head])]
+            refs = [ClassRef(mod.classes[head])]  # and what the imports of its name bind
+            for qual in mod.top_imports[head]:
+                refs += self.lookup_qualified(mod, qual, depth)
+            return refs
         if head in mod.functions and not rest:
             return self.module_function(mod, head)
         imported = mod.imports.get(head)

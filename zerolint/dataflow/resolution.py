@@ -153,6 +153,11 @@ class Resolution:
                 for r in in_order(v.refs):
                     if isinstance(r, PendingRef):
                         out += self.resolve_refs(r, depth + 1, done)
+                    elif isinstance(r, LazyRef) and not self.allow_parse:
+                        # A name of a module not parsed yet (a global that holds a class
+                        # imported in two arms): the caller calls it as it calls a name
+                        # imported once (``Calls.call_lazy``).
+                        out.append(r)
                     else:
                         out += self.materialize(r, depth + 1)
             return list({id(r): r for r in out}.values()) if first else out
