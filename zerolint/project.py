@@ -179,6 +179,12 @@ class ModuleInfo:
     # Which function and which if/match arms each statement is in (dataflow.branches).
     branch_index: dict[int, tuple[int, frozenset[tuple[int, int]]]] | None = None
 
+    def read_through_code(self, name: str) -> bool:
+        """Whether a read of the module-level ``name`` goes through what the module's code
+        binds (``Resolution.global_values``) rather than its imports or its defs alone: an
+        assigned name, one a function declares ``global``, one two arms bind."""
+        return name in self.assigned or name in self.declared_globals or name in self.import_arms
+
     def import_pairs(self) -> Iterator[tuple[str, str]]:
         """Each name the module's imports bind, with what it is bound to: ``imports``, and
         the other arms' of ``import_arms`` (``from .fast import f`` in a ``try``, where the
@@ -519,17 +525,24 @@ def record_import(
         table[local or name] = f"{base}.{name}" if base else name
 
 
-def _index_import(info: ModuleInfo, node: cst.Import | cst.ImportFrom, top: bool) -> None:
+def _index_import(
+    info: ModuleInfo, node: cst.Import | cst.ImportFrom, top: bool, typing: bool = False
+) -> None:
     """An import's names in the module's table (``imports``). A module-level import's take
-    the place of what an import inside a function or a class put there, never the other
-    way round: a function binds its own imports where they run (``Statements.exec_Import``),
-    and the module's other functions read the module's. A module-level name two imports
-    bind to different things is one of ``import_arms``."""
+    the place of what an import inside a function or a class, or one for type checkers
+    only (``typing``, under ``if TYPE_CHECKING:``), put there, never the other way round:
+    a function binds its own imports where they run (``Statements.exec_Import``), and the
+    module's other functions read the module's. A module-level name two imports bind to
+    different things is one of ``import_arms``."""
     table: dict[str, str] = {}
     record_import(info, node, table)
     for local, qual in table.items():
         if local[:1] == "*":
             info.imports.setdefault(local, qual)
+        elif top and typing:  # what annotations name, where nothing at run time binds it
+            info.rebound.add(local.split(".")[0])
+            if local not in info.top_imports:
+                info.imports[local] = qual
         elif top:
             bound = info.top_imports.setdefault(local, [])
             if qual not in bound:
@@ -567,18 +580,20 @@ def _index_block(
     owner: ClassInfo | None,
     top: str | None = None,
     encl: tuple[cst.FunctionDef, ClassInfo | None] | None = None,
+    typing: bool = False,
 ) -> None:
     """Walk statements only (never expressions): imports anywhere (vLLM imports inside
     functions), functions (and those nested in them), classes with their annotated fields
     and class-level assignments, module-level assignments, names declared ``global`` (and
-    by which module-level function, ``top``); a one-line body's statements included."""
+    by which module-level function, ``top``); a one-line body's statements included.
+    ``typing``: the block runs for type checkers only (``if TYPE_CHECKING:``)."""
     for stmt in body:
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in stmt.body:
-                _index_small(info, small, depth, owner, top)
+                _index_small(info, small, depth, owner, top, typing)
             continue
         if type(stmt) in _INDEXED_SMALL:  # a one-line body's (`if c: import x`)
-            _index_small(info, stmt, depth, owner, top)
+            _index_small(info, stmt, depth, owner, top, typing)
             continue
         if type(stmt) is cst.FunctionDef:
             if depth == 0:
@@ -613,8 +628,13 @@ def _index_block(
                 for item in stmt.items:
                     if item.asname is not None:
                         info.rebound.update(_target_names(item.asname.name))
+        checking = type(stmt) is cst.If and _dotted(stmt.test) in _TYPE_CHECKING
         for block in _blocks(stmt):
-            _index_block(info, block.body, depth, owner, top, encl)
+            only = typing or checking and block is stmt.body  # type: ignore[attr-defined]
+            _index_block(info, block.body, depth, owner, top, encl, only)
+
+
+_TYPE_CHECKING = frozenset({"TYPE_CHECKING", "typing.TYPE_CHECKING"})
 
 
 def _target_names(target: cst.BaseExpression) -> Iterator[str]:
@@ -640,9 +660,10 @@ def _index_small(
     depth: int,
     owner: ClassInfo | None,
     top: str | None = None,
+    typing: bool = False,
 ) -> None:
     if isinstance(small, (cst.Import, cst.ImportFrom)):
-        _index_import(info, small, depth == 0)
+        _index_import(info, small, depth == 0, typing)
     elif type(small) is cst.Global:
         info.declared_globals.update(n.name.value for n in small.names)
         if top is not None:

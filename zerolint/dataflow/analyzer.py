@@ -41,6 +41,7 @@ from zerolint.dataflow.values import (
     InstRef,
     LazyRef,
     ParamOrigin,
+    PendingRef,
     Ref,
     SinkRef,
     Trace,
@@ -1042,6 +1043,14 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         self.exec_block(frame, body)
         if key.node is None:
             self.class_level_providers(key.mod, summary)
+            if key.mod.import_arms and not frame.dead:
+                # A name two arms bind holds what the module's last binding of it leaves on
+                # each path (the arms joined), not every binding made on the way (`from
+                # .fast import f`, then `def f` that clamps and calls it).
+                for name in key.mod.import_arms:
+                    held = frame.state.get(name)
+                    if held is not None:
+                        summary.global_writes[name] = held
         if not frame.dead:
             frame.exits.append(exit_state(frame))
         for left in frame.exits:
@@ -1178,6 +1187,9 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             f = self.enclosing(f)
         return False
 
+    def _resolved(self, ref: Ref) -> list[Ref]:
+        return self.resolve_refs(ref) if type(ref) is PendingRef else [ref]
+
     def _param_refs(self, key: FuncKey, p: cst.Param) -> list[Ref]:
         name = p.name.value
         refs: list[Ref] = []
@@ -1191,7 +1203,8 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             else:
                 ann_name = dotted(ann)
             if ann_name:
-                for ref in self.lookup_dotted(key.mod, ann_name):
+                found = self.lookup_dotted(key.mod, ann_name)
+                for ref in (x for r in found for x in self._resolved(r)):
                     if isinstance(ref, ClassRef):
                         refs.append(InstRef(ref.cls))
                     elif isinstance(ref, LazyRef):

@@ -122,7 +122,7 @@ class Expressions:
             return Val((), self.module_function(mod, name))
         if name in mod.classes:
             return Val((), self.module_class(mod, name))
-        if name in mod.assigned or name in mod.declared_globals or name in mod.import_arms:
+        if mod.read_through_code(name):
             origin = GlobalOrigin(mod, name)
             return Val([Trace(origin, ())], [PendingRef(origin)])
         if name in mod.imports:
@@ -140,11 +140,7 @@ class Expressions:
         or a function's `global` statement binds the name to as well (`_prep = _identity`
         under an `if`: a call of `_prep` may call either)."""
         ref = FuncRef(self.func_key(mod, mod.functions[name]))
-        if (
-            name not in mod.assigned
-            and name not in mod.declared_globals
-            and name not in mod.import_arms
-        ):
+        if not mod.read_through_code(name):
             return [ref]
         return [ref, PendingRef(GlobalOrigin(mod, name))]
 
@@ -275,8 +271,12 @@ class Expressions:
                 refs = self.module_function(mod, name)
             elif name in mod.classes:
                 refs = self.module_class(mod, name)
-            elif name in mod.import_arms:  # imported in two arms: what the module binds
-                refs = [PendingRef(GlobalOrigin(mod, name))]
+            elif name in mod.import_arms:  # imported in two arms: each arm's
+                refs = [
+                    r
+                    for q in mod.top_imports[name]
+                    for r in self.lookup_qualified(mod, q, depth + 1)
+                ]
             elif name in mod.imports:
                 refs = self.lookup_qualified(mod, mod.imports[name], depth + 1)
             elif name in mod.assigned:
@@ -471,23 +471,27 @@ class Expressions:
 
     def lookup_dotted(self, mod: ModuleInfo, name: str, depth: int = 0) -> list[Ref]:
         """What a dotted name written in ``mod`` at module level refers to (an annotation, a
-        base class): through every module-level import of its head where two arms import it
-        (``ModuleInfo.import_arms``: `meta: Meta`, `Meta` from one module in a `try` and
-        from another in its `except`)."""
+        base class). Where two arms bind its head (``ModuleInfo.import_arms``: `meta: Meta`,
+        `Meta` imported from one module in a `try` and from another in its `except`), what
+        each arm's import names, and the module's own class of that name; an assigned name
+        (`Meta = fast.Meta` in an `except`) is a ``PendingRef`` of what the module binds."""
         head, _, rest = name.partition(".")
-        if head in mod.classes and not rest:
-            if head not in mod.import_arms:
-                return [ClassRef(mod.classes[head])]
-            refs = [ClassRef(mod.classes[head])]  # and what the imports of its name bind
-            for qual in mod.top_imports[head]:
-                refs += self.lookup_qualified(mod, qual, depth)
-            return refs
-        if head in mod.functions and not rest:
-            return self.module_function(mod, head)
+        arms = head in mod.import_arms
+        if not rest:
+            if head in mod.classes:
+                # And each import of its name in another arm (`class Meta` in an `except`).
+                refs: list[Ref] = [ClassRef(mod.classes[head])]
+                for qual in mod.top_imports[head] if arms else ():
+                    refs += self.lookup_qualified(mod, qual, depth)
+                return refs
+            if head in mod.functions:
+                return self.module_function(mod, head)
+            if not arms and mod.read_through_code(head):  # assigned (in an `except` too)
+                return [PendingRef(GlobalOrigin(mod, head))]
         imported = mod.imports.get(head)
         if imported is None:
             return []
-        quals = mod.top_imports[head] if head in mod.import_arms else (imported,)
+        quals = mod.top_imports[head] if arms else (imported,)
         return [
             ref
             for qual in quals

@@ -520,8 +520,9 @@ class Statements:
         as fn`` in one, ``fn = fallback`` in another; ``except ImportError: fn = None``). A
         name read without such a binding is looked up in the module's imports
         (``Expressions.read_name``), so at module level only the names that are assigned
-        too, or bound by another import or a ``def`` (``ModuleInfo.import_arms``), whose
-        reads go through what the module's code writes, are bound here."""
+        too, declared ``global`` by a function, or bound by another import or a ``def``
+        (``ModuleInfo.read_through_code``), whose reads go through what the module's code
+        writes, are bound here."""
         module_level = frame.key.node is None
         table: dict[str, str] = {}
         record_import(frame.mod, stmt, table)
@@ -533,8 +534,7 @@ class Statements:
             if self.rebinds(frame, local, None):
                 retire_in(frame, local)
             forget_facts(frame, local)
-            mod = frame.mod
-            if module_level and local not in mod.assigned and local not in mod.import_arms:
+            if module_level and not frame.mod.read_through_code(local):
                 continue
             val = Val((), self.lookup_qualified(frame.mod, qual))
             frame.state[local] = val
@@ -561,6 +561,11 @@ class Statements:
         for arg in stmt.keywords:
             if type(arg.value) is cst.Call:
                 self.eval(frame, arg.value)
+        name = stmt.name.value
+        if frame.key.node is None and name in frame.mod.import_arms:
+            # What the name holds from here on, where an import in another arm binds it too
+            # (the module's last binding of it is its value: Analyzer._interpret).
+            frame.state[name] = Val((), [ClassRef(frame.mod.classes[name])])
 
     def exec_Match(self, frame: Frame, stmt: cst.Match) -> None:
         """Each case runs where the cases before it did not match: ``case 0: return``
