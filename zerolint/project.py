@@ -158,8 +158,9 @@ class ModuleInfo:
     star_imports: tuple[str, ...] = ()
     # Module-level names that imports bind to two things, or that an import and a `def` or
     # a `class` both bind (`from .fast import f` in a `try`, `from .slow import f` or `def
-    # f(...)` in its `except`): read through what the module's code binds (as an assigned
-    # name is), so that every arm's counts, not the last one's alone.
+    # f(...)` in its `except`), so that every arm's counts, not the last one's alone: read
+    # in the module's functions through what its code binds (as an assigned name is), and
+    # in annotations, bases and re-exports through each arm's import.
     import_arms: set[str] = field(default_factory=set)
     # What module-level imports bind each name to, each thing once, in order
     # (``_index_import``); ``imports`` holds the last.

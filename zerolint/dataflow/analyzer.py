@@ -1188,6 +1188,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
         return False
 
     def _resolved(self, ref: Ref) -> list[Ref]:
+        """What an annotation's name the module's code binds (``lookup_dotted``) holds."""
         return self.resolve_refs(ref) if type(ref) is PendingRef else [ref]
 
     def _param_refs(self, key: FuncKey, p: cst.Param) -> list[Ref]:
