@@ -148,11 +148,14 @@ class Calls:
                     handled = True
         if len(refs) > 1:  # called in the same order on every run (see ref_key)
             refs.sort(key=ref_key)
+        unknown = False  # a function outside the tree that no row of the model describes
         for ref in refs:
             out = self.call_ref(frame, node, ref, args)
             if out is not None:
                 result = result.join(out)
                 handled = True
+            elif type(ref) is ExtRef:
+                unknown = True
         if frame.mod.global_writers:
             self.callbacks_written(frame, func, refs, args)
         if frame.mod.enclosing and frame.mod.declares_nonlocal():  # a closure handed over
@@ -160,6 +163,16 @@ class Calls:
                 if v.refs:
                     self.handed_nonlocal_writes(frame, v)
         if handled:
+            tainted = [v for _, v in args if v.traces] if unknown else []
+            if tainted:
+                # The name may be that unknown function too (`maximum` from `mylib` in a
+                # `try`, from `triton.language` in its `except`): what goes in may come
+                # back, unmodelled, beside what the known one makes of it.
+                name = dotted(func) or method or "call"
+                opaque = self.extend(
+                    frame, join_all(tainted).only_traces(), Op(OpKind.OPAQUE, name)
+                )
+                result = result.join(opaque)
             return result
         self.record_param_call(frame, node, args)
         namespace = receiver is not None and any(
