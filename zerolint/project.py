@@ -540,19 +540,17 @@ def _index_import(
     for local, qual in table.items():
         if local[:1] == "*":
             info.imports.setdefault(local, qual)
-        elif top and typing:  # what annotations name, where nothing at run time binds it
+            continue
+        if top:
             info.rebound.add(local.split(".")[0])
-            if local not in info.top_imports:
-                info.imports[local] = qual
-        elif top:
+        if top and not typing:
             bound = info.top_imports.setdefault(local, [])
             if qual not in bound:
                 bound.append(qual)
                 if len(bound) > 1:
                     info.import_arms.add(local)
             info.imports[local] = qual
-            info.rebound.add(local.split(".")[0])
-        elif local not in info.top_imports:
+        elif local not in info.top_imports:  # a function's, a class's, or for type checkers
             info.imports[local] = qual
 
 

@@ -41,7 +41,6 @@ from zerolint.dataflow.values import (
     InstRef,
     LazyRef,
     ParamOrigin,
-    PendingRef,
     Ref,
     SinkRef,
     Trace,
@@ -1187,10 +1186,6 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             f = self.enclosing(f)
         return False
 
-    def _resolved(self, ref: Ref) -> list[Ref]:
-        """What an annotation's name the module's code binds (``lookup_dotted``) holds."""
-        return self.resolve_refs(ref) if type(ref) is PendingRef else [ref]
-
     def _param_refs(self, key: FuncKey, p: cst.Param) -> list[Ref]:
         name = p.name.value
         refs: list[Ref] = []
@@ -1204,8 +1199,7 @@ class Analyzer(Statements, Expressions, Calls, TorchModel, Resolution, Contexts)
             else:
                 ann_name = dotted(ann)
             if ann_name:
-                found = self.lookup_dotted(key.mod, ann_name)
-                for ref in (x for r in found for x in self._resolved(r)):
+                for ref in self.resolved(self.lookup_dotted(key.mod, ann_name)):
                     if isinstance(ref, ClassRef):
                         refs.append(InstRef(ref.cls))
                     elif isinstance(ref, LazyRef):

@@ -118,9 +118,7 @@ class Calls:
                 refs = self.refs_through_fields(frame, receiver, method)
         else:
             refs = in_order(self.eval(frame, func).refs)
-        refs = [
-            x for r in refs for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])
-        ]
+        refs = self.resolved(refs)
         args = [(a, self.eval(frame, a.value)) for a in node.args]
         lazy = [r for r in refs if isinstance(r, LazyRef)]
         result = EMPTY
@@ -309,11 +307,7 @@ class Calls:
             actual = site.args.get(pname)
             if actual is None:
                 continue
-            refs = [
-                x
-                for r in in_order(actual.refs)
-                for x in (self.resolve_refs(r) if isinstance(r, PendingRef) else [r])
-            ]
+            refs = self.resolved(in_order(actual.refs))
             for ref in refs:
                 if not isinstance(ref, SinkRef):
                     continue

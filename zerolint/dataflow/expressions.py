@@ -272,11 +272,7 @@ class Expressions:
             elif name in mod.classes:
                 refs = self.module_class(mod, name)
             elif name in mod.import_arms:  # imported in two arms: each arm's
-                refs = [
-                    r
-                    for q in mod.top_imports[name]
-                    for r in self.lookup_qualified(mod, q, depth + 1)
-                ]
+                refs = self.lookup_dotted(mod, name, depth + 1)
             elif name in mod.imports:
                 refs = self.lookup_qualified(mod, mod.imports[name], depth + 1)
             elif name in mod.assigned:
@@ -477,22 +473,22 @@ class Expressions:
         (`Meta = fast.Meta` in an `except`) is a ``PendingRef`` of what the module binds."""
         head, _, rest = name.partition(".")
         arms = head in mod.import_arms
+        own: list[Ref] = []
         if not rest:
             if head in mod.classes:
+                own = [ClassRef(mod.classes[head])]
+                if not arms:
+                    return own
                 # And each import of its name in another arm (`class Meta` in an `except`).
-                refs: list[Ref] = [ClassRef(mod.classes[head])]
-                for qual in mod.top_imports[head] if arms else ():
-                    refs += self.lookup_qualified(mod, qual, depth)
-                return refs
-            if head in mod.functions:
+            elif head in mod.functions:
                 return self.module_function(mod, head)
-            if not arms and mod.read_through_code(head):  # assigned (in an `except` too)
+            elif not arms and mod.read_through_code(head):  # assigned (in an `except` too)
                 return [PendingRef(GlobalOrigin(mod, head))]
         imported = mod.imports.get(head)
         if imported is None:
-            return []
+            return own
         quals = mod.top_imports[head] if arms else (imported,)
-        return [
+        return own + [
             ref
             for qual in quals
             for ref in self.lookup_qualified(mod, f"{qual}.{rest}" if rest else qual, depth)

@@ -4,7 +4,7 @@ they hold, when a trace reaches a sink; without parsing first, then with."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from zerolint.dataflow.frames import (
@@ -104,6 +104,11 @@ class Resolution:
                 held = [x for r in in_order(val.refs) for x in self.materialize(r)]
                 refs += self.attribute(frame, Val((), held), method).refs
         return refs
+
+    def resolved(self, refs: Iterable[Ref]) -> list[Ref]:
+        """``refs`` with each placeholder in them replaced by what it resolves to
+        (``resolve_refs``)."""
+        return [x for r in refs for x in (self.resolve_refs(r) if type(r) is PendingRef else [r])]
 
     def resolve_refs(
         self, ref: PendingRef, depth: int = 0, done: dict[int, int] | None = None
