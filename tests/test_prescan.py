@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devtools.wheels import vllm_tree
 from tests.test_cli_conventions import zerolint
 from zerolint.prescan import MIN_FILES, _called, _scan, _Texts, prescan, shared_keys
 from zerolint.project import Project
@@ -176,6 +177,209 @@ def test_on_hit_runs_once_when_a_file_names_a_name_and_never_otherwise(tmp_path:
             scan.close()
 
 
+def test_each_hit_comes_in_order_while_the_child_reads_and_never_after_its_report(
+    tmp_path: Path,
+) -> None:
+    """``each_hit`` hands the caller each file that mentions a name as the child finds it
+    (the check parses it meanwhile, ``Project.parse_ahead``): all of them, in order, while
+    the child is still reading; none once the report has come (the caller then orders its
+    own work), where the caller's side is the slower. The report is the same either way.
+    Marker files order the two processes: the child reads its last file only once every
+    hit has been handed; the caller's side ends only after the child has read its last."""
+    files = tree(tmp_path)
+    want = sorted(p for p in files if b"sink_fn" in p.read_bytes())
+    assert len(want) > 2
+    files.append(tmp_path / "z_last.py")  # read after the last hit
+    files[-1].write_text("z = 0\n")
+    handed_all, read_all = tmp_path / "handed_all", tmp_path / "read_all"
+
+    def wait_for(marker: Path) -> None:
+        deadline = time.monotonic() + 20
+        while not marker.exists():
+            assert time.monotonic() < deadline, marker
+            time.sleep(0.005)
+
+    def read_last_when_handed(path: Path) -> bytes:  # the child's
+        if path == files[-1]:
+            wait_for(handed_all)
+        return path.read_bytes()
+
+    def read_saying_when_done(path: Path) -> bytes:  # the child's
+        data = path.read_bytes()
+        if path == files[-1]:
+            read_all.touch()
+        return data
+
+    def hand(path: Path) -> None:
+        handed.append(path)
+        if len(handed) == len(want):
+            handed_all.touch()
+
+    def after_the_child() -> None:
+        wait_for(read_all)
+        time.sleep(0.5)  # its report, a few lines of JSON, is written meanwhile
+
+    for read, meanwhile, expected in (
+        (read_last_when_handed, lambda: None, want),
+        (read_saying_when_done, after_the_child, []),
+    ):
+        handed: list[Path] = []
+        calls: list[int] = []
+        scan = prescan(
+            files,
+            {"sink_fn"},
+            meanwhile,
+            jobs=2,
+            read=read,
+            on_hit=functools.partial(calls.append, 1),
+            each_hit=hand,
+        )
+        assert scan is not None
+        try:
+            assert handed == expected
+            assert calls == [1]
+            assert sorted(scan.hits) == want
+        finally:
+            scan.close()
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "handed"),
+    [
+        (b"!2\n!0\n", b'{"hits": [0, 2]}', [2, 0]),  # hits that came together, in order
+        (b"!2\n!0\n{", b'"hits": [0, 2]}', []),  # the report had begun: none handed
+    ],
+    ids=["hits-alone", "report-begun"],
+)
+def test_the_report_is_read_with_the_hits_ahead_of_it(
+    first: bytes, then: bytes, handed: list[int]
+) -> None:
+    """The parent's side of the pipe, written to by hand: what has come is read before
+    each hit is handed over, and no hit is once the report has begun to come, even where
+    the rest of it is late."""
+    import threading
+
+    from zerolint.prescan import _take_report
+
+    read, write = os.pipe()
+    os.write(write, first)
+    got: list[Path] = []
+    every = threading.Event()  # every hit handed over, where they are to be
+
+    def hand(path: Path) -> None:
+        got.append(path)
+        if len(got) == len(handed):
+            every.set()
+
+    def rest() -> None:
+        every.wait(20 if handed else 0.3)
+        os.write(write, then)
+        os.close(write)
+
+    later = threading.Thread(target=rest)
+    later.start()
+    files = [Path(f"f{i}.py") for i in range(3)]
+    hits: list[int] = []
+    try:
+        report = _take_report(read, files, functools.partial(hits.append, 1), hand)
+    finally:
+        later.join()
+    assert report == {"hits": [0, 2]}
+    assert got == [files[i] for i in handed]
+    assert hits == [1]
+
+
+def test_a_report_cut_short_or_garbled_is_no_report() -> None:
+    """A child that dies before its report is whole (or writes a hit line that is not one)
+    gives None: the check then reads the tree itself."""
+    from zerolint.prescan import _take_report
+
+    for sent in (b"!0\n", b'!0\n{"hits": [0', b"!x\n{}", b"[1, 2]", b""):
+        read, write = os.pipe()
+        os.write(write, sent)
+        os.close(write)
+        assert _take_report(read, [Path("f0.py")], None, None) is None, sent
+
+
+def test_a_module_parsed_ahead_joins_the_project_when_asked_for(tmp_path: Path) -> None:
+    """``Project.parse_ahead`` parses a file before the analysis asks for it; the module
+    is the one ``module_at`` then gives, and it joins ``parsed()`` only then, in the order
+    the analysis asks (which modules are parsed, and in what order, decides what is
+    followed). A file that does not parse is left for ``module_at`` to report, and a text
+    set since is parsed again."""
+    paths = []
+    for name, text in (("a", "x = 1\n"), ("b", "def f(:\n"), ("c", "y = 2\n")):
+        paths.append(tmp_path / f"{name}.py")
+        paths[-1].write_text(text)
+    a, b, c = paths
+    project = Project(paths)
+    for path in (c, b, a):
+        project.parse_ahead(path)
+    assert project.parsed() == [] and not project.tried(a)
+    first = project.module_at(a)
+    assert first is not None and project.module_at(c) is not None
+    assert [m.path for m in project.parsed()] == [a, c]
+    assert project.taken_ahead == 2
+    assert project.module_at(b) is None and project.diagnostics[b].code == "ZL901"
+    project.parse_ahead(c)  # asked for already: nothing to do
+    assert project.taken_ahead == 2
+    fresh = Project(paths)
+    fresh.parse_ahead(a)
+    fresh.set_text(a, "x = 2\n")
+    again = fresh.module_at(a)
+    assert again is not None and again.text == "x = 2\n" and fresh.taken_ahead == 0
+
+
+def test_only_a_file_naming_a_sink_as_code_is_a_first_candidate(tmp_path: Path) -> None:
+    """The files parsed ahead are those the analysis's first round parses: a sink's name in
+    code, not in a comment or in backticks (``mentions``), which the child's plain search
+    also reports."""
+    from zerolint.config import Settings
+    from zerolint.engine import Engine
+
+    texts = {
+        "code.py": "from deep_gemm import get_paged_mqa_logits_metadata\n",
+        "comment.py": "# get_paged_mqa_logits_metadata is called elsewhere\nx = 1\n",
+        "docs.py": '"""See `get_paged_mqa_logits_metadata`."""\n',
+    }
+    paths = []
+    for name, text in texts.items():
+        paths.append(tmp_path / name)
+        paths[-1].write_text(text)
+    engine = Engine(Settings())
+    first = engine.first_candidate(engine.project_for(paths))
+    assert [first(p) for p in paths] == [True, False, False]
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_every_candidate_parsed_ahead_gives_the_same_report_on_vllm() -> None:
+    """The check parses ahead, in the order the prescan's child finds them, the files its
+    first round will parse (``Engine.first_candidate``). Parsed ahead in the reverse order,
+    every one of them, vLLM 0.33.0 with every rule gives the report it gives without."""
+    from zerolint.config import SELECT_ALL, Settings
+    from zerolint.discovery import discover
+    from zerolint.engine import Engine
+    from zerolint.formats import render
+
+    tree = vllm_tree("0.33.0")
+    settings = Settings(select=frozenset({SELECT_ALL}), ignore=frozenset({"ZL920"}))
+    files = discover([tree / "vllm"], settings.exclude, settings.root).files
+    plain = Engine(settings).run(files).report
+    engine = Engine(settings)
+    project = engine.project_for(files)
+    wanted = engine.first_candidate(project)
+    ahead = [path for path in reversed(files) if wanted(path)]
+    assert len(ahead) > 10
+    for path in ahead:
+        project.parse_ahead(path)
+    report = engine.run(files, project=project).report
+    assert project.taken_ahead == len(ahead)
+    assert report.findings
+    shown = [render(r, "json", show_proved=True, root=str(tree)) for r in (plain, report)]
+    assert shown[0] == shown[1]
+
+
 def test_each_side_of_the_prescan_is_timed(tmp_path: Path) -> None:
     """The prescan takes as long as the longer of its sides: ``meanwhile()`` here (the
     check imports the analyzer) and the child's reading of the tree. Each side is timed,
@@ -227,6 +431,39 @@ def test_a_failing_caller_leaves_no_child_behind(tmp_path: Path) -> None:
         prescan(files, {"sink_fn"}, fail, jobs=2)
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # reaped: no child of this process is left
+
+
+def test_a_failing_caller_lets_go_of_a_child_whose_report_fills_the_pipe(tmp_path: Path) -> None:
+    """A report larger than a pipe holds (here each of 3,000 files holds every text asked
+    for, and each text's files are in it): the child is still writing it when the caller's
+    side fails. The caller's end of the pipe is closed before the child is waited for, or
+    both would wait for ever (an alarm ends the test instead)."""
+    import signal
+
+    texts = [f"text_number_{i}" for i in range(8)]
+    body = "sink_fn(x)\n" + "".join(f"{t} = 1\n" for t in texts)
+    files = []
+    for i in range(3000):
+        files.append(tmp_path / f"m{i:04d}.py")
+        files[-1].write_text(body)
+
+    def fail() -> None:
+        time.sleep(0.5)  # the child has filled the pipe by now
+        raise KeyboardInterrupt
+
+    def hung(signum: int, frame: object) -> None:
+        raise TimeoutError("the prescan waits for its child for ever")
+
+    before = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            prescan(files, {"sink_fn"}, fail, jobs=2, also=texts)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
 
 
 def test_an_index_in_the_making_answers_as_a_scan_does(tmp_path: Path) -> None:

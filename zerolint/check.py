@@ -742,7 +742,7 @@ def warn_empty_folders(paths: Sequence[Path], files: Sequence[Path]) -> None:
             print(f"zerolint: warning: no Python files found under {shown}", file=sys.stderr)
 
 
-COUNTS = ("parsed", "candidates", "interpreted", "kept", "replayed", "tainted")
+COUNTS = ("parsed", "ahead", "candidates", "interpreted", "kept", "replayed", "tainted")
 """The entries of --timings that are counts, not seconds."""
 
 
@@ -1250,6 +1250,22 @@ def analyse(
 
         import_z3_meanwhile()
 
+    made: list[Any] = []  # the engine and its project, made once the analyzer is imported
+
+    def engine_and_project() -> tuple[Any, Any]:
+        if not made:
+            from zerolint.engine import Engine
+
+            engine = Engine(settings)
+            project = engine.project_for(files, read)
+            made.extend((engine, project, engine.first_candidate(project)))
+        return made[0], made[1]
+
+    def parse_ahead(path: Path) -> None:  # while the child reads on: a file it will parse
+        _, project = engine_and_project()
+        if made[2](path):
+            project.parse_ahead(path)
+
     scan = prescan(
         pending,
         settings.sink_names(),
@@ -1257,6 +1273,7 @@ def analyse(
         jobs=jobs,
         read=peek,
         on_hit=import_z3,
+        each_hit=parse_ahead,
         suppressions=quiet_files is not None,
         also=(STAR_IMPORT,),
     )
@@ -1267,9 +1284,7 @@ def analyse(
     if scan is not None:  # its two sides, side by side: the longer one is the prescan
         timings["imports"] = scan.meanwhile_seconds
         timings["scan"] = scan.scan_seconds
-    from zerolint.engine import Engine
-
-    engine = Engine(settings)
+    engine, project = engine_and_project()
     try:
         with Progress(len(files), enabled=progress) as bar:
             outcome = engine.run(
@@ -1277,6 +1292,7 @@ def analyse(
                 skip=skip,
                 on_file=lambda done, total: bar.advance(),
                 read=read,
+                project=project,
                 scan=scan,
                 fixable=True,
             )

@@ -236,6 +236,24 @@ class Engine:
         report.sort()
         return report
 
+    def project_for(
+        self, files: Sequence[Path], read: Callable[[Path], bytes] | None = None
+    ) -> Project:
+        """The index of ``files`` that ``run`` makes where it is handed none."""
+        return Project(files, read=read, namespaces=self.settings.namespace_roots())
+
+    def first_candidate(self, project: Project) -> Callable[[Path], bool]:
+        """Whether a file is one ``analyse`` takes in its first round (it mentions a sink
+        name of the rules): every such file is parsed, whatever else is found."""
+        names = self.settings.sink_names(self.rules)
+        pattern = mention_pattern(names)
+
+        def mentioned(path: Path) -> bool:
+            text = project.text(path)
+            return text is not None and mentions(text, names, pattern)
+
+        return mentioned
+
     def run(
         self,
         files: Sequence[Path],
@@ -263,7 +281,7 @@ class Engine:
         (``Analyzer.replay``) rather than made again. ``fixable``: mark each finding with
         whether ``--fix`` would clamp it (``mark_fixable``)."""
         if project is None:
-            project = Project(files, read=read, namespaces=self.settings.namespace_roots())
+            project = self.project_for(files, read)
         if scan is not None:
             project.search_with(scan.containing, scan.covered())
         for path, text in (overrides or {}).items():
@@ -292,6 +310,7 @@ class Engine:
         ] + self.limits
         self.stats["paths"] = time.perf_counter() - clock
         self.stats["parsed"] = float(len(project.parsed()))
+        self.stats["ahead"] = float(project.taken_ahead)  # of them, parsed in the prescan
         for mod in project.parsed():  # where a run's time went, file by file (--timings)
             self.stats[f"parse:{mod.display}"] = project.parse_seconds.get(mod.path, 0.0)
             self.stats[f"analyse:{mod.display}"] = analyzer.seconds.get(mod.path, 0.0)

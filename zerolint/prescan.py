@@ -24,6 +24,7 @@ import select
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 # A star import's text, as written (`from .kernels import *`): the analysis looks for the
 # files that hold one (engine.star_reexported), so the child finds them as it reads.
@@ -141,6 +142,7 @@ def prescan(
     jobs: int = 0,
     read: Callable[[Path], bytes] = Path.read_bytes,
     on_hit: Callable[[], None] | None = None,
+    each_hit: Callable[[Path], None] | None = None,
     suppressions: bool = False,
     also: Sequence[str] = (),
 ) -> Scan | None:
@@ -149,7 +151,11 @@ def prescan(
     here; the child stays to answer ``Scan.containing`` until ``Scan.close()``.
     ``on_hit()`` runs here, once ``meanwhile()`` is done, as soon as the child has found a
     file that mentions a name (while it reads on): the caller's work that only such a
-    file makes worth doing can start then.
+    file makes worth doing can start then. ``each_hit(path)`` runs here, after ``on_hit()``,
+    for each file that mentions a name, in the order found, while the child reads on: never
+    once its report has begun to come (the caller's own work on the files then goes in
+    its own order), so that what it does only moves work the caller would do anyway into
+    time it would spend waiting.
 
     Returns None, having run ``meanwhile()``, where forking is not possible or not worth it,
     or ``jobs`` is 1; the caller then scans as usual. ``jobs`` 0 decides by the machine. A
@@ -179,9 +185,15 @@ def prescan(
         os.close(ask_w)
         os.close(answer_r)
         try:
-            first_hit = lambda: _write_all(report_w, HIT)
+            sent = []
+
+            def hit(i: int) -> None:  # no more than the pipe holds while the parent imports
+                if len(sent) < MAX_HITS_SENT:
+                    sent.append(i)
+                    _write_all(report_w, b"%s%d\n" % (HIT, i))
+
             extra = [t.encode() for t in also]
-            datas, hits, bad, found = _scan(files, needles, read, first_hit, extra)
+            datas, hits, bad, found = _scan(files, needles, read, hit, extra)
             # Each name's files come with the report: the analysis asks for them first.
             named = {}
             for n in sorted(encoded | set(extra)):
@@ -205,21 +217,19 @@ def prescan(
     scan = Scan(files, set(), set(), pid, ask_w, answer_r)
     scan._suppressions_due = suppressions
     try:
-        with os.fdopen(report_r, "rb") as incoming:
+        try:
             clock = time.perf_counter()
             meanwhile()
             scan.meanwhile_seconds = time.perf_counter() - clock
-            first = incoming.read(1)
-            if first == HIT:
-                if on_hit is not None:
-                    on_hit()
-                first = b""
-            result = json.loads(first + incoming.read())
-    except BaseException as exc:
+        except BaseException:
+            os.close(report_r)  # a child blocked writing its report is let go, then waited for
+            raise
+        result = _take_report(report_r, files, on_hit, each_hit)
+    except BaseException:
         scan.close()
-        if isinstance(exc, ValueError):
-            return None  # the child died: scan in-process instead
         raise
+    if result is None:
+        return None  # the child died: scan in-process instead
     scan.hits = {files[i] for i in result["hits"]}
     scan.bad = {files[i] for i in result["bad"]}
     scan.known = {n: {files[i] for i in found} for n, found in result["named"].items()}
@@ -227,21 +237,80 @@ def prescan(
     return scan
 
 
-# Written ahead of the report when the first file that mentions a name is found.
+# Written ahead of the report for each file that mentions a name, with its index and a
+# newline, as the child finds it (the report, JSON, never starts with it); for the first
+# MAX_HITS_SENT such files only, about 8 KB, which a pipe holds while the parent imports.
 HIT = b"!"
+MAX_HITS_SENT = 1000
+
+
+def _take_report(
+    fd: int,
+    files: Sequence[Path],
+    on_hit: Callable[[], None] | None,
+    each_hit: Callable[[Path], None] | None,
+) -> dict[str, Any] | None:
+    """The child's report, read from ``fd`` (closed here), or None where the child died
+    before it sent one whole; the hits that come ahead of it are handed to ``on_hit``
+    (the first) and ``each_hit`` (each, one at a time, while no byte of the report has
+    come: whatever has come is looked at before each)."""
+    head = b""  # what has come and is not the report
+    report: list[bytes] = []  # the report's parts, once it has begun to come
+    waiting: list[int] = []  # hits come, not handed over yet
+    seen_hit = False
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    try:
+        while True:
+            ready = bool(poll.poll(0 if waiting else None))
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                if report:
+                    report.append(chunk)
+                    continue
+                head += chunk
+            while head.startswith(HIT):
+                end = head.find(b"\n")
+                if end < 0:
+                    break
+                try:
+                    waiting.append(int(head[len(HIT) : end]))
+                except ValueError:
+                    return None
+                head = head[end + 1 :]
+            if waiting and not seen_hit:
+                seen_hit = True
+                if on_hit is not None:
+                    on_hit()
+            if head and not head.startswith(HIT):
+                report.append(head)  # the report is coming: the rest is the caller's to order
+                head = b""
+                waiting.clear()
+            if waiting and not ready:
+                index = waiting.pop(0)
+                if each_hit is not None:
+                    each_hit(files[index])
+    finally:
+        os.close(fd)
+    try:
+        result = json.loads(b"".join(report))
+    except ValueError:
+        return None
+    return result if isinstance(result, dict) else None
 
 
 def _scan(
     files: Sequence[Path],
     needles: Sequence[bytes],
     read: Callable[[Path], bytes],
-    first_hit: Callable[[], None] | None = None,
+    on_hit: Callable[[int], None] | None = None,
     extra: Sequence[bytes] = (),
 ) -> tuple[list[bytes | None], list[int], list[int], dict[bytes, list[int]]]:
     """Every file's bytes (None if unreadable or not UTF-8), the files that mention a
     needle, the bad ones, and which files hold each needle or ``extra`` text (which is no
-    mention); ``first_hit()`` is called when the first file that mentions a needle is
-    found."""
+    mention); ``on_hit(i)`` is called as each file that mentions a needle is found."""
     datas: list[bytes | None] = []
     hits: list[int] = []
     bad: list[int] = []
@@ -280,8 +349,8 @@ def _scan(
                     found[n].append(i)
                     mentioned = True
         if mentioned:
-            if not hits and first_hit is not None:
-                first_hit()
+            if on_hit is not None:
+                on_hit(i)
             hits.append(i)
     return datas, hits, bad, found
 

@@ -1011,6 +1011,9 @@ class Project:
         self.name_of = module_names(self.files, namespaces)
         self._texts: dict[Path, str] = {}
         self._modules: dict[Path, ModuleInfo | None] = {}
+        # Modules parsed ahead of their turn (parse_ahead), with the seconds it took.
+        self._ahead: dict[Path, tuple[ModuleInfo, float]] = {}
+        self.taken_ahead = 0  # modules module_at took from there
         self._parsed: list[ModuleInfo] | None = None  # parsed()'s, until _modules changes
         self.diagnostics: dict[Path, Diagnostic] = {}
         # text -> the files whose source contains it, in file order (see files_containing).
@@ -1059,6 +1062,7 @@ class Project:
         else:
             self._texts[path] = text
         self._modules.pop(path, None)
+        self._ahead.pop(path, None)
         self._parsed = None
         self.diagnostics.pop(path, None)
         if nul:
@@ -1120,27 +1124,44 @@ class Project:
     def module_at(self, path: Path) -> ModuleInfo | None:
         if path in self._modules:
             return self._modules[path]
-        text = self.text(path)
+        ahead = self._ahead.pop(path, None)
+        self.taken_ahead += ahead is not None
+        text = self.text(path) if ahead is None else ahead[0].text
         info = None
         if text is not None:
             start = time.perf_counter()
             try:
-                info = parse_module(
-                    self.name_of.get(path, path.stem),
-                    path,
-                    self.display_of(path),
-                    text,
-                    self.cst_parse,
-                )
+                info = ahead[0] if ahead is not None else self._parse(path, text)
             except BadInput as bad:
                 self.diagnostics[path] = bad.diagnostic
-            seconds = time.perf_counter() - start
+            seconds = time.perf_counter() - start if ahead is None else ahead[1]
             self.parse_seconds[path] = seconds
             if self.on_parse is not None:
                 self.on_parse(seconds)
         self._modules[path] = info
         self._parsed = None
         return info
+
+    def _parse(self, path: Path, text: str) -> ModuleInfo:
+        name = self.name_of.get(path, path.stem)
+        return parse_module(name, path, self.display_of(path), text, self.cst_parse)
+
+    def parse_ahead(self, path: Path) -> None:
+        """Parse ``path`` now, for ``module_at`` to take when it is asked for: the time a
+        check waits for the prescan's report is spent on files it will parse anyway. The
+        module joins ``parsed()`` only then, so that its order is the same as without
+        this; a file that cannot be parsed is left to ``module_at`` to report."""
+        if path in self._modules or path in self._ahead:
+            return
+        text = self.text(path)
+        if text is None:
+            return
+        start = time.perf_counter()
+        try:
+            info = self._parse(path, text)
+        except BadInput:
+            return
+        self._ahead[path] = (info, time.perf_counter() - start)
 
     def module(self, name: str) -> ModuleInfo | None:
         path = self.by_name.get(name)
