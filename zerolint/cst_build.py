@@ -154,6 +154,9 @@ class _Builder:
         self.source = Source(text)
         self.data = self.source.data
         self.tree = tree
+        # Each statement built: where Python's tree has it (``Spans``); None once a
+        # statement is handed to LibCST's parser (its nested statements have none).
+        self.spans: Spans | None = {}
         self._stmt = {
             ast.FunctionDef: self.function,
             ast.AsyncFunctionDef: self.function,
@@ -285,7 +288,7 @@ class _Builder:
         for stmt in stmts:
             build = self._stmt.get(type(stmt))
             if build is not None:
-                out.append(build(stmt))
+                out.append(self.placed(build(stmt), stmt))
                 line = None
                 continue
             small = self.small(stmt)
@@ -302,7 +305,18 @@ class _Builder:
 
     def small(self, stmt: ast.stmt) -> cst.CSTNode | None:
         build = self._small.get(type(stmt))
-        return build(stmt) if build is not None else None
+        return self.placed(build(stmt), stmt) if build is not None else None
+
+    def placed(self, node: cst.CSTNode, stmt: ast.stmt) -> cst.CSTNode:
+        if self.spans is not None:
+            self.spans[id(node)] = (
+                first_lineno(stmt),
+                stmt.lineno,
+                stmt.col_offset,
+                stmt.end_lineno or stmt.lineno,
+                stmt.end_col_offset or 0,
+            )
+        return node
 
     def block(self, stmts: Sequence[ast.stmt]) -> cst.CSTNode:
         if self._on_own_line(stmts[0]):
@@ -318,6 +332,7 @@ class _Builder:
         multi-line string's indentation): LibCST then parses the whole file."""
         if stmt.col_offset:
             raise Unsupported(f"{type(stmt).__name__} in a block")
+        self.spans = None
         line = first_lineno(stmt)
         first = self.source.offset(line, 0)
         return cst.parse_statement(self.source.cut(first, self.source.span(stmt)[1]) + "\n")
@@ -362,7 +377,7 @@ class _Builder:
                 and isinstance(nested, ast.If)
                 and self.data.startswith(b"elif", self.source.span(nested)[0])
             ):
-                orelse = self.if_(nested)
+                orelse = self.placed(self.if_(nested), nested)
             else:
                 orelse = _M[cst.Else](body=self.block(s.orelse))
         return _M[cst.If](test=self.expr(s.test), body=self.block(s.body), orelse=orelse)
@@ -643,19 +658,32 @@ def _closing(data: bytes, i: int) -> int:
 _DOT = _M[cst.Dot]()
 
 
+# A built statement's place in Python's tree, by ``id`` of its LibCST node: the line its
+# text starts at (a def's first decorator), then Python's line, column, end line and end
+# column (columns in UTF-8 bytes).
+Spans = dict[int, tuple[int, int, int, int, int]]
+
+
 def build_module(text: str, tree: ast.Module) -> cst.Module | None:
     """A LibCST module for analysis (see the module's docstring), built from ``tree``,
     Python's tree of ``text``; None where this module cannot build it (the caller then
     parses with LibCST)."""
+    return build_module_placed(text, tree)[0]
+
+
+def build_module_placed(text: str, tree: ast.Module) -> tuple[cst.Module | None, Spans | None]:
+    """``build_module``, with where each statement built lies (``Spans``): None where a
+    statement was handed to LibCST's parser (``positions.FragmentStatements`` then has
+    nothing to go by)."""
     builder = _Builder(text, tree)
     try:
-        return builder.module()
+        return builder.module(), builder.spans
     except (Unsupported, cst.ParserSyntaxError, RecursionError, IndexError, UnicodeError):
-        return None
+        return None, None
     finally:
         # Its tables of bound methods make a cycle that would keep Python's tree alive
         # until the collector runs (it is off during a check).
         builder.__dict__.clear()
 
 
-__all__ = ["build_module"]
+__all__ = ["Spans", "build_module", "build_module_placed"]

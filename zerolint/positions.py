@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from zerolint.source_text import Source, first_lineno
+
+if TYPE_CHECKING:
+    from zerolint.cst_build import Spans
 
 Span = tuple[int, int, int, int]  # line (1-based), col (0-based chars), end_line, end_col
 
@@ -139,6 +144,9 @@ class PositionIndex:
     source: Source
     stmts: dict[int, ast.stmt]
     exact: dict[int, Span] | None = None  # PositionProvider fallback
+    # Where cst_build placed each statement (placed_index): a statement's span without
+    # its node.
+    placed: Spans | None = None
     # Per statement: its calls in both trees, paired by rank (computed once).
     calls: dict[int, tuple[list[cst.Call], list[ast.Call]]] = field(default_factory=dict)
 
@@ -149,16 +157,17 @@ class PositionIndex:
 
     def _span(self, node: ast.AST) -> Span:
         line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-        return (
-            line,
-            self._char_col(line, node.col_offset),  # type: ignore[attr-defined]
-            end_line,
-            self._char_col(end_line, node.end_col_offset or 0),
-        )  # type: ignore[attr-defined]
+        return self._at(line, node.col_offset, end_line, node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+    def _at(self, line: int, col: int, end_line: int, end_col: int) -> Span:
+        return (line, self._char_col(line, col), end_line, self._char_col(end_line, end_col))
 
     def statement(self, stmt: cst.CSTNode) -> Span | None:
         if self.exact is not None:
             return self.exact.get(id(stmt))
+        if self.placed is not None:
+            place = self.placed.get(id(stmt))
+            return self._at(*place[1:]) if place is not None else None
         found = self.stmts.get(id(stmt))
         return self._span(found) if found is not None else None
 
@@ -169,6 +178,8 @@ class PositionIndex:
         span = self.statement(stmt)
         if span is None or self.exact is not None:
             return span  # LibCST's own positions start at the first decorator
+        if self.placed is not None:
+            return (self.placed[id(stmt)][0], *span[1:])
         return (first_lineno(self.stmts[id(stmt)]), *span[1:])
 
     def call(self, stmt: cst.CSTNode, call: cst.Call) -> Span | None:
@@ -380,6 +391,89 @@ def index_of(module: cst.Module, source: str) -> PositionIndex:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         tree = ast.Module(body=[], type_ignores=[])
     return build_index(module, tree, source)
+
+
+def placed_index(module: cst.Module, source: str, spans: Spans) -> PositionIndex:
+    """The index of a module ``cst_build`` built whole, with where it placed each statement
+    (``cst_build.Spans``): Python's node for a statement is parsed from the statement's
+    own lines when it is first asked for (``FragmentStatements``), not from the module's,
+    since a check asks for the statements of a few modules on its findings' paths."""
+    index = PositionIndex(source=Source(source), stmts={}, placed=spans)
+    index.stmts = FragmentStatements(index, module, source, spans)  # type: ignore[assignment]
+    return index
+
+
+_WORD_BYTE = re.compile(rb"[A-Za-z0-9_\x80-\xff]")
+
+
+class FragmentStatements:
+    """``PositionIndex.stmts`` for a module ``cst_build`` built whole: Python's node for a
+    statement, parsed from its own lines, with the lines and columns it has in the whole
+    module's tree (the same text at the same columns, wrapped in ``if 1:`` where it is
+    indented, its line numbers moved). Should a statement's node not come out where the
+    build placed it, the index falls back to the whole module's tree (``index_of``),
+    and answers as it would have from the start."""
+
+    def __init__(self, index: PositionIndex, module: cst.Module, text: str, spans: Spans) -> None:
+        self.index = index
+        self.module = module
+        self.text = text
+        self.spans = spans
+        self.nodes: dict[int, ast.stmt] = {}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.spans
+
+    def __getitem__(self, key: int) -> ast.stmt:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def get(self, key: int, default: ast.stmt | None = None) -> ast.stmt | None:
+        found = self.nodes.get(key)
+        if found is not None:
+            return found
+        span = self.spans.get(key)
+        if span is None:
+            return default
+        found = self._parsed(span)
+        if found is None:  # not where the build placed it: the whole module's tree instead
+            whole = index_of(self.module, self.text)
+            self.index.stmts, self.index.exact = whole.stmts, whole.exact
+            self.index.placed = None
+            self.index.calls = {}
+            return whole.stmts.get(key, default)
+        self.nodes[key] = found
+        return found
+
+    def _parsed(self, span: tuple[int, int, int, int, int]) -> ast.stmt | None:
+        """Python's node for the statement at ``span`` (an ``elif`` is read as an ``if``);
+        None where it does not parse alone or comes out elsewhere."""
+        first, line, col, end_line, end_col = span
+        source = self.index.source
+        start = source.starts[first - 1]
+        text = source.data[start : source.offset(end_line, end_col)]
+        own = source.offset(line, col) - start  # where the statement's own text starts
+        if first == line and text[:own].strip():  # `a = 1; b = 2`: `a = 1; ` as spaces
+            text = b" " * own + text[own:]
+        if text.startswith(b"elif", own) and not _WORD_BYTE.match(text, own + 4):
+            text = text[:own] + b"if  " + text[own + 4 :]  # its test at the same column
+        indented = col > 0
+        try:
+            code = text.decode("utf-8")
+            tree = ast.parse("if 1:\n" + code if indented else code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
+            return None
+        body = tree.body[0].body if indented else tree.body  # type: ignore[attr-defined]
+        if len(body) != 1:
+            return None
+        node = body[0]
+        ast.increment_lineno(node, first - 1 - (1 if indented else 0))
+        placed = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+        if placed != span[1:] or first_lineno(node) != first:
+            return None
+        return node
 
 
 def build_index(module: cst.Module, tree: ast.Module, source: str) -> PositionIndex:

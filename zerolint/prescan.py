@@ -185,7 +185,7 @@ def prescan(
         os.close(ask_w)
         os.close(answer_r)
         try:
-            sent = []
+            sent: list[int] = []
 
             def hit(i: int) -> None:  # no more than the pipe holds while the parent imports
                 if len(sent) < MAX_HITS_SENT:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from zerolint.cst_build import build_module
+from zerolint.cst_build import Spans, build_module_placed
 from zerolint.model import Diagnostic
 from zerolint.nesting import MAX_DEPTH, deeper_than
 from zerolint.paths import display_path, module_names
@@ -31,6 +31,7 @@ from zerolint.positions import (
     content_fields,
     index_of,
     is_node_type,
+    placed_index,
 )
 
 # LibCST checks each node as it is built (CSTNode.__post_init__ calls _validate), which is
@@ -170,6 +171,8 @@ class ModuleInfo:
     tree: ast.Module | None = None
     # Built by cst_build (LibCST's default formatting): code() cuts text from the source.
     built: bool = False
+    # Where the build placed each statement, for a module it built whole (positions).
+    spans: Spans | None = None
     _positions: PositionIndex | None = None
     _code_cache: dict[int, str] = field(default_factory=dict)
     _escaping: frozenset[str] | None = None
@@ -268,10 +271,14 @@ class ModuleInfo:
 
     def positions(self) -> PositionIndex:
         """Where the module's statements and calls are. Python's own tree, which gives
-        them, is made again here, in a check, rather than kept from the parse: it takes half
-        as much memory as the LibCST tree, and only modules on a reported path need it."""
+        them, is not kept from the parse in a check: it takes half as much memory as the
+        LibCST tree, and only the statements on a reported path need it. For a module
+        ``cst_build`` built whole, each such statement is parsed again from its own lines
+        (``positions.FragmentStatements``); for another, the whole module."""
         if self._positions is None:
-            if self.tree is None:  # parsed again, deeper in the stack than at the parse
+            if self.tree is None and self.spans is not None:  # a statement's lines at a time
+                self._positions = placed_index(self.module, self.text, self.spans)
+            elif self.tree is None:  # parsed again, deeper in the stack than at the parse
                 self._positions = index_of(self.module, self.text)
             else:
                 self._positions = build_index(self.module, self.tree, self.text)
@@ -435,7 +442,7 @@ def parse_module(
         )
     # The language server re-parses edited buffers with LibCST: their positions follow.
     kept = tree if cst_parse is not None else None
-    built = build_module(text, tree) if cst_parse is None else None
+    built, spans = build_module_placed(text, tree) if cst_parse is None else (None, None)
     walrus = _module_walrus_names(tree) if ":=" in text else ()
     del tree  # a check does not keep it (see ModuleInfo.positions)
     try:
@@ -459,6 +466,7 @@ def parse_module(
     info = ModuleInfo(name=name, path=path, display=display, text=text, module=module)
     info.tree = kept
     info.built = built is not None
+    info.spans = spans
     _index_module(info)
     info.rebound.update(walrus)
     return info
