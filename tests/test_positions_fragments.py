@@ -157,6 +157,23 @@ def test_a_statement_that_does_not_come_out_where_it_was_built_falls_back_to_the
             assert placed.call(stmt, call) == whole.call(stmt, call)
 
 
+def test_a_statement_parsed_alone_warns_of_nothing() -> None:
+    """Python warns of an invalid escape (``"\\d"``) where it parses the module; parsed
+    alone, the statement would warn again with the line it has in its own lines."""
+    import warnings
+
+    info = parse_module("m", Path("m.py"), "m.py", 'def f(x):\n    return g(x, "\\d")\n')
+    stmt = statements_in_order(info.module)[-1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert info.positions().stmts.get(id(stmt)) is not None
+        ast_warnings = [
+            w for w in caught if issubclass(w.category, (SyntaxWarning, DeprecationWarning))
+        ]
+    assert ast_warnings == []
+    assert isinstance(info.positions().stmts, FragmentStatements)
+
+
 def test_a_module_not_built_whole_is_parsed_again_whole() -> None:
     """A module with a statement handed to LibCST's parser (a ``match`` at the top level)
     keeps no places: its statements nested in that one were not built."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -462,7 +463,9 @@ class FragmentStatements:
         indented = col > 0
         try:
             code = text.decode("utf-8")
-            tree = ast.parse("if 1:\n" + code if indented else code)
+            with warnings.catch_warnings():  # said at the parse, with the module's lines
+                warnings.simplefilter("ignore")
+                tree = ast.parse("if 1:\n" + code if indented else code)
         except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
             return None
         body = tree.body[0].body if indented else tree.body  # type: ignore[attr-defined]
