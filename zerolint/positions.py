@@ -6,7 +6,9 @@ appear on a reported path, so it pairs each LibCST statement with the statement 
 own parser (``ast``, which records positions for free) finds at the same place in a
 pre-order walk; both parsers see the same statements in the same order. A call is
 located by its rank among the calls of its statement. Should the two walks ever disagree,
-the slow, exact PositionProvider is used instead.
+the slow, exact PositionProvider is used instead. A module ``cst_build`` built whole
+needs no second parse of the module: the build kept each statement's place, and a
+statement's node is parsed from its own lines when asked for (``FragmentStatements``).
 """
 
 from __future__ import annotations
