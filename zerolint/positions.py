@@ -427,12 +427,6 @@ class FragmentStatements:
     def __contains__(self, key: object) -> bool:
         return key in self.spans
 
-    def __getitem__(self, key: int) -> ast.stmt:
-        found = self.get(key)
-        if found is None:
-            raise KeyError(key)
-        return found
-
     def get(self, key: int, default: ast.stmt | None = None) -> ast.stmt | None:
         found = self.nodes.get(key)
         if found is not None:

@@ -1134,15 +1134,14 @@ class Project:
             return self._modules[path]
         ahead = self._ahead.pop(path, None)
         self.taken_ahead += ahead is not None
-        text = self.text(path) if ahead is None else ahead[0].text
+        text = self.text(path)
         info = None
         if text is not None:
-            start = time.perf_counter()
-            try:
-                info = ahead[0] if ahead is not None else self._parse(path, text)
-            except BadInput as bad:
-                self.diagnostics[path] = bad.diagnostic
-            seconds = time.perf_counter() - start if ahead is None else ahead[1]
+            parsed, seconds = ahead if ahead is not None else self._parse(path, text)
+            if isinstance(parsed, BadInput):
+                self.diagnostics[path] = parsed.diagnostic
+            else:
+                info = parsed
             self.parse_seconds[path] = seconds
             if self.on_parse is not None:
                 self.on_parse(seconds)
@@ -1150,9 +1149,16 @@ class Project:
         self._parsed = None
         return info
 
-    def _parse(self, path: Path, text: str) -> ModuleInfo:
-        name = self.name_of.get(path, path.stem)
-        return parse_module(name, path, self.display_of(path), text, self.cst_parse)
+    def _parse(self, path: Path, text: str) -> tuple[ModuleInfo | BadInput, float]:
+        """The module parsed from ``text``, or why it cannot be, and the seconds it took."""
+        start = time.perf_counter()
+        try:
+            parsed: ModuleInfo | BadInput = parse_module(
+                self.name_of.get(path, path.stem), path, self.display_of(path), text, self.cst_parse
+            )
+        except BadInput as bad:
+            parsed = bad
+        return parsed, time.perf_counter() - start
 
     def parse_ahead(self, path: Path) -> None:
         """Parse ``path`` now, for ``module_at`` to take when it is asked for: the time a
@@ -1164,12 +1170,9 @@ class Project:
         text = self.text(path)
         if text is None:
             return
-        start = time.perf_counter()
-        try:
-            info = self._parse(path, text)
-        except BadInput:
-            return
-        self._ahead[path] = (info, time.perf_counter() - start)
+        parsed, seconds = self._parse(path, text)
+        if not isinstance(parsed, BadInput):
+            self._ahead[path] = (parsed, seconds)
 
     def module(self, name: str) -> ModuleInfo | None:
         path = self.by_name.get(name)
